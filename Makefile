@@ -1,0 +1,84 @@
+# opreview: one Makefile. `make deps` installs Debian packages, `make` builds,
+# `make test` runs every test, `make review` runs the default profile.
+CC      ?= cc
+PKGS    := papi libfyaml jansson libcmark-gfm xlsxwriter libsodium
+DEBS    := gcc make pkg-config libpapi-dev libfyaml-dev libjansson-dev \
+           libcmark-gfm-dev libcmark-gfm-extensions-dev libxlsxwriter-dev \
+           libsodium-dev libcmocka-dev python3 python3-openpyxl
+BENCH_DEBS := libdnnl-dev libopenblas-dev
+FUZZ_DEBS  := clang libclang-rt-14-dev
+
+GIT_REV := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+# -Wno-format-truncation: snprintf into fixed path buffers is the intended
+# bound (paths are length-checked where they enter); gcc cannot see that.
+WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
+           -Wmissing-prototypes -Werror -Wno-format-truncation
+OPT     ?= -O2 -g
+# -ffp-contract=off: fp16/bf16 rounding must not depend on contraction; fast
+# kernels use explicit FMA intrinsics instead.
+ARCH    := -mavx2 -mf16c -mfma -ffp-contract=off
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+ALL_CFLAGS = -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE $(WARN) $(ARCH) $(OPT) \
+             -DOPR_GIT_REVISION='"$(GIT_REV)"' -DOPR_CFLAGS='"$(OPT) $(ARCH)"' \
+             $(PKG_CFLAGS) $(SAN) $(CFLAGS)
+ALL_LIBS   = $(PKG_LIBS) -lsde -lm -lpthread $(SAN) $(LDFLAGS)
+
+B       := build$(if $(SAN),-san)
+LIB_SRC := opreview_error.c opreview_cli.c $(wildcard ops/*.c collect/*.c analyze/*.c report/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
+TESTS   := $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c))
+
+.PHONY: all deps test review bench golden asan clean
+all: opreview
+
+opreview: $(B)/opreview.o $(LIB_OBJ)
+	$(CC) -o $@ $^ $(ALL_LIBS)
+
+$(B)/%.o: %.c $(wildcard *.h */*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/tests/%: tests/%.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJ) $(ALL_LIBS) -lcmocka
+
+# Installs what is missing, and only that; idempotent.
+deps:
+	@missing=""; for p in $(DEBS) $(EXTRA_DEBS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "deps: installing$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	else echo "deps: all Debian packages present"; fi
+
+test: deps
+	@$(MAKE) --no-print-directory opreview tests-build
+	@OPREVIEW=./opreview B=$(B) sh tests/run.sh $(TESTS)
+
+tests-build: $(TESTS)
+
+review: deps
+	@$(MAKE) --no-print-directory opreview
+	@rm -rf out/review
+	@./opreview run --profile fixtures/profiles/default.yaml --out out/review; rc=$$?; \
+	 case $$rc in 0|10|11|12) echo "packet: out/review/packet.md, out/review/packet.html, out/review/packet.xlsx (run archive: out/review/run)";; \
+	 *) exit $$rc;; esac
+
+asan:
+	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp ASAN_OPTIONS=detect_leaks=1 \
+	 $(MAKE) --no-print-directory test SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+
+golden: opreview
+	@sh tests/golden.sh regenerate
+
+bench:
+	@$(MAKE) --no-print-directory deps EXTRA_DEBS="$(BENCH_DEBS)"
+	@$(MAKE) --no-print-directory opreview
+	@sh tests/bench.sh
+
+clean:
+	rm -rf build build-san opreview out

@@ -1,0 +1,162 @@
+/* analyze/analyze.h: the contract of analyze/: from a run archive to findings:
+ * tail-first statistics, evidence-backed bottleneck classes, the fusion and
+ * tile-plan worksheet, the validation matrix with rollback triggers,
+ * mitigations and the release recommendation. findings.json (schema
+ * ANA_FINDINGS_VERSION, documented in README "findings.json") is what
+ * report/ reads. Every number carries its provenance. */
+#ifndef ANALYZE_H
+#define ANALYZE_H
+
+#include "../collect/collect.h"
+#include "stats.h"
+
+#define ANA_FINDINGS_VERSION 1
+#define ANA_MAX_EVIDENCE 6
+#define ANA_TEXT 256
+
+enum ana_prov { ANA_MEASURED, ANA_PAPI, ANA_SIMULATED, ANA_DERIVED, ANA_UNAVAILABLE };
+const char *ana_prov_name(enum ana_prov p); /* "measured","papi","simulated","derived","unavailable" */
+
+/* One piece of evidence: metric, value, the rule's comparison, provenance. */
+struct ana_evidence {
+	char metric[64];
+	double value;
+	char unit[16];
+	enum ana_prov prov;
+	char comparison[64];     /* "0.91 >= 0.60" as evaluated */
+	char note[160];          /* e.g. the reason an event is unavailable */
+};
+
+enum ana_class {
+	ANA_COMPUTE_BOUND, ANA_GLOBAL_BW_BOUND, ANA_ONCHIP_BW_BOUND,
+	ANA_LAUNCH_OVERHEAD_BOUND, ANA_QUEUEING_DELAY, ANA_CORE_IMBALANCE,
+	ANA_MAPPING_FALLBACK, ANA_PRECISION_LOSS, ANA_NCLASSES
+};
+const char *ana_class_name(enum ana_class c); /* "compute-bound", ... */
+
+/* A bottleneck rule as data (likwid groups / Nsight rules style). */
+struct ana_rule {
+	enum ana_class cls;
+	const char *formula;     /* what is computed */
+	const char *threshold;   /* "x >= 0.60" */
+	double limit;
+	const char *explanation;
+	const char *source;      /* where the threshold comes from */
+};
+const struct ana_rule *ana_rules(size_t *n);
+
+struct ana_finding {
+	int block, variant;      /* variant: 0 baseline, 1 candidate */
+	enum ana_class cls;
+	int primary;             /* the class that explains the symptom */
+	double score;            /* the rule's metric value */
+	char symptom[ANA_TEXT];
+	char explanation[ANA_TEXT];
+	char reproduce[ANA_TEXT];/* the command that replays the artifact */
+	struct ana_evidence ev[ANA_MAX_EVIDENCE];
+	int nev;
+};
+
+enum ana_status { ANA_PASS, ANA_WARN, ANA_FAIL };
+const char *ana_status_name(enum ana_status s);
+
+/* Per variant latency statistics of the host samples (ns). */
+struct ana_latency {
+	size_t n;
+	struct ana_qci p50, p90, p95, p99;
+	double max_ns, mean_ns;
+};
+
+/* Candidate vs baseline for one percentile of one block. */
+struct ana_block_cmp {
+	int block;
+	double q;                /* 0.5, 0.95, 0.99 */
+	int available;
+	char reason[128];
+	struct ana_comparison c; /* ratio CI, rank tests, outcome (stats.h) */
+};
+
+struct ana_worksheet_row {
+	int block;
+	int variant;             /* -1: a planner alternative that no variant ran */
+	char group[64];
+	char plan[160];
+	int fused;
+	uint64_t footprint_bytes, capacity_bytes;
+	uint64_t global_bytes;
+	double reuse_ratio;
+	uint64_t launches;
+	double launch_overhead_saved_ns; /* vs the baseline */
+	double model_ns;
+	char expected_bottleneck[64];
+	char shift[128];         /* "global-bandwidth-bound -> compute-bound" */
+	int chosen;
+	char reason[160];
+};
+
+struct ana_check {
+	int block;
+	int variant;
+	char dtype[8];
+	char name[48];           /* "numerical quality", "SLA p95", ... */
+	enum ana_status status;
+	char value[96];
+	char threshold[96];
+	enum ana_prov prov;
+	char trigger[160];       /* rollback trigger to watch after release */
+	char rollback_to[160];   /* the rollback target */
+};
+
+struct ana_mitigation {
+	int block;
+	char title[128];
+	char owner_role[48];
+	char expected[160];
+	char validation[160];
+	char rollback[160];
+};
+
+enum ana_verdict { ANA_SHIP, ANA_SHIP_WITH_MITIGATIONS, ANA_HOLD, ANA_ROLLBACK };
+const char *ana_verdict_name(enum ana_verdict v); /* "SHIP", "SHIP WITH MITIGATIONS", ... */
+int ana_verdict_exit(enum ana_verdict v);          /* 0, 10, 11, 12 */
+
+struct ana_block {
+	struct ana_latency lat[2];
+	struct ana_noise noise;  /* A/A of the baseline rounds */
+	double launch_reduction; /* launches baseline - candidate */
+	double launch_overhead_saved_ns;
+	double reuse[2];         /* on-chip reuse ratio per variant */
+	enum ana_class primary[2];
+};
+
+struct ana_findings {
+	const struct col_run *run;      /* not owned */
+	struct ana_block blocks[COL_MAX_BLOCKS];
+	struct ana_block_cmp *cmp;      /* owned */
+	size_t ncmp;
+	struct ana_finding *find;       /* owned */
+	size_t nfind;
+	struct ana_worksheet_row *ws;   /* owned */
+	size_t nws;
+	struct ana_check *checks;       /* owned */
+	size_t nchecks;
+	struct ana_mitigation *mit;     /* owned */
+	size_t nmit;
+	enum ana_verdict verdict;
+	char reasons[8][ANA_TEXT];
+	int nreasons;
+	char archive_dir[512];
+};
+
+/* Analyzes a loaded run. *out owned by the caller (ana_findings_free). */
+int ana_analyze(const struct col_run *run, const char *archive_dir,
+		struct ana_findings **out, struct opr_error *err);
+void ana_findings_free(struct ana_findings *f);
+/* Writes findings.json (sorted keys) atomically into dir. */
+int ana_findings_write(const struct ana_findings *f, const char *path,
+		       struct opr_error *err);
+
+int cmd_analyze(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+
+#endif

@@ -1,0 +1,41 @@
+/* analyze/analyze_int.h: internals shared by the files of analyze/ only. */
+#ifndef ANALYZE_INT_H
+#define ANALYZE_INT_H
+
+#include "analyze.h"
+
+struct ana_ctx {
+	const struct col_run *run;
+	const char *archive;
+};
+
+/* Sums of the modelled launch terms of one variant (ns) and the utilisation
+ * of each resource over the busy (non-overhead) time. */
+struct ana_terms {
+	double total, overhead, compute, shared, global, dma;
+	double u_compute, u_shared, u_global, launch_share;
+	double imbalance; /* the worst launch's max/mean core work */
+};
+void ana_terms(const struct col_variant_run *vr, struct ana_terms *t);
+
+/* A growable array of fixed-size elements; push returns a zeroed element. */
+struct ana_list {
+	void *items;
+	size_t n, cap, size;
+};
+void *ana_list_push(struct ana_list *l);
+void *ana_list_at(const struct ana_list *l, size_t i);
+
+/* Evaluates the rule table on one variant, appending findings; sets the
+ * primary class. */
+int ana_classify_variant(const struct ana_ctx *cx, int b, int v, struct ana_list *out,
+			 enum ana_class *primary);
+
+/* The quality metric the profile thresholds (rel L2 or LSB) and its limit. */
+void ana_quality_metric(const struct col_profile *p, const struct col_block *b,
+			const struct col_variant_run *vr, double *value, double *threshold);
+const char *ana_quality_name(const struct col_block *b);
+uint64_t ana_global_bytes(const struct ops_counters *c);
+double ana_reuse(const struct ops_counters *c);
+
+#endif

@@ -1,0 +1,138 @@
+/* analyze/cmd_analyze.c: `opreview analyze RUN` (findings.json and the verdict)
+ * and `opreview replay RUN` (re-run an archive and check it reproduces). */
+#include "analyze_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int cmd_analyze(int argc, char **argv)
+{
+	const char *out = NULL;
+	const struct opr_option opts[] = {
+		{OPR_OPT_STRING, "out", "FILE", "where to write findings.json (default RUN/findings.json)", &out},
+		{OPR_OPT_END, NULL, NULL, NULL, NULL}};
+	const struct opr_command_help help = {
+		"analyze", "analyze RUN [--out FILE]",
+		"Read the run archive RUN and write findings.json: tail-first statistics, bottleneck\n"
+		"classes with evidence, the fusion and tile-plan worksheet, the validation matrix\n"
+		"with rollback triggers, mitigations and the release recommendation.",
+		"Exit status is the verdict: 0 SHIP, 10 SHIP WITH MITIGATIONS, 11 HOLD, 12 ROLLBACK;\n"
+		"1 failure, 2 bad usage or a malformed archive.",
+		opts};
+	struct opr_error err = {0};
+	const char *pos[1];
+	int npos;
+	int rc = opr_parse(&help, argc, argv, pos, 1, &npos, &err);
+	if (rc == 1)
+		return OPR_EXIT_OK;
+	if (!rc && npos != 1)
+		rc = opr_error_set(&err, OPR_EUSAGE, "analyze: RUN is required");
+	if (rc)
+		return opr_fail(&err);
+	char path[1024];
+	snprintf(path, sizeof path, "%s/findings.json", pos[0]);
+	struct col_run *run = NULL;
+	struct ana_findings *f = NULL;
+	rc = col_archive_load(pos[0], &run, &err);
+	if (!rc)
+		rc = ana_analyze(run, pos[0], &f, &err);
+	if (!rc)
+		rc = ana_findings_write(f, out ? out : path, &err);
+	if (rc) {
+		ana_findings_free(f);
+		col_run_free(run);
+		return opr_fail(&err);
+	}
+	enum ana_verdict v = f->verdict;
+	printf("verdict: %s\nfindings: %s\n", ana_verdict_name(v), out ? out : path);
+	for (int i = 0; i < f->nreasons; i++)
+		printf("  - %s\n", f->reasons[i]);
+	ana_findings_free(f);
+	col_run_free(run);
+	return ana_verdict_exit(v);
+}
+
+/* Host timing shift of one variant: median(new) / median(old) with a
+ * bootstrap CI, pairing the i-th rounds of the two runs. */
+static int timing_shift(const struct col_variant_run *old, const struct col_variant_run *new,
+			uint64_t seed, struct ana_ratio *r, struct opr_error *err)
+{
+	size_t n = old->nsamples < new->nsamples ? old->nsamples : new->nsamples;
+	size_t per = 8, R = n / per;
+	if (R < 2)
+		return opr_error_set(err, OPR_EINPUT, "too few samples to compare timings");
+	size_t *off = malloc((R + 1) * sizeof *off);
+	if (!off)
+		return opr_error_set(err, OPR_ENOMEM, "out of memory");
+	for (size_t i = 0; i <= R; i++)
+		off[i] = i * per;
+	struct ana_rounds rd = {old->samples_ns, new->samples_ns, off, off, R};
+	int rc = ana_ratio_ci(&rd, 0.5, 1000, seed, 0.95, r, err);
+	free(off);
+	return rc;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	int no_papi = 0;
+	const struct opr_option opts[] = {
+		{OPR_OPT_FLAG, "no-papi", NULL, "do not use PAPI", &no_papi},
+		{OPR_OPT_END, NULL, NULL, NULL, NULL}};
+	const struct opr_command_help help = {
+		"replay", "replay RUN",
+		"Re-run the archive RUN from its own profile copy and seed, and check that the\n"
+		"inputs, output digests and simulated counters are identical (they must be);\n"
+		"report the shift of the host timing distribution (median ratio with a 95% CI).",
+		"Exit status: 0 reproduced, 4 a digest or counter differs, 1 failure, 2 bad usage.",
+		opts};
+	struct opr_error err = {0};
+	const char *pos[1];
+	int npos;
+	int rc = opr_parse(&help, argc, argv, pos, 1, &npos, &err);
+	if (rc == 1)
+		return OPR_EXIT_OK;
+	if (!rc && npos != 1)
+		rc = opr_error_set(&err, OPR_EUSAGE, "replay: RUN is required");
+	if (rc)
+		return opr_fail(&err);
+	struct col_run *old = NULL, *new = NULL;
+	char profile[1024];
+	snprintf(profile, sizeof profile, "%s/profile.yaml", pos[0]);
+	rc = col_archive_load(pos[0], &old, &err);
+	struct col_options co = {profile, pos[0], 0.5, 0, no_papi};
+	if (!rc)
+		rc = col_collect(&co, &new, &err);
+	if (rc) {
+		col_run_free(old);
+		return opr_fail(&err);
+	}
+	int mismatches = 0;
+	for (int b = 0; b < old->nblocks; b++)
+		for (int v = 0; v < 2; v++) {
+			const struct col_variant_run *o = &old->blocks[b].v[v], *n = &new->blocks[b].v[v];
+			int in = !strcmp(o->input_sha256, n->input_sha256);
+			int outd = !strcmp(o->output_sha256, n->output_sha256);
+			int cnt = !memcmp(&o->counters, &n->counters, sizeof o->counters);
+			mismatches += !in + !outd + !cnt;
+			struct ana_ratio r;
+			struct opr_error e2 = {0};
+			char shift[128];
+			if (timing_shift(o, n, old->profile->seed, &r, &e2))
+				snprintf(shift, sizeof shift, "timing: %s", e2.msg);
+			else
+				snprintf(shift, sizeof shift, "timing median x%.3f [%.3f, %.3f]", r.ratio, r.lo, r.hi);
+			printf("%-24s %-9s inputs %s  outputs %s  counters %s  %s\n", old->blocks[b].block->name,
+			       col_variant_name(v), in ? "identical" : "DIFFER", outd ? "identical" : "DIFFER",
+			       cnt ? "identical" : "DIFFER", shift);
+		}
+	col_run_free(old);
+	col_run_free(new);
+	if (mismatches) {
+		fprintf(stderr, "opreview: replay: %d mismatch(es): the run did not reproduce\n", mismatches);
+		return OPR_EXIT_MISMATCH;
+	}
+	printf("reproduced: inputs, outputs and simulated counters identical\n");
+	return OPR_EXIT_OK;
+}

@@ -1,0 +1,430 @@
+/* analyze/findings.c: findings.json (schema: fixtures/findings/SCHEMA.md),
+ * the one file report/ reads. Keys sorted; unavailable values are null with a
+ * reason, never 0. */
+#include "analyze_int.h"
+
+#include <jansson.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static json_t *num(double x)
+{
+	return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *qci_json(const struct ana_qci *q)
+{
+	if (!q->available)
+		return json_pack("{s:o,s:o,s:o,s:b,s:s}", "value_ns", num(q->estimate), "lo_ns",
+				 json_null(), "hi_ns", json_null(), "available", 0, "reason",
+				 q->reason ? q->reason : "not enough samples");
+	return json_pack("{s:o,s:o,s:o,s:b,s:n}", "value_ns", num(q->estimate), "lo_ns", num(q->lo),
+			 "hi_ns", num(q->hi), "available", 1, "reason");
+}
+
+static json_t *latency_json(const struct ana_latency *l)
+{
+	return json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:o}", "n", (json_int_t)l->n, "mean_ns",
+			 num(l->mean_ns), "max_ns", num(l->max_ns), "p50", qci_json(&l->p50), "p90",
+			 qci_json(&l->p90), "p95", qci_json(&l->p95), "p99", qci_json(&l->p99));
+}
+
+static json_t *pipe_json(const struct col_variant_run *vr)
+{
+	const struct col_pipe_result *r = &vr->pipe;
+	json_t *edges = json_array(), *counts = json_array(), *cu = json_array(), *sw = json_array();
+	for (size_t i = 0; r->hist_edges_ns && i <= r->hist_bins; i++)
+		json_array_append_new(edges, num(r->hist_edges_ns[i] / 1e3));
+	for (size_t i = 0; r->hist_counts && i < r->hist_bins; i++)
+		json_array_append_new(counts, json_integer(r->hist_counts[i]));
+	for (int i = 0; i < r->cores && i < COL_PIPE_MAX_CORES; i++)
+		json_array_append_new(cu, num(r->core_util[i]));
+	for (size_t i = 0; i < vr->nsweep; i++) {
+		const struct col_pipe_sweep_row *w = &vr->sweep[i];
+		json_array_append_new(sw, json_pack("{s:i,s:o,s:o,s:o,s:o,s:o}", "batch", w->batch,
+						    "p50_us", num(w->p50_ns / 1e3), "p95_us",
+						    num(w->p95_ns / 1e3), "p99_us", num(w->p99_ns / 1e3),
+						    "throughput_rps", num(w->throughput_rps),
+						    "wait_mean_us", num(w->wait_mean_ns / 1e3)));
+	}
+	json_t *o = json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "requests", (json_int_t)r->n,
+			      "p50_us", num(r->p50_ns / 1e3), "p95_us", num(r->p95_ns / 1e3),
+			      "p99_us", num(r->p99_ns / 1e3), "max_us", num(r->max_ns / 1e3),
+			      "mean_us", num(r->mean_ns / 1e3), "wait_p50_us",
+			      num(r->wait_p50_ns / 1e3), "wait_p95_us", num(r->wait_p95_ns / 1e3),
+			      "wait_p99_us", num(r->wait_p99_ns / 1e3), "throughput_rps",
+			      num(r->throughput_rps));
+	json_object_set_new(o, "p95_lo_us", num(vr->pipe_p95_lo / 1e3));
+	json_object_set_new(o, "p95_hi_us", num(vr->pipe_p95_hi / 1e3));
+	json_object_set_new(o, "p99_lo_us", num(vr->pipe_p99_lo / 1e3));
+	json_object_set_new(o, "p99_hi_us", num(vr->pipe_p99_hi / 1e3));
+	json_object_set_new(o, "jain_cores", num(r->jain_cores));
+	json_object_set_new(o, "jain_streams", num(r->jain_streams));
+	json_object_set_new(o, "bw_util", num(r->bw_util));
+	json_object_set_new(o, "mean_batch", num(r->mean_batch));
+	json_object_set_new(o, "max_concurrent_bursts", json_integer(r->max_concurrent_bursts));
+	json_object_set_new(o, "little_L", num(r->little_L));
+	json_object_set_new(o, "little_lambda", num(r->little_lambda));
+	json_object_set_new(o, "little_W_us", num(r->little_W / 1e3));
+	json_object_set_new(o, "wait_hist", json_pack("{s:o,s:o}", "edges_us", edges, "counts", counts));
+	json_object_set_new(o, "core_util", cu);
+	json_object_set_new(o, "sweep", sw);
+	return o;
+}
+
+static uint64_t macs_total(const struct ops_counters *c)
+{
+	uint64_t m = 0;
+	for (int t = 0; t < OPS_NDTYPES; t++)
+		m += c->macs[t];
+	return m;
+}
+
+static json_t *variant_json(const struct ana_findings *f, int b, int v)
+{
+	const struct col_block_run *br = &f->run->blocks[b];
+	const struct col_variant_run *vr = &br->v[v];
+	const struct ops_counters *c = &vr->counters;
+	char plan[160];
+	ops_plan_describe(br->block->work.group, &vr->plan, plan, sizeof plan);
+	double qv, qt;
+	ana_quality_metric(f->run->profile, br->block, vr, &qv, &qt);
+	json_t *o = json_object();
+	json_object_set_new(o, "variant", json_string(col_variant_name(v)));
+	json_object_set_new(o, "plan", json_string(plan));
+	json_object_set_new(o, "fused", json_boolean(vr->plan.fused));
+	json_object_set_new(o, "plan_was_auto", json_boolean(vr->plan_was_auto));
+	json_object_set_new(o, "fell_back", json_boolean(vr->fell_back));
+	json_object_set_new(o, "plan_note", json_string(vr->plan_note));
+	json_object_set_new(o, "latency", latency_json(&f->blocks[b].lat[v]));
+	json_object_set_new(o, "model_ns", num(vr->model_ns));
+	json_object_set_new(o, "launches", json_integer((json_int_t)c->launches));
+	json_object_set_new(o, "global_bytes", json_integer((json_int_t)ana_global_bytes(c)));
+	json_object_set_new(o, "shared_bytes",
+			    json_integer((json_int_t)(c->bytes[OPS_GLOBAL][OPS_SHARED] +
+						      c->bytes[OPS_SHARED][OPS_GLOBAL] +
+						      c->compute_read_bytes + c->compute_write_bytes)));
+	json_object_set_new(o, "transfers", json_integer((json_int_t)c->transfers));
+	json_object_set_new(o, "splits", json_integer((json_int_t)c->splits));
+	json_object_set_new(o, "footprint_bytes", json_integer((json_int_t)c->peak_shared_bytes));
+	json_object_set_new(o, "reuse_ratio", num(ana_reuse(c)));
+	json_object_set_new(o, "macs", json_integer((json_int_t)macs_total(c)));
+	json_object_set_new(o, "elem_ops", json_integer((json_int_t)c->elem_ops));
+	json_object_set_new(o, "quality",
+			    json_pack("{s:o,s:o,s:b,s:o,s:s}", "rel_l2", num(vr->quality.rel_l2),
+				      "max_abs_lsb", num(vr->quality.max_abs_lsb), "exact_int",
+				      vr->quality.exact_int, "threshold", num(qt), "metric",
+				      ana_quality_name(br->block)));
+	json_object_set_new(o, "output_sha256", json_string(vr->output_sha256));
+	json_object_set_new(o, "input_sha256", json_string(vr->input_sha256));
+	json_object_set_new(o, "primary_bottleneck", json_string(ana_class_name(f->blocks[b].primary[v])));
+	json_object_set_new(o, "pipeline", pipe_json(vr));
+	return o;
+}
+
+static const char *outcome_name(enum ana_outcome o)
+{
+	return o == ANA_CMP_PASS ? "PASS" : o == ANA_CMP_REGRESSION ? "REGRESSION" : "INCONCLUSIVE";
+}
+
+static json_t *comparisons_json(const struct ana_findings *f, int b)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < f->ncmp; i++) {
+		const struct ana_block_cmp *c = &f->cmp[i];
+		if (c->block != b)
+			continue;
+		char metric[8];
+		snprintf(metric, sizeof metric, "p%.0f", c->q * 100);
+		if (!c->available) {
+			json_array_append_new(a, json_pack("{s:s,s:b,s:s,s:s}", "metric", metric, "available", 0,
+							   "reason", c->reason, "outcome", "INCONCLUSIVE"));
+			continue;
+		}
+		json_array_append_new(
+			a, json_pack("{s:s,s:b,s:n,s:o,s:o,s:o,s:o,s:o,s:s,s:b,s:b,s:o,s:s}", "metric", metric,
+				     "available", 1, "reason", "ratio", num(c->c.ratio.ratio), "lo",
+				     num(c->c.ratio.lo), "hi", num(c->c.ratio.hi), "p_mwu", num(c->c.p_mwu),
+				     "p_adjusted", num(c->c.p_adjusted), "outcome", outcome_name(c->c.outcome),
+				     "faster", c->c.faster, "underpowered", c->c.underpowered, "mde",
+				     num(c->c.noise.mde), "note", c->c.reason ? c->c.reason : ""));
+	}
+	return a;
+}
+
+static json_t *blocks_json(const struct ana_findings *f)
+{
+	json_t *a = json_array();
+	for (int b = 0; b < f->run->nblocks; b++) {
+		const struct col_block_run *br = &f->run->blocks[b];
+		const struct ana_block *ab = &f->blocks[b];
+		const struct ops_workload *w = &br->block->work;
+		char desc[256];
+		col_workload_describe(w, desc, sizeof desc);
+		int has_act = w->group == OPS_G_ACTIVATION || w->group == OPS_G_CONV_BIAS_ACT ||
+			      w->group == OPS_G_QGEMM_DQ_BIAS_ACT || w->group == OPS_G_PERMUTE_ACT;
+		json_t *noise = ab->noise.nrounds
+					? json_pack("{s:o,s:o,s:o,s:b,s:n}", "floor", num(ab->noise.floor), "cv",
+						    num(ab->noise.round_cv), "mde", num(ab->noise.mde),
+						    "available", 1, "reason")
+					: json_pack("{s:n,s:n,s:n,s:b,s:s}", "floor", "cv", "mde", "available", 0,
+						    "reason", "fewer than 4 rounds");
+		json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:o,s:o,s:o}", "name", br->block->name,
+				      "group", ops_group_name(w->group), "dtype",
+				      ops_dtype_name(w->group == OPS_G_QGEMM || w->group == OPS_G_QGEMM_DQ_BIAS_ACT
+							     ? w->quant.a : w->dtype),
+				      "activation", has_act ? ops_act_name(w->act) : "none", "workload", desc,
+				      "stop_reason", br->stop_reason, "rounds", br->nrounds, "reps_per_round",
+				      br->reps_per_round, "launch_reduction", num(ab->launch_reduction),
+				      "launch_overhead_saved_us", num(ab->launch_overhead_saved_ns / 1e3),
+				      "noise", noise);
+		json_t *vs = json_array();
+		for (int v = 0; v < 2; v++)
+			json_array_append_new(vs, variant_json(f, b, v));
+		json_object_set_new(o, "variants", vs);
+		json_object_set_new(o, "comparisons", comparisons_json(f, b));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static const char *bname(const struct ana_findings *f, int b)
+{
+	return f->run->blocks[b].block->name;
+}
+
+static json_t *bottlenecks_json(const struct ana_findings *f)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < f->nfind; i++) {
+		const struct ana_finding *x = &f->find[i];
+		json_t *ev = json_array();
+		for (int k = 0; k < x->nev; k++) {
+			const struct ana_evidence *e = &x->ev[k];
+			json_array_append_new(ev, json_pack("{s:s,s:o,s:s,s:s,s:s,s:s}", "metric", e->metric,
+							    "value", num(e->value), "unit", e->unit,
+							    "provenance", ana_prov_name(e->prov),
+							    "comparison", e->comparison, "note", e->note));
+		}
+		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:b,s:o,s:s,s:s,s:s,s:o}", "block",
+						   bname(f, x->block), "variant", col_variant_name(x->variant),
+						   "class", ana_class_name(x->cls), "primary", x->primary,
+						   "score", num(x->score), "symptom", x->symptom,
+						   "explanation", x->explanation, "reproduce", x->reproduce,
+						   "evidence", ev));
+	}
+	return a;
+}
+
+static json_t *worksheet_json(const struct ana_findings *f, json_t *rejected)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < f->nws; i++) {
+		const struct ana_worksheet_row *w = &f->ws[i];
+		json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:b,s:I,s:I,s:I,s:o,s:I,s:o,s:o,s:s,s:s,s:s,s:s}",
+				      "block", bname(f, w->block), "variant", col_variant_name(w->variant),
+				      "group", w->group, "plan", w->plan, "fused", w->fused,
+				      "footprint_bytes", (json_int_t)w->footprint_bytes, "capacity_bytes",
+				      (json_int_t)w->capacity_bytes, "global_bytes",
+				      (json_int_t)w->global_bytes, "reuse_ratio", num(w->reuse_ratio),
+				      "launches", (json_int_t)w->launches, "launch_overhead_saved_us",
+				      num(w->launch_overhead_saved_ns / 1e3), "model_us",
+				      num(w->model_ns / 1e3), "expected_bottleneck", w->expected_bottleneck,
+				      "shift", w->shift, "status", w->chosen ? "chosen" : "rejected",
+				      "reason", w->reason);
+		json_array_append_new(a, o);
+		if (!w->chosen)
+			json_array_append_new(rejected, json_pack("{s:s,s:s,s:s,s:s}", "block",
+								  bname(f, w->block), "variant",
+								  col_variant_name(w->variant), "plan",
+								  w->plan, "reason", w->reason));
+	}
+	return a;
+}
+
+static json_t *validation_json(const struct ana_findings *f)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < f->nchecks; i++) {
+		const struct ana_check *c = &f->checks[i];
+		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "block",
+						   bname(f, c->block), "variant",
+						   col_variant_name(c->variant), "dtype", c->dtype,
+						   "check", c->name, "status", ana_status_name(c->status),
+						   "value", c->value, "threshold", c->threshold,
+						   "provenance", ana_prov_name(c->prov), "trigger",
+						   c->trigger, "rollback_to", c->rollback_to));
+	}
+	return a;
+}
+
+static json_t *mitigations_json(const struct ana_findings *f)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < f->nmit; i++) {
+		const struct ana_mitigation *m = &f->mit[i];
+		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "block", bname(f, m->block),
+						   "title", m->title, "owner_role", m->owner_role,
+						   "expected", m->expected, "validation", m->validation,
+						   "rollback", m->rollback));
+	}
+	return a;
+}
+
+static void counter_row(json_t *a, const char *b, const char *v, const char *name, double value,
+			const char *prov, int available, const char *reason)
+{
+	json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:o,s:s,s:b,s:s}", "block", b, "variant", v,
+					   "name", name, "value", available ? num(value) : json_null(),
+					   "provenance", available ? prov : "unavailable", "available",
+					   available, "reason", reason ? reason : ""));
+}
+
+static json_t *counters_json(const struct ana_findings *f)
+{
+	json_t *a = json_array();
+	const struct col_run *run = f->run;
+	for (int b = 0; b < run->nblocks; b++)
+		for (int v = 0; v < 2; v++) {
+			const struct col_variant_run *vr = &run->blocks[b].v[v];
+			const struct ops_counters *c = &vr->counters;
+			const char *bn = bname(f, b), *vn = col_variant_name(v);
+			for (int s = 0; s < OPS_NSPACES; s++)
+				for (int d = 0; d < OPS_NSPACES; d++) {
+					if (s == d || (!c->bytes[s][d] && (s == OPS_LOCAL || d == OPS_LOCAL)))
+						continue;
+					char k[48];
+					snprintf(k, sizeof k, "bytes %s->%s", ops_space_name(s), ops_space_name(d));
+					counter_row(a, bn, vn, k, (double)c->bytes[s][d], "simulated", 1, NULL);
+				}
+			counter_row(a, bn, vn, "DMA transfers", (double)c->transfers, "simulated", 1, NULL);
+			counter_row(a, bn, vn, "DMA splits", (double)c->splits, "simulated", 1, NULL);
+			counter_row(a, bn, vn, "launches", (double)c->launches, "simulated", 1, NULL);
+			counter_row(a, bn, vn, "MACs", (double)macs_total(c), "simulated", 1, NULL);
+			counter_row(a, bn, vn, "peak SHARED bytes", (double)c->peak_shared_bytes, "simulated", 1, NULL);
+			counter_row(a, bn, vn, "modelled time ns", vr->model_ns, "simulated", 1, NULL);
+			counter_row(a, bn, vn, "host samples", (double)vr->nsamples, "measured", 1, NULL);
+			for (size_t e = 0; e < run->nevents; e++) {
+				const struct col_event *ev = &run->events[e];
+				char name[128];
+				snprintf(name, sizeof name, "%s (sum over samples)", ev->name);
+				counter_row(a, bn, vn, name, (double)(vr->event_totals ? vr->event_totals[e] : 0),
+					    "papi", ev->available && vr->event_totals, ev->reason);
+			}
+		}
+	return a;
+}
+
+static json_t *rules_json(void)
+{
+	size_t n;
+	const struct ana_rule *r = ana_rules(&n);
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:s,s:s}", "class", ana_class_name(r[i].cls),
+						   "formula", r[i].formula, "threshold", r[i].threshold,
+						   "explanation", r[i].explanation, "source", r[i].source));
+	return a;
+}
+
+static json_t *context_json(const struct ana_findings *f)
+{
+	const struct col_run *run = f->run;
+	const struct col_profile *p = run->profile;
+	const struct ops_envelope *e = &p->envelope;
+	const struct col_host *h = &run->host;
+	char digest[65], cmd[1200], replay[700];
+	col_sha256_hex(p->text, p->text_len, digest);
+	json_t *o = json_object();
+	json_object_set_new(o, "profile",
+			    json_pack("{s:s,s:s,s:s,s:I,s:s,s:{s:s,s:s,s:s}}", "name", p->name, "path",
+				      run->profile_origin, "sha256", digest, "seed", (json_int_t)p->seed,
+				      "model_revision", p->model_revision, "metadata", "compiler",
+				      p->compiler, "runtime", p->runtime, "firmware", p->firmware));
+	json_object_set_new(o, "sla", json_pack("{s:o,s:o,s:o,s:o}", "p95_us", num(p->sla.p95_us), "p99_us",
+						num(p->sla.p99_us), "min_throughput_rps",
+						num(p->sla.min_throughput_rps), "max_regression",
+						num(p->sla.max_regression)));
+	json_object_set_new(o, "precision",
+			    json_pack("{s:o,s:o,s:o,s:o}", "fp32_max_rel_l2", num(p->precision.fp32_max_rel_l2),
+				      "fp16_max_rel_l2", num(p->precision.fp16_max_rel_l2), "bf16_max_rel_l2",
+				      num(p->precision.bf16_max_rel_l2), "int8_max_abs_lsb",
+				      num(p->precision.int8_max_abs_lsb)));
+	json_object_set_new(o, "traffic",
+			    json_pack("{s:i,s:s,s:o,s:i,s:o,s:s,s:I}", "streams", p->traffic.streams, "process",
+				      p->traffic.process, "rate_rps", num(p->traffic.rate_rps), "batch_max",
+				      p->traffic.batch_max, "batch_timeout_us", num(p->traffic.batch_timeout_us),
+				      "placement", p->traffic.placement, "requests",
+				      (json_int_t)p->traffic.requests));
+	json_object_set_new(
+		o, "envelope",
+		json_pack("{s:s,s:s,s:s,s:o,s:i,s:o,s:o,s:o,s:o,s:I,s:o,s:i,s:{s:o,s:o,s:o,s:o},s:o}", "name",
+			  e->name, "source", p->envelope_source, "power_mode", e->power_mode, "clock_ghz",
+			  num(e->clock_ghz), "cores", e->cores, "global_bandwidth_gbps", num(e->global_bw_gbps),
+			  "shared_capacity_kib", num(e->shared_capacity_kib), "shared_bandwidth_gbps",
+			  num(e->shared_bw_gbps), "local_capacity_kib", num(e->local_capacity_kib),
+			  "dma_max_last_dim", (json_int_t)e->dma_max_last_dim, "dma_setup_ns",
+			  num(e->dma_setup_ns), "dma_engines", e->dma_engines, "compute_tops", "fp32",
+			  num(e->tops[OPS_F32]), "fp16", num(e->tops[OPS_F16]), "bf16", num(e->tops[OPS_BF16]),
+			  "int8", num(e->tops[OPS_S8]), "launch_overhead_us", num(e->launch_overhead_us)));
+	json_object_set_new(o, "host",
+			    json_pack("{s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:I}", "cpu_model",
+				      h->cpu_model, "cpus_online", h->cpus_online, "caches", h->caches,
+				      "kernel", h->kernel, "governor", h->governor, "compiler", h->compiler,
+				      "cflags", h->cflags, "versions", h->versions, "tool_version",
+				      h->tool_version, "git_revision", h->git_revision, "hostname",
+				      h->hostname, "mem_total_bytes", (json_int_t)h->mem_total_bytes));
+	json_object_set_new(o, "papi_status", json_string(run->papi_status));
+	json_object_set_new(o, "overhead", json_pack("{s:o,s:o}", "clock_read_ns", num(run->clock_read_ns),
+						     "papi_read_ns", num(run->papi_read_ns)));
+	snprintf(cmd, sizeof cmd, "opreview run --profile %s --out DIR", run->profile_origin);
+	snprintf(replay, sizeof replay, "opreview replay %s", f->archive_dir);
+	json_object_set_new(o, "reproduce", json_pack("{s:s,s:s,s:I,s:s}", "command", cmd, "replay", replay,
+						      "seed", (json_int_t)p->seed, "started_utc",
+						      run->started_utc));
+	json_t *owners = json_array();
+	for (int i = 0; i < p->nowners; i++)
+		json_array_append_new(owners, json_pack("{s:s,s:s,s:s}", "role", p->owners[i].role, "name",
+							p->owners[i].name, "key", p->owners[i].key));
+	json_object_set_new(o, "owners", owners);
+	return o;
+}
+
+int ana_findings_write(const struct ana_findings *f, const char *path, struct opr_error *err)
+{
+	json_t *o = context_json(f);
+	json_t *rejected = json_array();
+	json_object_set_new(o, "findings_version", json_integer(ANA_FINDINGS_VERSION));
+	json_object_set_new(o, "verdict", json_string(ana_verdict_name(f->verdict)));
+	json_object_set_new(o, "exit_code", json_integer(ana_verdict_exit(f->verdict)));
+	json_t *reasons = json_array();
+	for (int i = 0; i < f->nreasons; i++)
+		json_array_append_new(reasons, json_string(f->reasons[i]));
+	json_object_set_new(o, "reasons", reasons);
+	json_object_set_new(o, "archive", json_string(f->archive_dir));
+	json_object_set_new(o, "blocks", blocks_json(f));
+	json_object_set_new(o, "bottlenecks", bottlenecks_json(f));
+	json_object_set_new(o, "worksheet", worksheet_json(f, rejected));
+	json_object_set_new(o, "rejected_alternatives", rejected);
+	json_object_set_new(o, "validation", validation_json(f));
+	json_object_set_new(o, "mitigations", mitigations_json(f));
+	json_object_set_new(o, "counters", counters_json(f));
+	json_object_set_new(o, "rules", rules_json());
+	char *s = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(1) | JSON_REAL_PRECISION(17));
+	json_decref(o);
+	if (!s)
+		return opr_error_set(err, OPR_ENOMEM, "cannot serialise findings");
+	/* write beside, then rename: a reader never sees half a file */
+	char tmp[1100];
+	snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+	int rc = col_write_file(tmp, s, strlen(s), err);
+	free(s);
+	if (!rc && rename(tmp, path)) {
+		unlink(tmp);
+		rc = opr_error_set(err, OPR_EIO, "cannot write '%s'", path);
+	}
+	return rc;
+}

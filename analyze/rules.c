@@ -1,0 +1,256 @@
+/* analyze/rules.c: the bottleneck rules as data (likwid's group files, Nsight
+ * Compute's rules: metric, formula, threshold, explanation, source) and their
+ * evaluation on one block variant. Inputs are the device model's launch
+ * records (simulated), the pipeline simulation (simulated) and the host's
+ * quality check (measured); each finding carries that evidence. */
+#include "analyze_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Thresholds. SOL-style: a resource busy >= 60% of the modelled busy time and
+ * >= 10 points above the next names the bound (Nsight Compute's SOL rule). */
+#define SOL_BOUND 0.60
+#define SOL_GAP 0.10
+#define LAUNCH_SHARE 0.30      /* launch overhead >= 30% of device time */
+#define QUEUE_SHARE 0.50       /* queue wait >= 50% of the simulated p95 */
+#define IMBALANCE_RATIO 1.25   /* slowest core >= 1.25 x the mean core */
+#define JAIN_FAIR 0.90         /* per-core Jain index below 0.9 */
+
+static const struct ana_rule rules[] = {
+	{ANA_COMPUTE_BOUND, "u_compute = sum(C) / sum(T - overhead)", "u >= 0.60 and >= 10 points above the next",
+	 SOL_BOUND, "the cores' MAC/vector units are the busiest resource of the modelled launches",
+	 "Nsight Compute SOL rule (>= 60% busy, >= 10 point gap); roofline (Williams et al. 2009)"},
+	{ANA_GLOBAL_BW_BOUND, "u_global = sum(G) / sum(T - overhead)", "u >= 0.60 and >= 10 points above the next",
+	 SOL_BOUND, "GLOBAL (off-chip) transfers dominate the modelled launches: data is re-read instead of reused on chip",
+	 "Nsight Compute SOL rule; roofline / ECM transfer terms (kerncraft)"},
+	{ANA_ONCHIP_BW_BOUND, "u_shared = sum(S) / sum(T - overhead)", "u >= 0.60 and >= 10 points above the next",
+	 SOL_BOUND, "SHARED (on-chip) bandwidth dominates: tiles are re-read from the on-chip buffer faster than compute consumes them",
+	 "Nsight Compute SOL rule; Timeloop per-level bandwidth slowdown"},
+	{ANA_LAUNCH_OVERHEAD_BOUND, "sum(overhead) / sum(T)", "x >= 0.30", LAUNCH_SHARE,
+	 "fixed launch cost is a large share of device time: too many small launches",
+	 "XLA GPU cost model (1-5 us per launch); 30% chosen as 'a third of the time is dispatch'"},
+	{ANA_QUEUEING_DELAY, "wait_p95 / latency_p95 (pipeline simulation)", "x >= 0.50", QUEUE_SHARE,
+	 "requests spend most of their tail latency waiting in the batch window or the runtime queue",
+	 "seed 002 tail-latency drivers; queueing share of the tail (Dean & Barroso, The Tail at Scale)"},
+	{ANA_CORE_IMBALANCE, "max over launches of (max core work / mean core work); per-core Jain index",
+	 "x >= 1.25 or Jain < 0.90", IMBALANCE_RATIO,
+	 "the kernel ends when its slowest core ends: work is not spread evenly",
+	 "Jain, Chiu & Hawe (1984) fairness index; the device model's slowest-core rule"},
+	{ANA_MAPPING_FALLBACK, "fallbacks + DMA splits", "x > 0", 0,
+	 "the plan asked for did not map: a capacity fallback replaced it, or transfers were split at dma.max_last_dim",
+	 "architecture: SHARED capacity and DMA descriptor limit of the envelope"},
+	{ANA_PRECISION_LOSS, "quality metric / profile threshold", "x > 1 fails, x > 0.5 warns", 1.0,
+	 "the output's error against the fp64 / exact integer reference exceeds the profile's precision threshold",
+	 "profile precision thresholds; seed 002 pitfall: precision wins need quality evidence"},
+};
+
+const struct ana_rule *ana_rules(size_t *n)
+{
+	*n = sizeof rules / sizeof *rules;
+	return rules;
+}
+
+static const char *const class_names[ANA_NCLASSES] = {
+	"compute-bound", "global-bandwidth-bound", "on-chip-bandwidth-bound",
+	"launch-overhead-bound", "queueing delay", "core imbalance", "mapping fallback",
+	"precision loss"};
+
+const char *ana_class_name(enum ana_class c)
+{
+	return c < ANA_NCLASSES ? class_names[c] : "unknown";
+}
+
+const char *ana_prov_name(enum ana_prov p)
+{
+	static const char *const n[] = {"measured", "papi", "simulated", "derived", "unavailable"};
+	return p <= ANA_UNAVAILABLE ? n[p] : "unknown";
+}
+
+void ana_terms(const struct col_variant_run *vr, struct ana_terms *t)
+{
+	memset(t, 0, sizeof *t);
+	for (size_t i = 0; i < vr->nlaunches; i++) {
+		const struct ops_launch_rec *r = &vr->launches[i];
+		t->total += r->model_ns;
+		t->overhead += r->overhead_ns;
+		t->compute += r->compute_ns;
+		t->shared += r->shared_ns;
+		t->global += r->global_ns;
+		t->dma += r->dma_ns;
+		if (r->imbalance > t->imbalance)
+			t->imbalance = r->imbalance;
+	}
+	double busy = t->total - t->overhead;
+	if (busy > 0) {
+		t->u_compute = t->compute / busy;
+		t->u_shared = t->shared / busy;
+		t->u_global = t->global / busy;
+	}
+	t->launch_share = t->total > 0 ? t->overhead / t->total : 0;
+}
+
+static void add_ev(struct ana_finding *f, const char *metric, double value, const char *unit,
+		   enum ana_prov prov, const char *comparison, const char *note)
+{
+	if (f->nev >= ANA_MAX_EVIDENCE)
+		return;
+	struct ana_evidence *e = &f->ev[f->nev++];
+	snprintf(e->metric, sizeof e->metric, "%s", metric);
+	e->value = value;
+	snprintf(e->unit, sizeof e->unit, "%s", unit);
+	e->prov = prov;
+	snprintf(e->comparison, sizeof e->comparison, "%s", comparison);
+	snprintf(e->note, sizeof e->note, "%s", note ? note : "");
+}
+
+static struct ana_finding *new_finding(struct ana_list *l, int block, int variant,
+				       enum ana_class cls, double score, const char *reproduce)
+{
+	struct ana_finding *f = ana_list_push(l);
+	if (!f)
+		return NULL;
+	f->block = block;
+	f->variant = variant;
+	f->cls = cls;
+	f->score = score;
+	snprintf(f->explanation, sizeof f->explanation, "%s", rules[cls].explanation);
+	snprintf(f->reproduce, sizeof f->reproduce, "%s", reproduce);
+	return f;
+}
+
+/* The SOL decision among compute, SHARED and GLOBAL utilisation. Returns the
+ * class or -1 when no resource is clearly the bound. */
+static int sol_bound(const struct ana_terms *t, double *second)
+{
+	double u[3] = {t->u_compute, t->u_global, t->u_shared};
+	enum ana_class c[3] = {ANA_COMPUTE_BOUND, ANA_GLOBAL_BW_BOUND, ANA_ONCHIP_BW_BOUND};
+	int best = 0;
+	for (int i = 1; i < 3; i++)
+		if (u[i] > u[best])
+			best = i;
+	double next = 0;
+	for (int i = 0; i < 3; i++)
+		if (i != best && u[i] > next)
+			next = u[i];
+	*second = next;
+	if (u[best] >= SOL_BOUND && u[best] - next >= SOL_GAP)
+		return (int)c[best];
+	return -1;
+}
+
+int ana_classify_variant(const struct ana_ctx *cx, int b, int v, struct ana_list *out,
+			 enum ana_class *primary)
+{
+	const struct col_block_run *br = &cx->run->blocks[b];
+	const struct col_variant_run *vr = &br->v[v];
+	struct ana_terms t;
+	char cmp[64], repro[ANA_TEXT];
+	ana_terms(vr, &t);
+	snprintf(repro, sizeof repro, "opreview replay %s  # block %s, %s", cx->archive,
+		 br->block->name, col_variant_name(v));
+	int found = -1;
+	double second;
+
+	/* precision loss first: a wrong answer outranks a slow one */
+	double qm, thr;
+	ana_quality_metric(cx->run->profile, br->block, vr, &qm, &thr);
+	if (isfinite(qm) && thr > 0 && qm / thr > 0.5) {
+		snprintf(cmp, sizeof cmp, "%.3g %s %.3g", qm, qm > thr ? ">" : "<=", thr);
+		struct ana_finding *f = new_finding(out, b, v, ANA_PRECISION_LOSS, qm / thr, repro);
+		if (!f)
+			return OPR_ENOMEM;
+		add_ev(f, ana_quality_name(br->block), qm, "", ANA_MEASURED, cmp,
+		       "output vs fp64 / exact integer reference on seeded inputs");
+		snprintf(f->symptom, sizeof f->symptom, "output error %.3g against a threshold of %.3g",
+			 qm, thr);
+		if (qm > thr && found < 0)
+			found = ANA_PRECISION_LOSS;
+	}
+	uint64_t fb = vr->counters.fallbacks + (vr->fell_back ? 0 : 0), sp = vr->counters.splits;
+	if (fb + sp > 0) {
+		struct ana_finding *f = new_finding(out, b, v, ANA_MAPPING_FALLBACK, (double)(fb + sp), repro);
+		if (!f)
+			return OPR_ENOMEM;
+		snprintf(cmp, sizeof cmp, "%llu > 0", (unsigned long long)fb);
+		add_ev(f, "FALLBACKS", (double)fb, "", ANA_SIMULATED, cmp, vr->fell_back ? vr->plan_note : "");
+		snprintf(cmp, sizeof cmp, "%llu > 0", (unsigned long long)sp);
+		add_ev(f, "DMA_SPLITS", (double)sp, "", ANA_SIMULATED, cmp, "transfers split at dma.max_last_dim");
+		add_ev(f, "DMA_TRANSFERS", (double)vr->counters.transfers, "", ANA_SIMULATED, "", "");
+		snprintf(f->symptom, sizeof f->symptom,
+			 "%llu capacity fallback(s) and %llu split transfer(s) of %llu",
+			 (unsigned long long)fb, (unsigned long long)sp,
+			 (unsigned long long)vr->counters.transfers);
+		if (fb > 0 && found < 0)
+			found = ANA_MAPPING_FALLBACK;
+	}
+	int sol = sol_bound(&t, &second);
+	if (sol >= 0) {
+		double u = sol == ANA_COMPUTE_BOUND ? t.u_compute
+			   : sol == ANA_GLOBAL_BW_BOUND ? t.u_global : t.u_shared;
+		struct ana_finding *f = new_finding(out, b, v, sol, u, repro);
+		if (!f)
+			return OPR_ENOMEM;
+		snprintf(cmp, sizeof cmp, "%.2f >= 0.60, next %.2f", u, second);
+		add_ev(f, sol == ANA_COMPUTE_BOUND ? "u_compute" : sol == ANA_GLOBAL_BW_BOUND ? "u_global" : "u_shared",
+		       u, "fraction", ANA_SIMULATED, cmp, "device model launch records");
+		add_ev(f, "modelled time", t.total, "ns", ANA_SIMULATED, "", "");
+		add_ev(f, "GLOBAL bytes", (double)ana_global_bytes(&vr->counters), "B", ANA_SIMULATED, "", "");
+		add_ev(f, "on-chip reuse ratio", ana_reuse(&vr->counters), "", ANA_DERIVED, "", "");
+		snprintf(f->symptom, sizeof f->symptom, "%s busy %.0f%% of the modelled launch time",
+			 sol == ANA_COMPUTE_BOUND ? "compute" : sol == ANA_GLOBAL_BW_BOUND ? "GLOBAL transfer" : "SHARED transfer",
+			 100 * u);
+		if (found < 0)
+			found = sol;
+	}
+	if (t.launch_share >= LAUNCH_SHARE) {
+		struct ana_finding *f = new_finding(out, b, v, ANA_LAUNCH_OVERHEAD_BOUND, t.launch_share, repro);
+		if (!f)
+			return OPR_ENOMEM;
+		snprintf(cmp, sizeof cmp, "%.2f >= 0.30", t.launch_share);
+		add_ev(f, "overhead share", t.launch_share, "fraction", ANA_SIMULATED, cmp, "");
+		add_ev(f, "LAUNCHES", (double)vr->counters.launches, "", ANA_SIMULATED, "", "");
+		add_ev(f, "launch overhead", t.overhead, "ns", ANA_SIMULATED, "", "");
+		snprintf(f->symptom, sizeof f->symptom, "%llu launch(es) spend %.0f%% of device time in overhead",
+			 (unsigned long long)vr->counters.launches, 100 * t.launch_share);
+		if (found < 0 || (found == sol && t.launch_share > 0.5))
+			found = ANA_LAUNCH_OVERHEAD_BOUND;
+	}
+	const struct col_pipe_result *pr = &vr->pipe;
+	double qshare = pr->p95_ns > 0 ? pr->wait_p95_ns / pr->p95_ns : 0;
+	if (qshare >= QUEUE_SHARE) {
+		struct ana_finding *f = new_finding(out, b, v, ANA_QUEUEING_DELAY, qshare, repro);
+		if (!f)
+			return OPR_ENOMEM;
+		snprintf(cmp, sizeof cmp, "%.2f >= 0.50", qshare);
+		add_ev(f, "wait p95 / latency p95", qshare, "fraction", ANA_SIMULATED, cmp, "pipeline simulation");
+		add_ev(f, "queue wait p95", pr->wait_p95_ns, "ns", ANA_SIMULATED, "", "");
+		add_ev(f, "mean batch", pr->mean_batch, "", ANA_SIMULATED, "", "");
+		snprintf(f->symptom, sizeof f->symptom, "queue wait is %.0f%% of the simulated p95 latency",
+			 100 * qshare);
+	}
+	if (t.imbalance >= IMBALANCE_RATIO || (pr->n > 0 && pr->jain_cores < JAIN_FAIR)) {
+		struct ana_finding *f = new_finding(out, b, v, ANA_CORE_IMBALANCE, t.imbalance, repro);
+		if (!f)
+			return OPR_ENOMEM;
+		snprintf(cmp, sizeof cmp, "%.2f %s 1.25", t.imbalance, t.imbalance >= IMBALANCE_RATIO ? ">=" : "<");
+		add_ev(f, "launch imbalance", t.imbalance, "max/mean", ANA_SIMULATED, cmp, "");
+		snprintf(cmp, sizeof cmp, "%.3f %s 0.90", pr->jain_cores, pr->jain_cores < JAIN_FAIR ? "<" : ">=");
+		add_ev(f, "Jain index (cores)", pr->jain_cores, "", ANA_SIMULATED, cmp, "pipeline simulation");
+		snprintf(f->symptom, sizeof f->symptom, "the slowest core carries %.2fx the mean work",
+			 t.imbalance);
+	}
+	if (found < 0) {
+		/* no clear bound: the largest term is named, flagged as balanced */
+		found = t.u_compute >= t.u_global && t.u_compute >= t.u_shared ? ANA_COMPUTE_BOUND
+			: t.u_global >= t.u_shared ? ANA_GLOBAL_BW_BOUND : ANA_ONCHIP_BW_BOUND;
+	}
+	*primary = (enum ana_class)found;
+	for (size_t i = 0; i < out->n; i++) {
+		struct ana_finding *f = ana_list_at(out, i);
+		if (f->block == b && f->variant == v && f->cls == *primary)
+			f->primary = 1;
+	}
+	return 0;
+}

@@ -1,0 +1,49 @@
+/* collect/cmd_collect.c: `opreview collect`: run a profile and write its archive. */
+#include "collect.h"
+
+#include <unistd.h>
+
+int cmd_collect(int argc, char **argv)
+{
+	const char *profile = NULL, *out = NULL, *envdir = NULL;
+	int force = 0, no_papi = 0, quiet = 0;
+	const struct opr_option opts[] = {
+		{OPR_OPT_STRING, "profile", "FILE", "the workload profile (YAML)", &profile},
+		{OPR_OPT_STRING, "out", "RUN", "the archive directory to create", &out},
+		{OPR_OPT_FLAG, "force", NULL, "replace RUN if it exists (once the new one is complete)", &force},
+		{OPR_OPT_STRING, "envelopes", "DIR", "where named envelopes are found", &envdir},
+		{OPR_OPT_FLAG, "no-papi", NULL, "do not use PAPI (events recorded as unavailable)", &no_papi},
+		{OPR_OPT_FLAG, "quiet", NULL, "no progress on stderr", &quiet},
+		{OPR_OPT_END, NULL, NULL, NULL, NULL}};
+	const struct opr_command_help help = {
+		"collect", "collect --profile FILE --out RUN [--force]",
+		"Run every block of the profile (baseline and candidate, interleaved) on the host\n"
+		"under PAPI and on the device model, simulate the scheduling pipeline, and write\n"
+		"the run archive RUN atomically (manifest.json, samples.csv, counters.csv,\n"
+		"pipeline.json, profile.yaml).",
+		"Exit status: 0 written, 1 failure, 2 bad usage or profile, 5 RUN exists.", opts};
+	struct opr_error err = {0};
+	const char *pos[1];
+	int npos;
+	int rc = opr_parse(&help, argc, argv, pos, 0, &npos, &err);
+	if (rc == 1)
+		return OPR_EXIT_OK;
+	if (!rc && (!profile || !out))
+		rc = opr_error_set(&err, OPR_EUSAGE, "collect: --profile and --out are required");
+	if (rc)
+		return opr_fail(&err);
+	if (!access(out, F_OK) && !force) {
+		opr_error_set(&err, OPR_EEXIST, "'%s' exists; pass --force to replace it", out);
+		return opr_fail(&err);
+	}
+	struct col_options co = {profile, envdir, 1.0, !quiet && isatty(2), no_papi};
+	struct col_run *run = NULL;
+	rc = col_collect(&co, &run, &err);
+	if (!rc)
+		rc = col_archive_write(run, out, force, &err);
+	col_run_free(run);
+	if (rc)
+		return opr_fail(&err);
+	printf("run archive: %s\n", out);
+	return OPR_EXIT_OK;
+}

@@ -1,0 +1,545 @@
+/* collect/collect.c: one collection: plan each block's variants, run them once
+ * on the device model for exact counters and quality, then sample host time in
+ * randomised interleaved rounds under PAPI, and simulate the scheduling
+ * pipeline. Times are integer ns from CLOCK_MONOTONIC; no sample is dropped. */
+#include "collect.h"
+
+#include <math.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* An equal-tailed 95% CI of p99 needs 0.99^n <= 0.025, i.e. n >= 368 (METHODS.md's
+ * 367 rounds ln 0.025 / ln 0.99 = 367.03 down) */
+#define P99_MIN_SAMPLES 368
+#define CI_TARGET 0.02      /* stop when p95's CI is within +-2% */
+#define WARMUP_NS 20000000LL
+
+const char *col_variant_name(int v)
+{
+	return v == COL_BASELINE ? "baseline" : "candidate";
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Relative half-width of the distribution-free 95% CI of the q-quantile, with
+ * the normal approximation of the binomial ranks (n q +- 1.96 sqrt(n q (1-q)));
+ * the analyzer computes the exact interval. Returns INFINITY when n is too
+ * small for a two-sided interval. */
+static double quantile_ci_rel(const int64_t *x, size_t n, double q, int64_t *scratch)
+{
+	double half = 1.96 * sqrt((double)n * q * (1 - q));
+	double lo = floor((double)n * q - half), hi = ceil((double)n * q + half);
+	if (n < 10 || lo < 0 || hi > (double)n - 1)
+		return INFINITY;
+	memcpy(scratch, x, n * sizeof *x);
+	qsort(scratch, n, sizeof *scratch, cmp_i64);
+	double mid = (double)scratch[(size_t)floor((double)(n - 1) * q)];
+	if (mid <= 0)
+		return INFINITY;
+	double a = (double)scratch[(size_t)lo], b = (double)scratch[(size_t)hi];
+	return fmax(mid - a, b - mid) / mid;
+}
+
+static int sample_push(struct col_variant_run *vr, size_t *cap, int64_t ns, int32_t round,
+		       struct opr_error *err)
+{
+	if (vr->nsamples == *cap) {
+		size_t nc = *cap ? *cap * 2 : 256;
+		int64_t *s = realloc(vr->samples_ns, nc * sizeof *s);
+		if (!s)
+			return opr_error_set(err, OPR_ENOMEM, "out of memory storing samples");
+		vr->samples_ns = s;
+		int32_t *r = realloc(vr->round, nc * sizeof *r);
+		if (!r)
+			return opr_error_set(err, OPR_ENOMEM, "out of memory storing samples");
+		vr->round = r;
+		*cap = nc;
+	}
+	vr->samples_ns[vr->nsamples] = ns;
+	vr->round[vr->nsamples] = round;
+	vr->nsamples++;
+	return 0;
+}
+
+/* Chooses the plan of one variant: the planner's best for "auto", the pinned
+ * plan when it fits, else the best fitting plan (a mapping fallback). */
+static int plan_variant(const struct col_profile *p, const struct col_block *b,
+			const struct col_variant *v, struct col_variant_run *vr,
+			struct opr_error *err)
+{
+	int rc = ops_plan_search(&p->envelope, &b->work, v->fused, &vr->alts, &vr->nalts, err);
+	if (rc)
+		return rc;
+	vr->plan_was_auto = v->plan_auto;
+	rc = ops_plan_resolve(&p->envelope, &b->work, v->plan_auto ? NULL : &v->plan, v->fused,
+			      &vr->plan, &vr->fell_back, vr->plan_note, sizeof vr->plan_note, err);
+	return rc;
+}
+
+/* One digest over every input tensor, in declaration order: the proof that
+ * a replay saw bit-identical inputs. */
+static void digest_inputs(const struct ops_instance *inst, char out[65])
+{
+	crypto_hash_sha256_state st;
+	unsigned char h[crypto_hash_sha256_BYTES];
+	static const char hex[] = "0123456789abcdef";
+	crypto_hash_sha256_init(&st);
+	for (size_t i = 0; i < ops_instance_ntensors(inst); i++) {
+		const char *name;
+		size_t bytes;
+		int is_output;
+		const void *d = ops_instance_tensor_at(inst, i, &name, &bytes, &is_output);
+		if (is_output || !d)
+			continue;
+		crypto_hash_sha256_update(&st, (const unsigned char *)name, strlen(name) + 1);
+		crypto_hash_sha256_update(&st, d, bytes);
+	}
+	crypto_hash_sha256_final(&st, h);
+	for (size_t i = 0; i < sizeof h; i++) {
+		out[2 * i] = hex[h[i] >> 4];
+		out[2 * i + 1] = hex[h[i] & 15];
+	}
+	out[64] = '\0';
+}
+
+/* A count-only dry run must give exactly the counters of the real run. */
+static int check_dry_run(const struct col_profile *p, struct ops_instance *inst,
+			 struct col_variant_run *vr, struct opr_error *err)
+{
+	struct ops_device *dry = NULL;
+	int rc = ops_device_new(&p->envelope, 1, &dry, err);
+	if (rc)
+		return rc;
+	if (vr->fell_back)
+		ops_note_fallback(dry);
+	rc = ops_instance_run(dry, inst, err);
+	if (!rc)
+		vr->repro_counters_equal =
+			!memcmp(ops_device_counters(dry), &vr->counters, sizeof vr->counters);
+	ops_device_free(dry);
+	/* the dry run poisoned the output: run for real again so it is valid */
+	return rc;
+}
+
+/* One real execution on a fresh device: exact counters, launch records,
+ * quality and the output digest. */
+static int characterise(const struct col_profile *p, struct ops_instance *inst,
+			struct col_variant_run *vr, struct opr_error *err)
+{
+	struct ops_device *dev = NULL;
+	int rc = ops_device_new(&p->envelope, 0, &dev, err);
+	if (rc)
+		return rc;
+	if (vr->fell_back)
+		ops_note_fallback(dev);
+	rc = ops_instance_run(dev, inst, err);
+	if (rc)
+		goto out_dev;
+	vr->counters = *ops_device_counters(dev);
+	size_t n;
+	const struct ops_launch_rec *l = ops_device_launches(dev, &n);
+	vr->launches = malloc((n ? n : 1) * sizeof *l);
+	if (!vr->launches) {
+		rc = opr_error_set(err, OPR_ENOMEM, "out of memory");
+		goto out_dev;
+	}
+	memcpy(vr->launches, l, n * sizeof *l);
+	vr->nlaunches = n;
+	vr->model_ns = ops_device_model_ns(dev);
+	rc = ops_instance_quality(inst, &vr->quality, err);
+	if (rc)
+		goto out_dev;
+	size_t bytes;
+	const void *y = ops_instance_output(inst, &bytes);
+	col_sha256_hex(y, bytes, vr->output_sha256);
+	rc = check_dry_run(p, inst, vr, err);
+out_dev:
+	ops_device_free(dev);
+	return rc;
+}
+
+struct sampler {
+	struct col_papi *papi;
+	size_t nevents;
+	long long *before, *after;
+	int64_t *scratch;
+	size_t scratch_cap;
+};
+
+/* Runs `reps` timed executions of one variant; PAPI read around the batch
+ * (or around each sample when per_sample). */
+static int run_batch(struct sampler *s, struct ops_device *dev, struct ops_instance *inst,
+		     struct col_variant_run *vr, size_t *cap, int reps, int32_t round,
+		     struct opr_error *err)
+{
+	int rc = 0;
+	if (s->papi && (rc = col_papi_read(s->papi, s->before, err)))
+		return rc;
+	for (int i = 0; i < reps; i++) {
+		int64_t t0 = now_ns();
+		rc = ops_instance_run(dev, inst, err);
+		int64_t t1 = now_ns();
+		if (rc)
+			return rc;
+		if ((rc = sample_push(vr, cap, t1 - t0, round, err)))
+			return rc;
+	}
+	if (s->papi) {
+		if ((rc = col_papi_read(s->papi, s->after, err)))
+			return rc;
+		for (size_t e = 0; e < s->nevents; e++)
+			vr->event_totals[e] += s->after[e] - s->before[e];
+	}
+	return 0;
+}
+
+static int enough(struct sampler *s, const struct col_variant_run *vr, int64_t need)
+{
+	if ((int64_t)vr->nsamples < need)
+		return 0;
+	return quantile_ci_rel(vr->samples_ns, vr->nsamples, 0.95, s->scratch) <= CI_TARGET;
+}
+
+static int grow_scratch(struct sampler *s, size_t n, struct opr_error *err)
+{
+	if (n <= s->scratch_cap)
+		return 0;
+	int64_t *p = realloc(s->scratch, n * 2 * sizeof *p);
+	if (!p)
+		return opr_error_set(err, OPR_ENOMEM, "out of memory");
+	s->scratch = p;
+	s->scratch_cap = n * 2;
+	return 0;
+}
+
+static int sample_block(const struct col_run *run, struct sampler *s, struct col_block_run *br,
+			struct ops_instance *inst[2], double budget_s, int progress,
+			uint64_t *rng, struct opr_error *err)
+{
+	const struct col_profile *p = run->profile;
+	struct ops_device *dev[2] = {NULL, NULL};
+	size_t cap[2] = {0, 0};
+	int rc = 0;
+	for (int v = 0; v < 2; v++) {
+		if ((rc = ops_device_new(&p->envelope, 0, &dev[v], err)))
+			goto out;
+		br->v[v].event_totals = calloc(s->nevents ? s->nevents : 1, sizeof(long long));
+		if (!br->v[v].event_totals) {
+			rc = opr_error_set(err, OPR_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	/* warm-up: caches, page faults, branch predictors */
+	int64_t t_first[2] = {0, 0};
+	for (int v = 0; v < 2; v++) {
+		int64_t t0 = now_ns(), t = t0;
+		int runs = 0;
+		while (runs < 3 || (t - t0 < WARMUP_NS && runs < 1000)) {
+			if ((rc = ops_instance_run(dev[v], inst[v], err)))
+				goto out;
+			runs++;
+			t = now_ns();
+		}
+		t_first[v] = (t - t0) / runs;
+	}
+	/* reps per round: short bodies get several per round so the clock and
+	 * PAPI reads stay small against them; long ones one each */
+	int64_t t_run = t_first[0] > t_first[1] ? t_first[0] : t_first[1];
+	int reps = t_run > 200000 ? 1 : t_run > 20000 ? 4 : 16;
+	br->reps_per_round = reps;
+	for (int v = 0; v < 2; v++)
+		br->v[v].events_per_sample = reps == 1;
+	int64_t need = p->budget.min_samples > P99_MIN_SAMPLES ? p->budget.min_samples
+							       : P99_MIN_SAMPLES;
+	int64_t deadline = now_ns() + (int64_t)(budget_s * 1e9);
+	int round = 0;
+	for (;;) {
+		int first = (int)(splitmix(rng) & 1); /* randomised A B / B A */
+		for (int k = 0; k < 2; k++) {
+			int v = k ? 1 - first : first;
+			if (s->papi && (rc = col_papi_read(s->papi, s->before, err)))
+				goto out;
+			if ((rc = run_batch(s, dev[v], inst[v], &br->v[v], &cap[v], reps, round, err)))
+				goto out;
+		}
+		round++;
+		size_t n = br->v[0].nsamples > br->v[1].nsamples ? br->v[0].nsamples
+								  : br->v[1].nsamples;
+		if ((rc = grow_scratch(s, n, err)))
+			goto out;
+		int64_t t = now_ns();
+		if (progress && round % 16 == 0)
+			fprintf(stderr, "\ropreview: %-24s baseline %6zu  candidate %6zu samples  %5.1f s left ",
+				br->block->name, br->v[0].nsamples, br->v[1].nsamples,
+				(double)(deadline - t) / 1e9);
+		if ((int64_t)br->v[0].nsamples >= p->budget.max_samples &&
+		    (int64_t)br->v[1].nsamples >= p->budget.max_samples) {
+			snprintf(br->stop_reason, sizeof br->stop_reason,
+				 "max_samples %lld reached", (long long)p->budget.max_samples);
+			break;
+		}
+		if (round % 4 == 0 && enough(s, &br->v[0], need) && enough(s, &br->v[1], need)) {
+			snprintf(br->stop_reason, sizeof br->stop_reason,
+				 "p95 95%% CI within +-2%% with >= %lld samples per variant",
+				 (long long)need);
+			break;
+		}
+		if (t >= deadline) {
+			if ((int64_t)br->v[0].nsamples < P99_MIN_SAMPLES ||
+			    (int64_t)br->v[1].nsamples < P99_MIN_SAMPLES)
+				snprintf(br->stop_reason, sizeof br->stop_reason,
+					 "budget spent before %d samples per variant: too few for a p99 claim",
+					 P99_MIN_SAMPLES);
+			else
+				snprintf(br->stop_reason, sizeof br->stop_reason,
+					 "budget spent before p95's CI reached +-2%%");
+			break;
+		}
+	}
+	if (progress)
+		fprintf(stderr, "\r%90s\r", "");
+	br->nrounds = round;
+out:
+	ops_device_free(dev[0]);
+	ops_device_free(dev[1]);
+	return rc;
+}
+
+/* Turns the device model's launch records into the pipeline's service
+ * description: per launch, overhead, on-chip time and GLOBAL bytes. */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static int pipeline_cis(struct col_variant_run *vr, struct opr_error *err)
+{
+	size_t n = (size_t)vr->pipe.n;
+	vr->pipe_p95_lo = vr->pipe_p95_hi = vr->pipe_p99_lo = vr->pipe_p99_hi = NAN;
+	if (!n || !vr->pipe.latency_ns)
+		return 0;
+	double *s = malloc(n * sizeof *s);
+	if (!s)
+		return opr_error_set(err, OPR_ENOMEM, "out of memory");
+	memcpy(s, vr->pipe.latency_ns, n * sizeof *s);
+	qsort(s, n, sizeof *s, cmp_double);
+	col_quantile_ci95(s, n, 0.95, &vr->pipe_p95_lo, &vr->pipe_p95_hi);
+	col_quantile_ci95(s, n, 0.99, &vr->pipe_p99_lo, &vr->pipe_p99_hi);
+	free(s);
+	return 0;
+}
+
+static int simulate_pipeline(const struct col_profile *p, struct col_block_run *br,
+			     struct opr_error *err)
+{
+	for (int v = 0; v < 2; v++) {
+		struct col_variant_run *vr = &br->v[v];
+		struct col_pipe_launch *l = calloc(vr->nlaunches ? vr->nlaunches : 1, sizeof *l);
+		if (!l)
+			return opr_error_set(err, OPR_ENOMEM, "out of memory");
+		for (size_t i = 0; i < vr->nlaunches; i++) {
+			const struct ops_launch_rec *r = &vr->launches[i];
+			l[i].overhead_ns = r->overhead_ns;
+			/* the pipeline runs one job per core: the launch's per-core
+			 * on-chip time over cores_used cores becomes one core's time */
+			int cores = r->cores_used > 0 ? r->cores_used : 1;
+			l[i].compute_ns = (fmax(r->compute_ns, r->shared_ns) + r->dma_ns) * cores;
+			l[i].global_bytes = (double)r->global_bytes;
+			l[i].double_buffer = r->double_buffer;
+		}
+		struct col_pipe_config cfg;
+		col_pipe_config_from_profile(p, br->block, &cfg);
+		int rc = col_pipe_simulate(&cfg, l, vr->nlaunches, &vr->pipe, err);
+		if (!rc)
+			rc = pipeline_cis(vr, err);
+		if (!rc)
+			rc = col_pipe_sweep(&cfg, l, vr->nlaunches, &vr->sweep, &vr->nsweep, err);
+		free(l);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static void utc_now(char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int open_papi(struct col_run *run, struct sampler *s, int no_papi, struct opr_error *err)
+{
+	const char *names[COL_MAX_RUN_EVENTS];
+	size_t n = 0;
+	for (const char *const *d = col_papi_default_events(); *d && n < COL_MAX_RUN_EVENTS; d++)
+		names[n++] = *d;
+	for (int i = 0; i < run->profile->nevents && n < COL_MAX_RUN_EVENTS; i++)
+		names[n++] = run->profile->events[i];
+	if (no_papi) {
+		for (size_t i = 0; i < n; i++) {
+			snprintf(run->events[i].name, sizeof run->events[i].name, "%s", names[i]);
+			snprintf(run->events[i].reason, sizeof run->events[i].reason,
+				 "PAPI disabled by --no-papi");
+		}
+		run->nevents = n;
+		snprintf(run->papi_status, sizeof run->papi_status, "disabled by --no-papi");
+		return 0;
+	}
+	int rc = col_papi_open(names, n, &s->papi, err);
+	if (rc)
+		return rc;
+	size_t ne;
+	const struct col_event *ev = col_papi_events(s->papi, &ne);
+	run->nevents = ne < COL_MAX_RUN_EVENTS ? ne : COL_MAX_RUN_EVENTS;
+	memcpy(run->events, ev, run->nevents * sizeof *ev);
+	s->nevents = run->nevents;
+	s->before = calloc(s->nevents + 1, sizeof *s->before);
+	s->after = calloc(s->nevents + 1, sizeof *s->after);
+	if (!s->before || !s->after)
+		return opr_error_set(err, OPR_ENOMEM, "out of memory");
+	snprintf(run->papi_status, sizeof run->papi_status, "%s", col_papi_status(s->papi));
+	if ((rc = col_papi_start(s->papi, err)))
+		return rc;
+	rc = col_papi_read_cost(s->papi, 200, &run->papi_read_ns, err);
+	return rc;
+}
+
+static int check_memory(const struct col_profile *p, const struct col_block *b,
+			struct opr_error *err)
+{
+	uint64_t need = 2 * ops_workload_bytes(&b->work); /* baseline and candidate */
+	double cap = p->budget.memory_gib * 1073741824.0;
+	if ((double)need > cap)
+		return opr_error_at(err, OPR_ELIMIT, p->path, b->line, b->col,
+				    "block '%s' needs %.2f GiB of host memory; the cap is %.2f GiB (budget.memory_gib)",
+				    b->name, (double)need / 1073741824.0, p->budget.memory_gib);
+	return 0;
+}
+
+static int collect_block(struct col_run *run, struct sampler *s, struct col_block_run *br,
+			 double budget_s, int progress, uint64_t *rng, struct opr_error *err)
+{
+	const struct col_profile *p = run->profile;
+	const struct col_block *b = br->block;
+	struct ops_instance *inst[2] = {NULL, NULL};
+	int rc = check_memory(p, b, err);
+	if (rc)
+		return rc;
+	for (int v = 0; v < 2 && !rc; v++) {
+		const struct col_variant *var = v ? &b->candidate : &b->baseline;
+		rc = plan_variant(p, b, var, &br->v[v], err);
+		if (!rc)
+			rc = ops_instance_new(&b->work, &br->v[v].plan, p->seed, b->name, &inst[v], err);
+		if (!rc)
+			rc = characterise(p, inst[v], &br->v[v], err);
+		if (!rc)
+			digest_inputs(inst[v], br->v[v].input_sha256);
+	}
+	if (!rc)
+		rc = sample_block(run, s, br, inst, budget_s, progress, rng, err);
+	for (int v = 0; v < 2 && !rc; v++) {
+		size_t bytes;
+		char d[65];
+		const void *y = ops_instance_output(inst[v], &bytes);
+		col_sha256_hex(y, bytes, d);
+		br->v[v].repro_output_stable = !strcmp(d, br->v[v].output_sha256);
+	}
+	if (!rc)
+		rc = simulate_pipeline(p, br, err);
+	ops_instance_free(inst[0]);
+	ops_instance_free(inst[1]);
+	return rc;
+}
+
+int col_collect(const struct col_options *opt, struct col_run **out, struct opr_error *err)
+{
+	struct col_run *run = calloc(1, sizeof *run);
+	struct sampler s = {0};
+	if (!run)
+		return opr_error_set(err, OPR_ENOMEM, "out of memory");
+	int rc = col_profile_load(opt->profile_path, opt->envelope_dir, &run->profile, err);
+	if (rc)
+		goto fail;
+	snprintf(run->profile_origin, sizeof run->profile_origin, "%s", opt->profile_path);
+	col_host_detect(&run->host);
+	utc_now(run->started_utc, sizeof run->started_utc);
+	run->clock_read_ns = col_clock_read_cost_ns();
+	ops_sde_register();
+	if ((rc = open_papi(run, &s, opt->no_papi, err)))
+		goto fail;
+	const struct col_profile *p = run->profile;
+	double scale = opt->budget_scale > 0 ? opt->budget_scale : 1.0;
+	double per_block = p->budget.seconds * scale / (p->nblocks ? p->nblocks : 1);
+	uint64_t rng = p->seed ^ 0x6f70726576696577ULL; /* round orders */
+	int64_t t0 = now_ns();
+	for (int i = 0; i < p->nblocks; i++) {
+		struct col_block_run *br = &run->blocks[i];
+		br->block = &p->blocks[i];
+		run->nblocks = i + 1;
+		if ((rc = collect_block(run, &s, br, per_block, opt->progress, &rng, err)))
+			goto fail;
+	}
+	run->sampling_seconds = (double)(now_ns() - t0) / 1e9;
+	if (s.papi)
+		col_papi_stop(s.papi, s.after, err);
+	col_papi_close(s.papi);
+	free(s.before);
+	free(s.after);
+	free(s.scratch);
+	*out = run;
+	return 0;
+fail:
+	col_papi_close(s.papi);
+	free(s.before);
+	free(s.after);
+	free(s.scratch);
+	col_run_free(run);
+	return rc;
+}
+
+static void variant_release(struct col_variant_run *vr)
+{
+	free(vr->alts);
+	free(vr->launches);
+	free(vr->samples_ns);
+	free(vr->round);
+	free(vr->event_totals);
+	col_pipe_result_release(&vr->pipe);
+	free(vr->sweep);
+}
+
+void col_run_free(struct col_run *run)
+{
+	if (!run)
+		return;
+	for (int i = 0; i < run->nblocks; i++)
+		for (int v = 0; v < 2; v++)
+			variant_release(&run->blocks[i].v[v]);
+	col_profile_free(run->profile);
+	free(run);
+}

@@ -1,0 +1,143 @@
+/* collect/collect.h: the contract of collect/: the profile, host facts, PAPI
+ * event sets, host sampling, the scheduling pipeline simulation, and the run
+ * archive that analyze/ reads. It includes the parts it is made of.
+ *
+ * Units: time in integer nanoseconds (ns) for samples, doubles in ns for
+ * modelled and simulated times; bytes; counters as exact integers. */
+#ifndef COLLECT_H
+#define COLLECT_H
+
+#include <stdint.h>
+
+#include "../ops/ops.h"
+#include "profile.h"
+#include "papi.h"
+#include "pipeline.h"
+
+#define COL_ARCHIVE_VERSION 1
+#define COL_MAX_RUN_EVENTS 64
+
+/* Facts about the host, detected (never taken from the profile). */
+struct col_host {
+	char cpu_model[128];
+	int cpus_online;
+	char caches[256];          /* "L1d 32K, L2 512K, L3 32768K" */
+	char kernel[128];          /* uname -sr */
+	char governor[64];         /* cpufreq governor, or "unavailable: <reason>" */
+	char compiler[128];        /* __VERSION__ */
+	char cflags[256];
+	char versions[512];        /* "papi 7.0.0.0; libxlsxwriter 1.1.4; ..." */
+	char tool_version[32];
+	char git_revision[64];
+	char hostname[128];
+	uint64_t mem_total_bytes;
+};
+void col_host_detect(struct col_host *h);
+
+enum col_variant_id { COL_BASELINE = 0, COL_CANDIDATE = 1 };
+const char *col_variant_name(int v); /* "baseline", "candidate" */
+
+/* What one variant of one block produced. */
+struct col_variant_run {
+	struct ops_plan plan;            /* the plan that ran */
+	int plan_was_auto;
+	int fell_back;                   /* a pinned plan did not fit: mapping fallback */
+	char plan_note[256];             /* why this plan (planner's words) */
+	struct ops_plan_eval *alts;      /* planner's candidates, best first (owned) */
+	size_t nalts;
+	struct ops_counters counters;    /* simulated, one execution */
+	struct ops_launch_rec *launches; /* simulated, one execution (owned) */
+	size_t nlaunches;
+	double model_ns;                 /* sum of launches' modelled time */
+	struct ops_quality quality;
+	char output_sha256[65];
+	char input_sha256[65];           /* digest over all input tensors */
+	/* host samples, in order; round[i] is the round of sample i */
+	int64_t *samples_ns;
+	int32_t *round;
+	size_t nsamples;
+	/* PAPI deltas summed over each batch (a batch = one round's reps) */
+	long long *event_totals;         /* [nevents], totals over all samples */
+	int events_per_sample;           /* 1: read per sample, 0: per batch */
+	int repro_counters_equal;        /* a count-only dry run gave the same counters */
+	int repro_output_stable;         /* the output digest after sampling is unchanged */
+	struct col_pipe_result pipe;     /* scheduling simulation (owned arrays) */
+	/* distribution-free 95% CIs of the simulated p95/p99 (binomial ranks,
+	 * normal approximation), ns; NAN when too few requests */
+	double pipe_p95_lo, pipe_p95_hi, pipe_p99_lo, pipe_p99_hi;
+	struct col_pipe_sweep_row *sweep;/* batch 1..max (owned) */
+	size_t nsweep;
+};
+
+struct col_block_run {
+	const struct col_block *block;   /* points into run->profile */
+	struct col_variant_run v[2];
+	char stop_reason[128];           /* what ended sampling */
+	int nrounds;
+	int reps_per_round;
+};
+
+struct col_run {
+	struct col_profile *profile;     /* owned */
+	char profile_origin[512];        /* the profile's path when collected (owner keys
+					  * resolve relative to its folder) */
+	struct col_host host;
+	char started_utc[32];            /* ISO 8601 */
+	struct col_event events[COL_MAX_RUN_EVENTS];
+	size_t nevents;
+	char papi_status[256];           /* "ok" or why PAPI is unusable */
+	double clock_read_ns;            /* cost of one CLOCK_MONOTONIC read */
+	double papi_read_ns;             /* cost of reading all event sets once */
+	double sampling_seconds;
+	struct col_block_run blocks[COL_MAX_BLOCKS];
+	int nblocks;
+};
+
+struct col_options {
+	const char *profile_path;
+	const char *envelope_dir;        /* NULL: default search */
+	double budget_scale;             /* 1.0 normally */
+	int progress;                    /* progress on stderr */
+	int no_papi;                     /* skip PAPI (tests of the unavailable path) */
+};
+
+/* Runs a whole collection: loads the profile, plans, runs, samples and
+ * simulates every block. *out is owned by the caller (col_run_free). */
+int col_collect(const struct col_options *opt, struct col_run **out,
+		struct opr_error *err);
+void col_run_free(struct col_run *run); /* NULL is fine */
+
+/* Writes the archive atomically: DIR.tmp-XXXX beside DIR, fsync, rename.
+ * Refuses an existing DIR unless force (then the old one is replaced only
+ * after the new one is complete). */
+int col_archive_write(const struct col_run *run, const char *dir, int force,
+		      struct opr_error *err);
+/* Loads an archive written by col_archive_write (profile re-parsed from the
+ * archived text). *out is owned by the caller. */
+int col_archive_load(const char *dir, struct col_run **out, struct opr_error *err);
+
+/* SHA-256 of a buffer as 64 lowercase hex digits + NUL (libsodium). */
+void col_sha256_hex(const void *data, size_t len, char out[65]);
+/* The q-quantile's distribution-free 95% CI from n sorted values: the order
+ * statistics at ranks n q -+ 1.96 sqrt(n q (1 - q)) (normal approximation of
+ * the binomial). Returns 0, or -1 when n is too small (lo/hi = NAN). */
+int col_quantile_ci95(const double *sorted, size_t n, double q, double *lo, double *hi);
+/* JSON of a pipeline result and its sweep (summary only), and back.
+ * Declared here rather than in pipeline.h to keep that part free of jansson. */
+struct json_t;
+struct json_t *col_pipe_to_json(const struct col_variant_run *vr);
+int col_pipe_from_json(struct json_t *j, struct col_variant_run *vr, struct opr_error *err);
+
+/* Directory helpers shared with report/: mkdir -p, and fsync of a file/dir. */
+int col_mkdirs(const char *path, struct opr_error *err);
+int col_write_file(const char *path, const void *data, size_t len,
+		   struct opr_error *err); /* write + fsync */
+int col_read_file(const char *path, char **data, size_t *len, size_t max,
+		  struct opr_error *err); /* *data malloc'd, NUL-terminated */
+int col_fsync_dir(const char *dir, struct opr_error *err);
+int col_rmtree(const char *path);
+
+/* Commands (collect/cmd_*.c). */
+int cmd_collect(int argc, char **argv);
+
+#endif

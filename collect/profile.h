@@ -1,0 +1,104 @@
+/* collect/profile.h: the workload profile (the input contract, PROFILE.md and
+ * README "Profile reference") as loaded and validated from YAML. Part of the
+ * collect/ contract; included by collect/collect.h. */
+#ifndef COL_PROFILE_H
+#define COL_PROFILE_H
+
+#include <stdint.h>
+
+#include "../ops/ops.h"
+
+#define COL_NAME_MAX 64
+#define COL_TEXT_MAX 256
+#define COL_MAX_BLOCKS 32
+#define COL_MAX_OWNERS 16
+#define COL_MAX_EVENTS 32
+
+/* A variant of a block: fusion and plan ("auto" lets the planner choose). */
+struct col_variant {
+	int fused;                 /* fusion: none -> 0, full -> 1 */
+	int plan_auto;             /* plan: auto */
+	struct ops_plan plan;      /* pinned plan when !plan_auto (plan.fused == fused) */
+	int line, col;             /* where the variant was written */
+};
+
+struct col_block {
+	char name[COL_NAME_MAX];   /* [A-Za-z0-9._-]+, unique: used in file names */
+	struct ops_workload work;  /* group, activation, dtype, shape, quant */
+	struct col_variant baseline;
+	struct col_variant candidate;
+	int line, col;
+};
+
+struct col_owner {
+	char role[COL_NAME_MAX];   /* ml-compiler-engineer | kernel-performance-owner | runtime-systems-engineer */
+	char name[COL_TEXT_MAX];
+	char key[COL_TEXT_MAX];    /* public key path, relative to the profile's folder */
+};
+
+struct col_precision {
+	double fp32_max_rel_l2, fp16_max_rel_l2, bf16_max_rel_l2;
+	double int8_max_abs_lsb;
+};
+
+struct col_sla {
+	double p95_us, p99_us;
+	double min_throughput_rps;
+	double max_regression;     /* regression threshold vs baseline, fraction (default 0.05) */
+};
+
+struct col_traffic {
+	int streams;
+	char process[16];          /* poisson | uniform */
+	double rate_rps;           /* total over all streams */
+	int batch_max;
+	double batch_timeout_us;
+	char placement[16];        /* least-loaded | round-robin */
+	int64_t requests;
+};
+
+struct col_budget {
+	double seconds;            /* host sampling budget for the whole run */
+	int64_t min_samples;       /* per variant */
+	int64_t max_samples;       /* per variant (default 2000) */
+	double memory_gib;         /* cap on host memory for operands (default: half of RAM) */
+};
+
+struct col_profile {
+	char path[512];            /* as given */
+	char *text;                /* the file's bytes, NUL-terminated (owned) */
+	size_t text_len;
+	char name[COL_NAME_MAX];
+	int version;
+	uint64_t seed;
+	char model_revision[COL_TEXT_MAX];
+	char compiler[COL_TEXT_MAX], runtime[COL_TEXT_MAX], firmware[COL_TEXT_MAX];
+	struct ops_envelope envelope;
+	char envelope_source[512]; /* file path, or "inline" */
+	struct col_sla sla;
+	struct col_precision precision;
+	struct col_traffic traffic;
+	struct col_budget budget;
+	struct col_owner owners[COL_MAX_OWNERS];
+	int nowners;
+	struct col_block blocks[COL_MAX_BLOCKS];
+	int nblocks;
+	char events[COL_MAX_EVENTS][COL_NAME_MAX]; /* extra PAPI events asked for */
+	int nevents;
+};
+
+/* Loads and validates a profile. Every problem is an OPR_EINPUT error with the
+ * file, line and column of the offending node, reported one line at a time
+ * (first problem wins). Envelope names resolve to <envelope_dir>/<name>.yaml;
+ * envelope_dir NULL means "fixtures/envelopes" next to the profile's folder's
+ * parent, then ./fixtures/envelopes. *out is owned by the caller. */
+int col_profile_load(const char *path, const char *envelope_dir,
+		     struct col_profile **out, struct opr_error *err);
+/* Loads an envelope file (same keys as the inline map). */
+int col_envelope_load(const char *path, struct ops_envelope *env,
+		      struct opr_error *err);
+void col_profile_free(struct col_profile *p); /* NULL is fine */
+/* The same block names, group, dtype, shapes: for the packet's inputs table. */
+void col_workload_describe(const struct ops_workload *w, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,90 @@
+/* opreview.c: main and the command table. Each command lives beside its module
+ * (collect/cmd_collect.c, report/cmd_sign.c, ...); this file only dispatches. */
+#include "opreview.h"
+
+#include <string.h>
+
+#include "analyze/analyze.h"
+#include "collect/collect.h"
+#include "report/report.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static int cmd_calibrate(int argc, char **argv);
+
+/* The one table: dispatch, `opreview --help`, and `opreview --commands` (which
+ * the tests compare with the README and the man page). */
+static const struct command commands[] = {
+	{"run", cmd_run, "collect, analyze and report in one go: profile in, packet out"},
+	{"collect", cmd_collect, "run the profile's blocks and write a run archive"},
+	{"analyze", cmd_analyze, "read a run archive and write findings.json with the verdict"},
+	{"report", cmd_report, "render the packet (Markdown, HTML, XLSX) from an archive"},
+	{"keygen", cmd_keygen, "write an owner's Ed25519 key pair"},
+	{"sign", cmd_sign, "add an owner's signed approval or rejection to a packet"},
+	{"verify", cmd_verify, "check a packet's digests and signatures"},
+	{"replay", cmd_replay, "re-run an archive and check that it reproduces"},
+	{"ops", cmd_ops, "list operators, dtypes, strategies and plan parameters"},
+	{"events", cmd_events, "list the PAPI events this host offers, and why others are missing"},
+	{"calibrate", cmd_calibrate, "measure this host as an envelope (not implemented yet)"},
+};
+
+static int cmd_calibrate(int argc, char **argv)
+{
+	static const struct opr_option opts[] = {{OPR_OPT_END, NULL, NULL, NULL, NULL}};
+	static const struct opr_command_help help = {
+		"calibrate", "calibrate [--out FILE]",
+		"Measure this host as an envelope. Not implemented yet: exits 3.", NULL, opts};
+	struct opr_error err = {0};
+	const char *pos[1];
+	int npos;
+	int rc = opr_parse(&help, argc, argv, pos, 0, &npos, &err);
+	if (rc == 1)
+		return OPR_EXIT_OK;
+	if (rc)
+		return opr_fail(&err);
+	fprintf(stderr, "opreview: calibrate: not implemented yet\n");
+	return OPR_EXIT_NOTIMPL;
+}
+
+static void usage(FILE *fp)
+{
+	fprintf(fp, "usage: opreview <command> [options]\n\n"
+		    "opreview turns a workload profile into a signed-off performance-review\n"
+		    "packet for operator fusion and tiling decisions.\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+		fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(fp, "\n'opreview <command> --help' describes a command; 'man opreview' has the rest.\n"
+		    "exit codes: 0 success or SHIP, 1 failure, 2 bad usage or input, 3 not implemented,\n"
+		    "4 verify/replay mismatch, 5 output exists, 10 SHIP WITH MITIGATIONS, 11 HOLD, 12 ROLLBACK\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return OPR_EXIT_USAGE;
+	}
+	const char *name = argv[1];
+	if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
+		usage(stdout);
+		return OPR_EXIT_OK;
+	}
+	if (!strcmp(name, "--version")) {
+		printf("opreview %s (%s)\n", OPR_VERSION, OPR_GIT_REVISION);
+		return OPR_EXIT_OK;
+	}
+	if (!strcmp(name, "--commands")) {
+		for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+			printf("%s\n", commands[i].name);
+		return OPR_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+		if (!strcmp(name, commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "opreview: '%s' is not a command; see 'opreview --help'\n", name);
+	return OPR_EXIT_USAGE;
+}

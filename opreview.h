@@ -1,0 +1,92 @@
+/* opreview.h: what every folder shares: the error type, exit codes, version.
+ * Library code fills a struct opr_error and returns a negative code; only main()
+ * prints and chooses the exit status. */
+#ifndef OPREVIEW_H
+#define OPREVIEW_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define OPR_VERSION "0.1.0"
+#ifndef OPR_GIT_REVISION
+#define OPR_GIT_REVISION "unknown"
+#endif
+
+/* Error codes: 0 is success, every failure is negative. */
+enum opr_code {
+	OPR_OK = 0,
+	OPR_EUSAGE = -1,    /* bad command line */
+	OPR_EINPUT = -2,    /* bad profile, envelope, template or archive */
+	OPR_ENOMEM = -3,    /* allocation failed */
+	OPR_EIO = -4,       /* read, write, fsync or rename failed */
+	OPR_ELIMIT = -5,    /* a shape or plan over a capacity or cap */
+	OPR_EPAPI = -6,     /* PAPI could not do what was asked */
+	OPR_EMISMATCH = -7, /* replay or verify found a difference */
+	OPR_EEXIST = -8,    /* refusing to overwrite an existing output */
+	OPR_EINTERNAL = -9, /* a bug: an invariant did not hold */
+	OPR_ENOTIMPL = -10, /* the command exists but is not implemented yet */
+};
+
+/* Exit statuses of the command line (README "Exit codes"). */
+enum opr_exit {
+	OPR_EXIT_OK = 0,          /* success; for run/analyze: verdict SHIP */
+	OPR_EXIT_FAILURE = 1,     /* runtime failure: I/O, PAPI, out of memory, bug */
+	OPR_EXIT_USAGE = 2,       /* bad command line or bad input file */
+	OPR_EXIT_NOTIMPL = 3,     /* command not implemented yet */
+	OPR_EXIT_MISMATCH = 4,    /* verify or replay found a difference */
+	OPR_EXIT_EXISTS = 5,      /* output exists; pass --force */
+	OPR_EXIT_SHIP_MITIGATE = 10, /* verdict SHIP WITH MITIGATIONS */
+	OPR_EXIT_HOLD = 11,          /* verdict HOLD */
+	OPR_EXIT_ROLLBACK = 12,      /* verdict ROLLBACK */
+};
+
+/* One error: filled by the callee, left untouched on success so calls chain.
+ * file/line/col are set when the fault is in an input file (1-based). */
+struct opr_error {
+	int code;
+	char file[512];
+	int line;
+	int col;
+	char msg[1024];
+};
+
+/* Sets code and message (printf-style); returns code so callers can
+ * `return opr_error_set(err, OPR_EIO, ...)`. err may be NULL. */
+int opr_error_set(struct opr_error *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The same with an input location. */
+int opr_error_at(struct opr_error *err, int code, const char *file, int line,
+		 int col, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+/* Writes "opreview: FILE:LINE:COL: message\n" (or "opreview: message\n"). */
+void opr_error_print(const struct opr_error *err, FILE *fp);
+/* Maps an error code to the documented exit status. */
+int opr_exit_status(int code);
+
+/* ---- command-line options (opreview_cli.c) ----------------------------------
+ * One table per command drives parsing and --help (git's parse-options). */
+enum opr_opt_kind { OPR_OPT_FLAG, OPR_OPT_STRING, OPR_OPT_END };
+struct opr_option {
+	enum opr_opt_kind kind;
+	const char *name;      /* long name without "--" */
+	const char *arg;       /* placeholder shown in help, e.g. "FILE" */
+	const char *help;
+	void *value;           /* int * for flags, const char ** for strings */
+};
+struct opr_command_help {
+	const char *name;      /* "run" */
+	const char *usage;     /* "run --profile FILE --out DIR [--force]" */
+	const char *summary;   /* one line */
+	const char *details;   /* paragraphs, may be NULL */
+	const struct opr_option *options; /* ends with OPR_OPT_END */
+};
+/* Parses argv[1..] (argv[0] is the command name). Positional arguments are
+ * collected into pos (at most maxpos). Returns 0, 1 when --help was printed
+ * (caller exits 0), or OPR_EUSAGE with a message in err. */
+int opr_parse(const struct opr_command_help *h, int argc, char **argv,
+	      const char **pos, int maxpos, int *npos, struct opr_error *err);
+void opr_print_help(const struct opr_command_help *h, FILE *fp);
+/* Prints the error and returns the exit status for it (for cmd_* functions). */
+int opr_fail(const struct opr_error *err);
+
+#endif

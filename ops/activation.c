@@ -1,0 +1,597 @@
+/* ops/activation.c: element-wise activations: the AVX2 fp32 kernels (shared
+ * with the fused epilogues), the strided tiled operator on the device model,
+ * and the activation workload (group OPS_G_ACTIVATION). Units: elements. */
+#include "activation_int.h"
+
+#include <immintrin.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- vector math ---------------------------------------------------------
+ * Every function below maps 8 floats; the tail of a run goes through the same
+ * code on a padded copy, so the vector and the scalar paths agree bit for bit.
+ * NaN inputs give NaN outputs. */
+
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* exp(x) = 2^n * exp(r), n = round(x / ln2), r = x - n*ln2 with ln2 split in
+ * two (Cody & Waite, "Software Manual for the Elementary Functions", 1980) so
+ * that n*LN2_HI is exact. exp(r) is its Taylor series to r^7: |r| <= ln2/2
+ * gives a truncation error below (ln2/2)^8/8! = 5.4e-9 relative, so the
+ * result is within ~2 ulp of exp(x). x is clamped to [-104, 89]: below, the
+ * result underflows to 0; above, it overflows to inf (as expf does). 2^n is
+ * applied as 2^(n/2) * 2^(n - n/2) so that n in [-150, 128] keeps both
+ * exponent fields in range (subnormal results come out right). */
+ALWAYS_INLINE __m256 v_exp(__m256 x)
+{
+	const __m256 lo = _mm256_set1_ps(-104.0f), hi = _mm256_set1_ps(89.0f);
+	/* max(lo, x) and min(hi, .) return x when it is NaN */
+	x = _mm256_min_ps(hi, _mm256_max_ps(lo, x));
+	__m256 fn = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+				    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	__m256 r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(0.693359375f), x);
+	r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(-2.12194440e-4f), r);
+	__m256 p = _mm256_set1_ps(1.0f / 5040.0f);
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+	__m256i n = _mm256_cvtps_epi32(fn);
+	__m256i n1 = _mm256_srai_epi32(n, 1);
+	__m256i n2 = _mm256_sub_epi32(n, n1);
+	const __m256i bias = _mm256_set1_epi32(127);
+	__m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+	__m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+	return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+ALWAYS_INLINE __m256 v_relu(__m256 x)
+{
+	/* max returns its second operand when one is NaN: NaN propagates */
+	return _mm256_max_ps(_mm256_setzero_ps(), x);
+}
+
+/* x * g(x) with g -> 0 as x -> -inf would give -inf * 0 = NaN at -inf: the
+ * limit there is -0. */
+ALWAYS_INLINE __m256 fix_neg_inf(__m256 x, __m256 r)
+{
+	__m256 ninf = _mm256_cmp_ps(x, _mm256_set1_ps(-INFINITY), _CMP_EQ_OQ);
+	return _mm256_blendv_ps(r, _mm256_set1_ps(-0.0f), ninf);
+}
+
+/* sigmoid(x) = 1 / (1 + exp(-x)): for large |x| either term dominates, so the
+ * relative error stays that of exp (no cancellation). */
+ALWAYS_INLINE __m256 v_sigmoid(__m256 x)
+{
+	const __m256 one = _mm256_set1_ps(1.0f);
+	__m256 e = v_exp(_mm256_sub_ps(_mm256_setzero_ps(), x));
+	return _mm256_div_ps(one, _mm256_add_ps(one, e));
+}
+
+/* silu(x) = x * sigmoid(x) = x / (1 + exp(-x)) */
+ALWAYS_INLINE __m256 v_silu(__m256 x)
+{
+	__m256 e = v_exp(_mm256_sub_ps(_mm256_setzero_ps(), x));
+	return fix_neg_inf(x, _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e)));
+}
+
+/* gelu-tanh(x) = 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3)
+ * (Hendrycks & Gimpel 2016). Since 0.5 (1 + tanh(u)) = sigmoid(2u), this is
+ * x / (1 + exp(-2u)), which keeps relative accuracy for negative x where
+ * 1 + tanh(u) would cancel. */
+ALWAYS_INLINE __m256 v_gelu_tanh(__m256 x)
+{
+	const __m256 c = _mm256_set1_ps(-2.0f * 0.7978845608028654f);
+	__m256 x3 = _mm256_mul_ps(_mm256_mul_ps(x, x), x);
+	__m256 u = _mm256_fmadd_ps(x3, _mm256_set1_ps(0.044715f), x);
+	__m256 e = v_exp(_mm256_mul_ps(c, u));
+	return fix_neg_inf(x, _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e)));
+}
+
+/* tanh: for |x| < 0.5 the odd Taylor series to x^17 (the next term is below
+ * 3e-9 relative there); otherwise tanh|x| = (1 - e) / (1 + e), e = exp(-2|x|)
+ * <= 0.37, so 1 - e loses at most 1.5 bits and e never overflows. */
+ALWAYS_INLINE __m256 v_tanh(__m256 x)
+{
+	const __m256 sign = _mm256_set1_ps(-0.0f);
+	const __m256 one = _mm256_set1_ps(1.0f);
+	__m256 ax = _mm256_andnot_ps(sign, x);
+	__m256 z = _mm256_mul_ps(x, x);
+	__m256 p = _mm256_set1_ps((float)(6404582.0 / 10854718875.0));
+	p = _mm256_fmadd_ps(p, z, _mm256_set1_ps((float)(-929569.0 / 638512875.0)));
+	p = _mm256_fmadd_ps(p, z, _mm256_set1_ps((float)(21844.0 / 6081075.0)));
+	p = _mm256_fmadd_ps(p, z, _mm256_set1_ps((float)(-1382.0 / 155925.0)));
+	p = _mm256_fmadd_ps(p, z, _mm256_set1_ps((float)(62.0 / 2835.0)));
+	p = _mm256_fmadd_ps(p, z, _mm256_set1_ps((float)(-17.0 / 315.0)));
+	p = _mm256_fmadd_ps(p, z, _mm256_set1_ps((float)(2.0 / 15.0)));
+	p = _mm256_fmadd_ps(p, z, _mm256_set1_ps((float)(-1.0 / 3.0)));
+	__m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, z), x, x);
+	__m256 e = v_exp(_mm256_mul_ps(ax, _mm256_set1_ps(-2.0f)));
+	__m256 big = _mm256_div_ps(_mm256_sub_ps(one, e), _mm256_add_ps(one, e));
+	big = _mm256_or_ps(big, _mm256_and_ps(sign, x));
+	/* NaN compares false: it takes the series branch, which propagates it */
+	__m256 use_big = _mm256_cmp_ps(ax, _mm256_set1_ps(0.5f), _CMP_GE_OQ);
+	return _mm256_blendv_ps(small, big, use_big);
+}
+
+/* gelu(x) = 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x / sqrt 2).
+ * erfc(z), z >= 0, by the Chebyshev fit of Numerical Recipes in C (2nd ed.,
+ * section 6.2, erfcc): t = 1 / (1 + z/2),
+ *   erfc(z) = t exp(-z^2 - 1.26551223 + t (1.00002368 + t (0.37409196 +
+ *             t (0.09678418 + t (-0.18628806 + t (0.27886807 + t (-1.13520398 +
+ *             t (1.48851587 + t (-0.82215223 + t 0.17087277)))))))))
+ * with a fractional error below 1.2e-7 for every z >= 0. Using erfc directly
+ * for x < 0 and 2 - erfc for x >= 0 keeps the result relatively accurate on
+ * both sides (1 + erf(z) would cancel for negative z). */
+ALWAYS_INLINE __m256 v_gelu_erf(__m256 x)
+{
+	const __m256 sign = _mm256_set1_ps(-0.0f);
+	const __m256 one = _mm256_set1_ps(1.0f);
+	__m256 z = _mm256_mul_ps(_mm256_andnot_ps(sign, x), _mm256_set1_ps(0.70710678118654752f));
+	__m256 t = _mm256_div_ps(one, _mm256_fmadd_ps(z, _mm256_set1_ps(0.5f), one));
+	__m256 p = _mm256_set1_ps(0.17087277f);
+	p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.82215223f));
+	p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.48851587f));
+	p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.13520398f));
+	p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.27886807f));
+	p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.18628806f));
+	p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.09678418f));
+	p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.37409196f));
+	p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.00002368f));
+	p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.26551223f));
+	p = _mm256_fnmadd_ps(z, z, p);
+	__m256 erfc = _mm256_mul_ps(t, v_exp(p));
+	__m256 pos = _mm256_sub_ps(_mm256_set1_ps(2.0f), erfc);
+	__m256 neg = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ);
+	__m256 f = _mm256_blendv_ps(pos, erfc, neg);
+	return fix_neg_inf(x, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), f));
+}
+
+/* One pass of f over n floats: 8 at a time, the tail through a padded copy. */
+ALWAYS_INLINE void map8(__m256 (*f)(__m256), const float *x, float *y, size_t n)
+{
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, f(_mm256_loadu_ps(x + i)));
+	if (i < n) {
+		float buf[8] = { 0 };
+		memcpy(buf, x + i, (n - i) * sizeof *x);
+		_mm256_storeu_ps(buf, f(_mm256_loadu_ps(buf)));
+		memcpy(y + i, buf, (n - i) * sizeof *y);
+	}
+}
+
+static void map_relu(const float *x, float *y, size_t n)
+{
+	/* memory-bound: four vectors per iteration keep more loads in flight */
+	size_t i = 0;
+	for (; i + 32 <= n; i += 32) {
+		__m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + i + 8);
+		__m256 c = _mm256_loadu_ps(x + i + 16), d = _mm256_loadu_ps(x + i + 24);
+		_mm256_storeu_ps(y + i, v_relu(a));
+		_mm256_storeu_ps(y + i + 8, v_relu(b));
+		_mm256_storeu_ps(y + i + 16, v_relu(c));
+		_mm256_storeu_ps(y + i + 24, v_relu(d));
+	}
+	map8(v_relu, x + i, y + i, n - i);
+}
+
+void ops_act_f32(enum ops_act a, const float *x, float *y, size_t n)
+{
+	switch (a) {
+	case OPS_ACT_RELU:
+		map_relu(x, y, n);
+		return;
+	case OPS_ACT_GELU_ERF:
+		map8(v_gelu_erf, x, y, n);
+		return;
+	case OPS_ACT_GELU_TANH:
+		map8(v_gelu_tanh, x, y, n);
+		return;
+	case OPS_ACT_SILU:
+		map8(v_silu, x, y, n);
+		return;
+	case OPS_ACT_SIGMOID:
+		map8(v_sigmoid, x, y, n);
+		return;
+	case OPS_ACT_TANH:
+		map8(v_tanh, x, y, n);
+		return;
+	case OPS_ACT_NONE:
+	case OPS_NACTS:
+		break;
+	}
+	/* none (and anything unknown) is the identity */
+	if (x != y)
+		memmove(y, x, n * sizeof *y);
+}
+
+/* ---- the strided operator on the device model ------------------------------
+ * Data flow of one launch, per tile (tile t on core t % cores):
+ *   DMA GLOBAL -> SHARED   the tile of x, packed (rank <= 4 descriptor from the
+ *                          strides; the last dim split at dma_max_last_dim)
+ *   compute                n element ops reading n and writing n elements of
+ *                          SHARED (in place in the scratch buffer)
+ *   DMA SHARED -> GLOBAL   the tile to y, unpacked to y's strides
+ * So bytes GLOBAL->SHARED = SHARED->GLOBAL = elements * elem size, exactly
+ * the compulsory traffic. On the host SHARED is a real scratch buffer sized
+ * to the largest tile (so small calls stay cheap and a default tile of a few
+ * hundred KiB stays in L2), and fp16/bf16 tiles are widened to fp32 in
+ * registers-sized chunks, computed, and narrowed back in the scratch. */
+
+/* The tensor after coalescing: dims of size 1 dropped, adjacent dims merged
+ * when the outer stride equals inner stride * inner dim in both x and y.
+ * The order of the dims is kept (no sorting). */
+struct act_view {
+	int rank;               /* 1..8 */
+	int64_t n;              /* elements */
+	int64_t dims[OPS_MAX_RANK];
+	int64_t xs[OPS_MAX_RANK];
+	int64_t ys[OPS_MAX_RANK];
+};
+
+static int act_coalesce(int rank, const int64_t *dims, const int64_t *xs,
+			const int64_t *ys, struct act_view *v, struct opr_error *err)
+{
+	int64_t d[OPS_MAX_RANK], sx[OPS_MAX_RANK], sy[OPS_MAX_RANK];
+	int k = 0; /* kept dims, innermost first */
+
+	if (rank < 0 || rank > OPS_MAX_RANK)
+		return opr_error_set(err, OPR_EINPUT, "rank %d is outside 0..%d",
+				     rank, OPS_MAX_RANK);
+	v->n = 1;
+	for (int i = 0; i < rank; i++) {
+		if (dims[i] < 0)
+			return opr_error_set(err, OPR_EINPUT, "dimension %d is negative (%lld)",
+					     i, (long long)dims[i]);
+		if (dims[i] == 0)
+			v->n = 0;
+		else if (v->n > INT64_MAX / dims[i])
+			return opr_error_set(err, OPR_EINPUT, "shape product overflows");
+		else
+			v->n *= dims[i];
+	}
+	for (int i = rank - 1; i >= 0; i--) {
+		if (dims[i] == 1)
+			continue;
+		if (k > 0 && xs[i] == sx[k - 1] * d[k - 1] && ys[i] == sy[k - 1] * d[k - 1]) {
+			d[k - 1] *= dims[i];
+			continue;
+		}
+		d[k] = dims[i];
+		sx[k] = xs[i];
+		sy[k] = ys[i];
+		k++;
+	}
+	if (k == 0) {
+		d[0] = 1;
+		sx[0] = sy[0] = 1;
+		k = 1;
+	}
+	v->rank = k;
+	for (int i = 0; i < k; i++) {
+		v->dims[i] = d[k - 1 - i];
+		v->xs[i] = sx[k - 1 - i];
+		v->ys[i] = sy[k - 1 - i];
+	}
+	return 0;
+}
+
+int64_t ops_activation_default_tile(const struct ops_envelope *env, enum ops_dtype t)
+{
+	double cap = env->shared_capacity_kib * 1024.0;
+	int64_t e = (int64_t)(cap / 2.0 / (double)ops_dtype_size(t));
+	e -= e % 16;
+	return e < 16 ? 16 : e;
+}
+
+/* Computes n elements in place in a scratch tile of dtype t. */
+static void act_tile(enum ops_act a, enum ops_dtype t, void *buf, int64_t n)
+{
+	if (t == OPS_F32) {
+		ops_act_f32(a, buf, buf, (size_t)n);
+		return;
+	}
+	float f[512];
+	uint16_t *h = buf;
+	for (int64_t i = 0; i < n; i += 512) {
+		size_t m = (size_t)(n - i < 512 ? n - i : 512);
+		ops_to_f32(t, h + i, f, m);
+		ops_act_f32(a, f, f, m);
+		ops_from_f32(t, f, h + i, m);
+	}
+}
+
+int ops_activation_strided_plan(struct ops_device *dev, const struct ops_plan *plan,
+				enum ops_act a, enum ops_dtype t, int rank,
+				const int64_t *dims, const void *x,
+				const int64_t *xstride, void *y,
+				const int64_t *ystride, struct opr_error *err)
+{
+	struct act_view v = { 0 };
+	struct ops_buf buf[2];
+	int nbuf = 0, rc, dry = ops_device_dry_run(dev);
+	size_t es = ops_dtype_size(t);
+	int64_t tile = plan && plan->p[0] > 0 ? plan->p[0]
+			: ops_activation_default_tile(ops_device_envelope(dev), t);
+	int dbuf = plan ? plan->double_buffer != 0 : 1;
+
+	if (t != OPS_F32 && t != OPS_F16 && t != OPS_BF16)
+		return opr_error_set(err, OPR_EINPUT, "activation dtype '%s' is not fp32, fp16 or bf16",
+				     ops_dtype_name(t));
+	if ((rc = act_coalesce(rank, dims, xstride, ystride, &v, err)) < 0)
+		return rc;
+	if (!dry && v.n > 0 && (!x || !y))
+		return opr_error_set(err, OPR_EINTERNAL, "activation needs data in a real run");
+
+	/* Tile shape: the k innermost dims whole (k <= 3, product P <= tile) and
+	 * q = min(dims[j], tile / P) of dim j = rank-1-k; tiles walk the outer
+	 * dims 0..j-1 and the chunks of dim j. Descriptor rank k + 1 <= 4. */
+	int r = v.rank, k = 0;
+	int64_t P = 1;
+	while (k < r - 1 && k < 3 && P * v.dims[r - 1 - k] <= tile) {
+		P *= v.dims[r - 1 - k];
+		k++;
+	}
+	int j = r - 1 - k;
+	int64_t q = tile / P < v.dims[j] ? tile / P : v.dims[j];
+	if (q < 1)
+		q = 1;
+	int64_t chunks = v.n ? (v.dims[j] + q - 1) / q : 0;
+
+	/* one buffer when there is one tile: the second of a double-buffered
+	 * plan would never be used (and a tiny call stays cheap) */
+	int64_t ntiles = chunks;
+	for (int i = 0; i < j; i++)
+		ntiles *= v.dims[i];
+	if (ntiles <= 1)
+		dbuf = 0;
+	if (v.n > 0) {
+		size_t bytes = (size_t)(q * P) * es;
+		for (nbuf = 0; nbuf < 1 + dbuf; nbuf++)
+			if ((rc = ops_buf_alloc(dev, OPS_SHARED, bytes, &buf[nbuf], err)) < 0)
+				goto release;
+	}
+	if ((rc = ops_launch_begin(dev, "activation", plan ? plan->double_buffer != 0 : 1,
+				   err)) < 0)
+		goto release;
+
+	struct ops_dma_desc din = { .rank = k + 1, .elem_bytes = es };
+	struct ops_dma_desc dout = din;
+	for (int i = 0; i < k; i++) {
+		int dim = j + 1 + i;
+		din.shape[1 + i] = dout.shape[1 + i] = v.dims[dim];
+		din.src_stride[1 + i] = v.xs[dim];
+		dout.dst_stride[1 + i] = v.ys[dim];
+	}
+	din.src_stride[0] = v.xs[j];
+	dout.dst_stride[0] = v.ys[j];
+	/* packed strides of the scratch side */
+	int64_t ps = 1;
+	for (int i = k; i >= 0; i--) {
+		din.dst_stride[i] = dout.src_stride[i] = ps;
+		ps *= i == 0 ? q : din.shape[i];
+	}
+
+	int64_t idx[OPS_MAX_RANK] = { 0 };
+	int64_t xoff = 0, yoff = 0, tno = 0;
+	int64_t outer = 1;
+	for (int i = 0; i < j; i++)
+		outer *= v.dims[i];
+	if (v.n == 0)
+		outer = 0;
+	for (int64_t o = 0; o < outer; o++) {
+		for (int64_t c = 0; c < chunks; c++, tno++) {
+			int64_t qq = c == chunks - 1 ? v.dims[j] - c * q : q;
+			int64_t n = qq * P;
+			struct ops_buf *b = &buf[tno & dbuf];
+			const char *xp = NULL;
+			char *yp = NULL;
+			if (!dry) {
+				xp = (const char *)x + (xoff + c * q * v.xs[j]) * (int64_t)es;
+				yp = (char *)y + (yoff + c * q * v.ys[j]) * (int64_t)es;
+			}
+			din.shape[0] = dout.shape[0] = qq;
+			ops_tile_begin(dev, tno);
+			if ((rc = ops_dma_split(dev, OPS_SHARED, b->data, OPS_GLOBAL, xp, &din, err)) < 0)
+				goto end;
+			ops_compute(dev, t, 0, (uint64_t)n, (uint64_t)n * es, (uint64_t)n * es);
+			if (!dry)
+				act_tile(a, t, b->data, n);
+			if ((rc = ops_dma_split(dev, OPS_GLOBAL, yp, OPS_SHARED, b->data, &dout, err)) < 0)
+				goto end;
+		}
+		/* odometer over the outer dims 0..j-1 */
+		for (int i = j - 1; i >= 0; i--) {
+			xoff += v.xs[i];
+			yoff += v.ys[i];
+			if (++idx[i] < v.dims[i])
+				break;
+			xoff -= v.xs[i] * v.dims[i];
+			yoff -= v.ys[i] * v.dims[i];
+			idx[i] = 0;
+		}
+	}
+	rc = ops_launch_end(dev, err);
+	goto release;
+end:
+	{
+		struct opr_error ignored;
+		ops_launch_end(dev, &ignored);
+	}
+release:
+	while (nbuf-- > 0)
+		ops_buf_release(dev, &buf[nbuf]);
+	return rc;
+}
+
+int ops_activation_strided(struct ops_device *dev, enum ops_act a, enum ops_dtype t,
+			   int rank, const int64_t *dims, const void *x,
+			   const int64_t *xstride, void *y, const int64_t *ystride,
+			   struct opr_error *err)
+{
+	return ops_activation_strided_plan(dev, NULL, a, t, rank, dims, x, xstride, y,
+					   ystride, err);
+}
+
+/* ---- the workload (group OPS_G_ACTIVATION) ------------------------------- */
+
+static const char *const act_params[] = { "tile_elems", NULL };
+
+/* Elements of the workload's tensor, or -1 when the product overflows. */
+static int64_t act_count(const struct ops_workload *w)
+{
+	int64_t n = 1;
+	for (int i = 0; i < w->tensor.rank && i < OPS_MAX_RANK; i++) {
+		if (w->tensor.dims[i] == 0)
+			return 0;
+		if (w->tensor.dims[i] < 0 || n > INT64_MAX / w->tensor.dims[i])
+			return -1;
+		n *= w->tensor.dims[i];
+	}
+	return n;
+}
+
+static int act_check(const struct ops_workload *w, struct opr_error *err)
+{
+	if (w->tensor.rank < 0 || w->tensor.rank > OPS_MAX_RANK)
+		return opr_error_set(err, OPR_EINPUT, "activation rank %d is outside 0..%d",
+				     w->tensor.rank, OPS_MAX_RANK);
+	for (int i = 0; i < w->tensor.rank; i++)
+		if (w->tensor.dims[i] < 0)
+			return opr_error_set(err, OPR_EINPUT, "dimension %d is negative (%lld)",
+					     i, (long long)w->tensor.dims[i]);
+	if (w->dtype != OPS_F32 && w->dtype != OPS_F16 && w->dtype != OPS_BF16)
+		return opr_error_set(err, OPR_EINPUT, "activation dtype '%s' is not fp32, fp16 or bf16",
+				     (int)w->dtype >= 0 && w->dtype < OPS_NDTYPES
+				     ? ops_dtype_name(w->dtype) : "?");
+	if (w->act <= OPS_ACT_NONE || w->act >= OPS_NACTS)
+		return opr_error_set(err, OPR_EINPUT, "activation group needs an activation other than 'none'");
+	int64_t n = act_count(w);
+	if (n < 0 || n > INT64_MAX / 2 / (int64_t)ops_dtype_size(w->dtype))
+		return opr_error_set(err, OPR_EINPUT, "shape product overflows");
+	return 0;
+}
+
+static uint64_t act_bytes(const struct ops_workload *w)
+{
+	int64_t n = act_count(w);
+	if (n < 0 || (int)w->dtype < 0 || w->dtype >= OPS_NDTYPES)
+		return UINT64_MAX;
+	uint64_t es = ops_dtype_size(w->dtype);
+	if ((uint64_t)n > UINT64_MAX / 4 / es)
+		return UINT64_MAX;
+	/* x and y, plus the fp32 staging of the generator for 16-bit dtypes */
+	return 2 * (uint64_t)n * es + (es < 4 ? 4 * (uint64_t)n : 0);
+}
+
+static int act_prepare(struct ops_instance *inst, struct opr_error *err)
+{
+	int64_t n = act_count(&inst->work);
+	int rc = ops_instance_add_tensor(inst, "x", inst->work.dtype, n, 0, -8.0, 8.0, err);
+	if (rc < 0)
+		return rc;
+	rc = ops_instance_add_tensor(inst, "y", inst->work.dtype, n, 1, 0.0, 0.0, err);
+	if (rc < 0)
+		return rc;
+	inst->out_index = rc;
+	return 0;
+}
+
+static void contiguous_strides(const struct ops_tensor_shape *s, int64_t *st)
+{
+	int64_t m = 1;
+	for (int i = s->rank - 1; i >= 0; i--) {
+		st[i] = m;
+		m *= s->dims[i] > 0 ? s->dims[i] : 1;
+	}
+}
+
+static int act_run(struct ops_device *dev, struct ops_instance *inst, struct opr_error *err)
+{
+	int64_t st[OPS_MAX_RANK];
+	struct ops_tensor *x = ops_instance_tensor(inst, "x");
+	struct ops_tensor *y = ops_instance_tensor(inst, "y");
+	if (!x || !y)
+		return opr_error_set(err, OPR_EINTERNAL, "activation instance lacks 'x' or 'y'");
+	contiguous_strides(&inst->work.tensor, st);
+	int dry = ops_device_dry_run(dev);
+	return ops_activation_strided_plan(dev, &inst->plan, inst->work.act, inst->work.dtype,
+					   inst->work.tensor.rank, inst->work.tensor.dims,
+					   dry ? NULL : x->data, st, dry ? NULL : y->data, st, err);
+}
+
+static int act_quality(const struct ops_instance *inst, struct ops_quality *q,
+		       struct opr_error *err)
+{
+	const struct ops_tensor *x = &inst->t[0], *y = &inst->t[inst->out_index];
+	float fx[512], fy[512];
+	double num = 0.0, den = 0.0;
+	size_t es = ops_dtype_size(x->dtype);
+
+	if (!x->data || !y->data)
+		return opr_error_set(err, OPR_EINTERNAL, "quality of a planning instance");
+	/* streamed in chunks: no fp64 copy of the whole output */
+	for (int64_t i = 0; i < x->count; i += 512) {
+		size_t m = (size_t)(x->count - i < 512 ? x->count - i : 512);
+		ops_to_f32(x->dtype, (const char *)x->data + (size_t)i * es, fx, m);
+		ops_to_f32(y->dtype, (const char *)y->data + (size_t)i * es, fy, m);
+		for (size_t k = 0; k < m; k++) {
+			double ref = ops_act_ref(inst->work.act, (double)fx[k]);
+			double d = (double)fy[k] - ref;
+			num += d * d;
+			den += ref * ref;
+		}
+	}
+	memset(q, 0, sizeof *q);
+	q->rel_l2 = den > 0.0 ? sqrt(num / den) : sqrt(num);
+	return 0;
+}
+
+/* Candidates: tiles of 1024 * 4^i elements (and the default tile), each single
+ * and double-buffered, up to the first size that holds the whole tensor; the
+ * ones over SHARED capacity are kept so that the planner shows why. */
+static size_t act_plans(const struct ops_envelope *env, const struct ops_workload *w,
+			int fused, struct ops_plan *out, size_t max)
+{
+	size_t n = 0;
+	int64_t count = act_count(w), def = ops_activation_default_tile(env, w->dtype);
+	int64_t sizes[12];
+	int ns = 0;
+
+	sizes[ns++] = def;
+	for (int64_t s = 1024; ns < 11; s *= 4) {
+		if (s != def)
+			sizes[ns++] = s;
+		if (s >= count || s > 2 * def)
+			break;
+	}
+	for (int i = 0; i < ns; i++)
+		for (int db = 1; db >= 0; db--) {
+			if (n == max)
+				return n;
+			memset(&out[n], 0, sizeof out[n]);
+			out[n].fused = fused;
+			out[n].strategy = OPS_STRAT_DIRECT;
+			out[n].p[0] = sizes[i];
+			out[n].double_buffer = db;
+			n++;
+		}
+	return n;
+}
+
+const struct ops_group_impl ops_impl_activation = {
+	.group = OPS_G_ACTIVATION,
+	.check = act_check,
+	.bytes = act_bytes,
+	.prepare = act_prepare,
+	.run = act_run,
+	.quality = act_quality,
+	.plans = act_plans,
+	.release = NULL,
+	.params = act_params,
+};

@@ -1,0 +1,1349 @@
+/* ops/conv2d.c: conv2d and conv2d+bias+activation (NCHW x, KCRS weights,
+ * stride, padding, dilation, groups) on the device model: untiled, direct
+ * tiled and im2col + GEMM strategies; fp32/fp16/bf16 storage, fp32 sums.
+ *
+ * Data flow of a tiled launch, per output tile [tile_k, tile_oh, tile_ow] of
+ * one image and group, per channel block of tile_c: DMA the input patch
+ * GLOBAL->SHARED (halo outside the image zero-filled on chip), DMA the weight
+ * block GLOBAL->SHARED straight into the microkernel's packed layout, widen
+ * fp16/bf16 to fp32 in SHARED, accumulate in an fp32 SHARED tile; then the
+ * epilogue (bias + activation when fused, narrowing) and one DMA of the tile
+ * SHARED->GLOBAL. Units: elements for shapes and strides, bytes for counts. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv2d_int.h"
+
+static const char *const conv_params[] = {
+	"tile_k", "tile_oh", "tile_ow", "tile_c", NULL
+};
+
+/* Largest accepted extent of one dimension, so that sums like h + 2*pad and
+ * dil*(r-1) cannot overflow before the product checks. */
+#define CONV_DIM_MAX ((int64_t)1 << 31)
+
+/* Output channels per packed weight block: 16 for the direct microkernel
+ * (two vectors of k), 6 for the GEMM microkernel (six broadcast rows). */
+#define DIRECT_KB 16
+#define DIRECT_PB 6
+#define GEMM_KB 6
+#define GEMM_PB 16
+
+/* ---- shape ------------------------------------------------------------------ */
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+/* Floor division for a possibly negative numerator and b > 0. */
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* a*b*c*d into *out; 1 when it overflows int64 (or exceeds 2^62). */
+static int prod4_over(int64_t a, int64_t b, int64_t c, int64_t d, int64_t *out)
+{
+	int64_t x;
+
+	if (__builtin_mul_overflow(a, b, &x) || __builtin_mul_overflow(x, c, &x) ||
+	    __builtin_mul_overflow(x, d, &x) || x > ((int64_t)1 << 62))
+		return 1;
+	*out = x;
+	return 0;
+}
+
+int ops_conv_dims_get(const struct ops_workload *wl, struct ops_conv_dims *d,
+		      struct opr_error *err)
+{
+	const struct ops_conv_shape *s = &wl->conv;
+	const struct { const char *name; int64_t v; int64_t min; } f[] = {
+		{ "n", s->n, 1 }, { "c", s->c, 1 }, { "h", s->h, 1 },
+		{ "w", s->w, 1 }, { "k", s->k, 1 }, { "r", s->r, 1 },
+		{ "s", s->s, 1 }, { "stride_h", s->stride_h, 0 },
+		{ "stride_w", s->stride_w, 0 }, { "pad_h", s->pad_h, 0 },
+		{ "pad_w", s->pad_w, 0 }, { "dil_h", s->dil_h, 0 },
+		{ "dil_w", s->dil_w, 0 }, { "groups", s->groups, 0 },
+	};
+	int64_t eh, ew, tmp;
+	size_t i;
+
+	for (i = 0; i < sizeof f / sizeof f[0]; i++) {
+		if (f[i].v < f[i].min || f[i].v > CONV_DIM_MAX)
+			return opr_error_set(err, OPR_EINPUT,
+					     "conv2d '%s' must be %s integer up to 2^31 (got %lld)",
+					     f[i].name,
+					     f[i].min ? "a positive" : "a non-negative",
+					     (long long)f[i].v);
+	}
+	memset(d, 0, sizeof *d);
+	d->n = s->n; d->c = s->c; d->h = s->h; d->w = s->w;
+	d->k = s->k; d->r = s->r; d->s = s->s;
+	/* 0 in stride, dilation and groups means 1 */
+	d->sh = s->stride_h ? s->stride_h : 1;
+	d->sw = s->stride_w ? s->stride_w : 1;
+	d->dh = s->dil_h ? s->dil_h : 1;
+	d->dw = s->dil_w ? s->dil_w : 1;
+	d->groups = s->groups ? s->groups : 1;
+	d->ph = s->pad_h;
+	d->pw = s->pad_w;
+	if (d->c % d->groups || d->k % d->groups)
+		return opr_error_set(err, OPR_EINPUT,
+				     "conv2d 'groups' (%lld) must divide c (%lld) and k (%lld)",
+				     (long long)d->groups, (long long)d->c, (long long)d->k);
+	d->cpg = d->c / d->groups;
+	d->kpg = d->k / d->groups;
+	/* output size: oh = (h + 2*pad_h - dil_h*(r-1) - 1)/stride_h + 1 */
+	eh = d->h + 2 * d->ph - d->dh * (d->r - 1) - 1;
+	ew = d->w + 2 * d->pw - d->dw * (d->s - 1) - 1;
+	if (eh < 0 || ew < 0)
+		return opr_error_set(err, OPR_EINPUT,
+				     "conv2d 'r'/'s' with dilation exceed the padded input (%lldx%lld): output would be empty",
+				     (long long)(d->h + 2 * d->ph), (long long)(d->w + 2 * d->pw));
+	d->oh = eh / d->sh + 1;
+	d->ow = ew / d->sw + 1;
+	if (prod4_over(d->n, d->c, d->h, d->w, &tmp) ||
+	    prod4_over(d->k, d->cpg, d->r, d->s, &tmp) ||
+	    prod4_over(d->n, d->k, d->oh, d->ow, &tmp) ||
+	    prod4_over(tmp, d->cpg * d->r, d->s, 8, &tmp))
+		return opr_error_set(err, OPR_EINPUT,
+				     "conv2d shape n=%lld c=%lld h=%lld w=%lld k=%lld is too large",
+				     (long long)d->n, (long long)d->c, (long long)d->h,
+				     (long long)d->w, (long long)d->k);
+	return 0;
+}
+
+/* Resolved tile: parameter (0 or negative: default) clamped to the shape.
+ * Defaults fit a 256 KiB SHARED core for the usual 3x3 layers. */
+void ops_conv_tiles_get(const struct ops_conv_dims *d, const struct ops_plan *p,
+			struct ops_conv_tiles *t)
+{
+	t->tk = p->p[0] > 0 ? p->p[0] : 16;
+	t->toh = p->p[1] > 0 ? p->p[1] : 4;
+	t->tow = p->p[2] > 0 ? p->p[2] : 64;
+	t->tc = p->p[3] > 0 ? p->p[3] : 32;
+	t->tk = min64(t->tk, d->kpg);
+	t->toh = min64(t->toh, d->oh);
+	t->tow = min64(t->tow, d->ow);
+	t->tc = min64(t->tc, d->cpg);
+}
+
+/* Rows of the input patch of an output range [o0, o0+no) inside [0, in):
+ * the patch starts at o0*stride - pad and spans (no-1)*stride + (f-1)*dil + 1. */
+static void patch_range(int64_t o0, int64_t no, int64_t stride, int64_t pad,
+			int64_t f, int64_t dil, int64_t in, int64_t *start,
+			int64_t *len, int64_t *v0, int64_t *nv)
+{
+	int64_t s0 = o0 * stride - pad;
+	int64_t l = (no - 1) * stride + (f - 1) * dil + 1;
+	int64_t a = max64(0, s0), b = min64(in, s0 + l);
+
+	*start = s0;
+	*len = l;
+	*v0 = a;
+	*nv = b > a ? b - a : 0;
+}
+
+/* Sum over the output tiles along one axis of the valid patch extent. */
+static int64_t patch_valid_sum(int64_t out, int64_t tile, int64_t stride,
+			       int64_t pad, int64_t f, int64_t dil, int64_t in)
+{
+	int64_t o0, sum = 0;
+
+	for (o0 = 0; o0 < out; o0 += tile) {
+		int64_t st, len, v0, nv;
+
+		patch_range(o0, min64(tile, out - o0), stride, pad, f, dil, in,
+			    &st, &len, &v0, &nv);
+		sum += nv;
+	}
+	return sum;
+}
+
+uint64_t ops_conv_direct_global_bytes(const struct ops_workload *wl,
+				      const struct ops_plan *plan)
+{
+	struct ops_conv_dims d;
+	struct ops_conv_tiles t;
+	uint64_t es, ntk, nth, ntw, rows, cols, xb, wb, yb, bb, total;
+	int fused_group = wl->group == OPS_G_CONV_BIAS_ACT;
+
+	if (ops_conv_dims_get(wl, &d, NULL) < 0)
+		return 0;
+	ops_conv_tiles_get(&d, plan, &t);
+	es = ops_dtype_size(wl->dtype);
+	ntk = (uint64_t)ceil_div(d.kpg, t.tk);
+	nth = (uint64_t)ceil_div(d.oh, t.toh);
+	ntw = (uint64_t)ceil_div(d.ow, t.tow);
+	rows = (uint64_t)patch_valid_sum(d.oh, t.toh, d.sh, d.ph, d.r, d.dh, d.h);
+	cols = (uint64_t)patch_valid_sum(d.ow, t.tow, d.sw, d.pw, d.s, d.dw, d.w);
+	xb = (uint64_t)(d.n * d.groups) * ntk * (uint64_t)d.cpg * rows * cols * es;
+	wb = (uint64_t)(d.n * d.groups) * nth * ntw *
+	     (uint64_t)(d.kpg * d.cpg * d.r * d.s) * es;
+	yb = (uint64_t)(d.n * d.k * d.oh * d.ow) * es;
+	bb = (uint64_t)(d.n * d.groups) * nth * ntw * (uint64_t)d.kpg * 4;
+	total = xb + wb + yb;
+	if (fused_group && plan->fused)
+		total += bb;
+	else if (fused_group)
+		total += 2 * yb + bb + 2 * yb; /* bias launch, activation launch */
+	return total;
+}
+
+/* ---- device helpers ----------------------------------------------------------- */
+
+/* base + idx elements, NULL in a dry run (no data anywhere). */
+static void *at(const void *base, int64_t idx, size_t es)
+{
+	return base ? (char *)(uintptr_t)base + (size_t)idx * es : NULL;
+}
+
+static int dma3(struct ops_device *dev, enum ops_space dsp, void *dst,
+		enum ops_space ssp, const void *src, size_t es,
+		int64_t n0, int64_t n1, int64_t n2, int64_t s0, int64_t s1,
+		int64_t s2, int64_t d0, int64_t d1, int64_t d2,
+		struct opr_error *err)
+{
+	struct ops_dma_desc dd;
+
+	memset(&dd, 0, sizeof dd);
+	dd.rank = 3;
+	dd.shape[0] = n0; dd.shape[1] = n1; dd.shape[2] = n2;
+	dd.src_stride[0] = s0; dd.src_stride[1] = s1; dd.src_stride[2] = s2;
+	dd.dst_stride[0] = d0; dd.dst_stride[1] = d1; dd.dst_stride[2] = d2;
+	dd.elem_bytes = es;
+	return ops_dma_split(dev, dsp, dst, ssp, src, &dd, err);
+}
+
+/* Everything one conv launch needs. */
+struct conv_ctx {
+	struct ops_device *dev;
+	struct ops_conv_dims d;
+	struct ops_conv_tiles t;
+	enum ops_strategy strat;
+	enum ops_dtype dt;
+	size_t es;
+	int dry;
+	int db;
+	const void *x, *w;
+	int epi;                /* fused epilogue: bias then act */
+	const float *bias;      /* NULL in a dry run */
+	enum ops_act act;
+	void *y;
+	int64_t ntk, nth, ntw, ntiles;
+	int64_t phm, pwm;       /* patch layout (largest tile) */
+	int32_t *off;           /* term -> patch offset, tc*r*s entries */
+};
+
+/* The on-chip buffers of one core. */
+#define CONV_NBUF 9
+struct conv_bufs {
+	struct ops_buf b[CONV_NBUF];
+	int n;
+	int live;
+};
+enum { B_X0, B_X1, B_X32, B_W0, B_W1, B_W32, B_COL, B_ACC, B_OUT };
+
+static void bufs_release(struct ops_device *dev, struct conv_bufs *bs)
+{
+	int i;
+
+	for (i = CONV_NBUF - 1; i >= 0; i--)
+		if (bs->b[i].bytes)
+			ops_buf_release(dev, &bs->b[i]);
+	memset(bs, 0, sizeof *bs);
+}
+
+static int buf_get(struct ops_device *dev, struct conv_bufs *bs, int i,
+		   enum ops_space sp, int64_t bytes, struct opr_error *err)
+{
+	int rc;
+
+	if (bytes <= 0)
+		return 0;
+	rc = ops_buf_alloc(dev, sp, (size_t)bytes, &bs->b[i], err);
+	if (rc < 0)
+		memset(&bs->b[i], 0, sizeof bs->b[i]);
+	return rc;
+}
+
+/* Placement: tile t runs on core t % cores, so the tiles of one core are
+ * walked together and each core holds one buffer set at a time. */
+static int64_t tile_order(int64_t i, int64_t ntiles, int cores)
+{
+	int64_t per = ntiles / cores, rem = ntiles % cores;
+	int64_t core, j, first;
+
+	/* cores [0, rem) run per+1 tiles, the rest per */
+	if (i < rem * (per + 1)) {
+		core = i / (per + 1);
+		j = i % (per + 1);
+	} else {
+		first = i - rem * (per + 1);
+		core = rem + first / per;
+		j = first % per;
+	}
+	return core + j * cores;
+}
+
+struct tile_pos {
+	int64_t ni, g, k0, nk, oh0, noh, ow0, now, npix;
+};
+
+static void tile_decode(const struct conv_ctx *cx, int64_t t, struct tile_pos *p)
+{
+	int64_t owt = t % cx->ntw, oht, kt;
+
+	t /= cx->ntw;
+	oht = t % cx->nth;
+	t /= cx->nth;
+	kt = t % cx->ntk;
+	t /= cx->ntk;
+	p->g = t % cx->d.groups;
+	p->ni = t / cx->d.groups;
+	p->k0 = kt * cx->t.tk;
+	p->nk = min64(cx->t.tk, cx->d.kpg - p->k0);
+	p->oh0 = oht * cx->t.toh;
+	p->noh = min64(cx->t.toh, cx->d.oh - p->oh0);
+	p->ow0 = owt * cx->t.tow;
+	p->now = min64(cx->t.tow, cx->d.ow - p->ow0);
+	p->npix = p->noh * p->now;
+}
+
+/* Sizes (bytes) of the conv launch's per-core buffers. */
+static void conv_buf_sizes(const struct conv_ctx *cx, int64_t sz[CONV_NBUF])
+{
+	const struct ops_conv_tiles *t = &cx->t;
+	int64_t es = (int64_t)cx->es, terms = t->tc * cx->d.r * cx->d.s;
+	int64_t kb = cx->strat == OPS_STRAT_DIRECT ? DIRECT_KB : GEMM_KB;
+	int64_t patch = t->tc * cx->phm * cx->pwm;
+	int64_t wpk = ceil_div(t->tk, kb) * kb * terms;
+	int64_t npix = t->toh * t->tow;
+	int wide = cx->dt != OPS_F32;
+
+	memset(sz, 0, sizeof(int64_t) * CONV_NBUF);
+	sz[B_X0] = patch * es;
+	sz[B_X1] = cx->db ? patch * es : 0;
+	sz[B_X32] = wide ? patch * 4 : 0;
+	sz[B_W0] = wpk * es;
+	sz[B_W1] = cx->db ? wpk * es : 0;
+	sz[B_W32] = wide ? wpk * 4 : 0;
+	sz[B_COL] = cx->strat == OPS_STRAT_IM2COL ?
+		    ceil_div(npix, GEMM_PB) * GEMM_PB * terms * 4 : 0;
+	sz[B_ACC] = t->tk * npix * 4 + (cx->epi ? t->tk * 4 : 0);
+	sz[B_OUT] = wide ? t->tk * npix * es : 0;
+}
+
+static int bufs_get(const struct conv_ctx *cx, struct conv_bufs *bs,
+		    struct opr_error *err)
+{
+	int64_t sz[CONV_NBUF];
+	int i, rc;
+
+	conv_buf_sizes(cx, sz);
+	memset(bs, 0, sizeof *bs);
+	for (i = 0; i < CONV_NBUF; i++) {
+		rc = buf_get(cx->dev, bs, i, OPS_SHARED, sz[i], err);
+		if (rc < 0) {
+			bufs_release(cx->dev, bs);
+			return rc;
+		}
+	}
+	bs->live = 1;
+	return 0;
+}
+
+/* ---- the tiled conv launch ------------------------------------------------------ */
+
+/* Brings channels [c0, c0+nc) of the tile's input patch into xb (layout
+ * [nc][phm][pwm]) with the halo zeroed; widens to x32 when stored narrow. */
+static int load_patch(struct conv_ctx *cx, const struct tile_pos *tp,
+		      int64_t c0, int64_t nc, void *xb, float *x32,
+		      struct opr_error *err)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int64_t rs, rl, rv0, rnv, cs, cl, cv0, cnv, valid, all;
+	int rc;
+
+	patch_range(tp->oh0, tp->noh, d->sh, d->ph, d->r, d->dh, d->h, &rs, &rl, &rv0, &rnv);
+	patch_range(tp->ow0, tp->now, d->sw, d->pw, d->s, d->dw, d->w, &cs, &cl, &cv0, &cnv);
+	valid = nc * rnv * cnv;
+	all = nc * rl * cl;
+	if (valid < all) {
+		/* zero-fill of the halo (padding) on chip */
+		if (!cx->dry)
+			memset(xb, 0, (size_t)(nc * cx->phm * cx->pwm) * cx->es);
+		ops_compute(cx->dev, cx->dt, 0, 0, 0, (uint64_t)(all - valid) * cx->es);
+	}
+	if (valid > 0) {
+		int64_t src = (((tp->ni * d->c) + tp->g * d->cpg + c0) * d->h + rv0) * d->w + cv0;
+		int64_t dst = (rv0 - rs) * cx->pwm + (cv0 - cs);
+
+		rc = dma3(cx->dev, OPS_SHARED, at(xb, dst, cx->es), OPS_GLOBAL,
+			  at(cx->x, src, cx->es), cx->es, nc, rnv, cnv,
+			  d->h * d->w, d->w, 1, cx->phm * cx->pwm, cx->pwm, 1, err);
+		if (rc < 0)
+			return rc;
+	}
+	if (cx->dt != OPS_F32) {
+		if (!cx->dry)
+			ops_to_f32(cx->dt, xb, x32, (size_t)(nc * cx->phm * cx->pwm));
+		ops_compute(cx->dev, cx->dt, 0, 0, (uint64_t)all * cx->es,
+			    (uint64_t)all * 4);
+	}
+	return 0;
+}
+
+/* Brings weights [k0, k0+nk) x [c0, c0+nc) x r x s into wb in the packed
+ * layout [nk/kb][nc*r*s][kb] (k padded with zeros to a multiple of kb),
+ * by DMA with a transposing destination stride; widens to w32. */
+static int load_weights(struct conv_ctx *cx, const struct tile_pos *tp,
+			int64_t c0, int64_t nc, int64_t kb, void *wb, float *w32,
+			struct opr_error *err)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int64_t rs = d->r * d->s, terms = nc * rs, crs = d->cpg * rs;
+	int64_t nfull = tp->nk / kb, rem = tp->nk % kb, nkb = ceil_div(tp->nk, kb);
+	int64_t src = ((tp->g * d->kpg + tp->k0) * d->cpg + c0) * rs;
+	int rc;
+
+	if (rem) {
+		if (!cx->dry)
+			memset(wb, 0, (size_t)(nkb * kb * terms) * cx->es);
+		ops_compute(cx->dev, cx->dt, 0, 0, 0,
+			    (uint64_t)((kb - rem) * terms) * cx->es);
+	}
+	if (nfull) {
+		rc = dma3(cx->dev, OPS_SHARED, wb, OPS_GLOBAL, at(cx->w, src, cx->es),
+			  cx->es, nfull, kb, terms, kb * crs, crs, 1,
+			  terms * kb, 1, kb, err);
+		if (rc < 0)
+			return rc;
+	}
+	if (rem) {
+		struct ops_dma_desc dd;
+
+		memset(&dd, 0, sizeof dd);
+		dd.rank = 2;
+		dd.shape[0] = rem; dd.shape[1] = terms;
+		dd.src_stride[0] = crs; dd.src_stride[1] = 1;
+		dd.dst_stride[0] = 1; dd.dst_stride[1] = kb;
+		dd.elem_bytes = cx->es;
+		rc = ops_dma_split(cx->dev, OPS_SHARED, at(wb, nfull * kb * terms, cx->es),
+				   OPS_GLOBAL, at(cx->w, src + nfull * kb * crs, cx->es),
+				   &dd, err);
+		if (rc < 0)
+			return rc;
+	}
+	if (cx->dt != OPS_F32) {
+		if (!cx->dry)
+			ops_to_f32(cx->dt, wb, w32, (size_t)(nkb * kb * terms));
+		ops_compute(cx->dev, cx->dt, 0, 0, (uint64_t)(nkb * kb * terms) * cx->es,
+			    (uint64_t)(nkb * kb * terms) * 4);
+	}
+	return 0;
+}
+
+/* Patch offset of output pixel p of the tile (row-major over [noh, now]). */
+static int64_t pix_off(const struct conv_ctx *cx, const struct tile_pos *tp, int64_t p)
+{
+	return (p / tp->now) * cx->d.sh * cx->pwm + (p % tp->now) * cx->d.sw;
+}
+
+static void fill_offsets(struct conv_ctx *cx, int64_t nc)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int64_t c, i, j, n = 0;
+
+	for (c = 0; c < nc; c++)
+		for (i = 0; i < d->r; i++)
+			for (j = 0; j < d->s; j++)
+				cx->off[n++] = (int32_t)(c * cx->phm * cx->pwm +
+							 i * d->dh * cx->pwm + j * d->dw);
+}
+
+/* acc[nk][npix] (=, or += when !first) over the terms of one channel block. */
+static void compute_direct(const struct conv_ctx *cx, const struct tile_pos *tp,
+			   int64_t terms, const float *x32, const float *w32,
+			   float *acc, int first)
+{
+	int64_t nkb = ceil_div(tp->nk, DIRECT_KB), npb = ceil_div(tp->npix, DIRECT_PB);
+	int64_t kb, pb, j, l;
+	float tmp[DIRECT_PB * DIRECT_KB];
+	const float *pix[DIRECT_PB];
+
+	for (kb = 0; kb < nkb; kb++) {
+		const float *wp = w32 + kb * terms * DIRECT_KB;
+		int64_t nkl = min64(DIRECT_KB, tp->nk - kb * DIRECT_KB);
+
+		for (pb = 0; pb < npb; pb++) {
+			int64_t np = min64(DIRECT_PB, tp->npix - pb * DIRECT_PB);
+
+			/* a partial block repeats its last pixel (not stored) */
+			for (j = 0; j < DIRECT_PB; j++)
+				pix[j] = x32 + pix_off(cx, tp, pb * DIRECT_PB + min64(j, np - 1));
+			ops_conv_kern_direct_6x16(pix, cx->off, terms, wp, tmp);
+			for (l = 0; l < nkl; l++) {
+				float *row = acc + (kb * DIRECT_KB + l) * tp->npix + pb * DIRECT_PB;
+
+				if (first)
+					for (j = 0; j < np; j++)
+						row[j] = tmp[j * DIRECT_KB + l];
+				else
+					for (j = 0; j < np; j++)
+						row[j] += tmp[j * DIRECT_KB + l];
+			}
+		}
+	}
+}
+
+/* im2col of the patch into GEMM_PB-pixel panels col[pb][term][16], then
+ * acc[nk][npix] (=, or +=) = packed weights x col by the 6x16 kernel. */
+static void compute_im2col(const struct conv_ctx *cx, const struct tile_pos *tp,
+			   int64_t terms, const float *x32, const float *w32,
+			   float *col, float *acc, int first)
+{
+	int64_t nkb = ceil_div(tp->nk, GEMM_KB), npb = ceil_div(tp->npix, GEMM_PB);
+	int64_t kb, pb, i, j, l;
+	float tmp[GEMM_KB * GEMM_PB];
+
+	for (pb = 0; pb < npb; pb++) {
+		int64_t po[GEMM_PB];
+		float *cp = col + pb * terms * GEMM_PB;
+
+		int contiguous = 1;
+
+		for (j = 0; j < GEMM_PB; j++) {
+			po[j] = pix_off(cx, tp, min64(pb * GEMM_PB + j, tp->npix - 1));
+			contiguous &= po[j] == po[0] + j;
+		}
+		/* unit stride inside one output row: each term is one run */
+		for (i = 0; i < terms; i++) {
+			const float *src = x32 + cx->off[i];
+
+			if (contiguous)
+				memcpy(cp + i * GEMM_PB, src + po[0], GEMM_PB * sizeof *cp);
+			else
+				for (j = 0; j < GEMM_PB; j++)
+					cp[i * GEMM_PB + j] = src[po[j]];
+		}
+	}
+	for (kb = 0; kb < nkb; kb++) {
+		const float *a = w32 + kb * terms * GEMM_KB;
+		int64_t nkl = min64(GEMM_KB, tp->nk - kb * GEMM_KB);
+
+		for (pb = 0; pb < npb; pb++) {
+			int64_t np = min64(GEMM_PB, tp->npix - pb * GEMM_PB);
+
+			if (nkl == GEMM_KB && np == GEMM_PB) {
+				/* a full block goes straight to the accumulator */
+				ops_conv_kern_gemm_6x16(a, col + pb * terms * GEMM_PB, terms,
+							acc + kb * GEMM_KB * tp->npix + pb * GEMM_PB,
+							tp->npix, !first);
+				continue;
+			}
+			ops_conv_kern_gemm_6x16(a, col + pb * terms * GEMM_PB, terms, tmp,
+						GEMM_PB, 0);
+			for (l = 0; l < nkl; l++) {
+				float *row = acc + (kb * GEMM_KB + l) * tp->npix + pb * GEMM_PB;
+				const float *tr = tmp + l * GEMM_PB;
+
+				if (first)
+					memcpy(row, tr, (size_t)np * sizeof *row);
+				else
+					for (j = 0; j < np; j++)
+						row[j] += tr[j];
+			}
+		}
+	}
+}
+
+/* Bias + activation on an fp32 tile [nk][npix] in SHARED (bias[nk]). */
+static void epilogue_f32(enum ops_act act, const float *bias, float *acc,
+			 int64_t nk, int64_t npix)
+{
+	int64_t l, j;
+
+	for (l = 0; l < nk; l++) {
+		float *row = acc + l * npix;
+
+		if (bias)
+			for (j = 0; j < npix; j++)
+				row[j] += bias[l];
+		if (act != OPS_ACT_NONE)
+			ops_act_f32(act, row, row, (size_t)npix);
+	}
+}
+
+/* Narrows the fp32 tile (if needed) and DMAs it to y. */
+static int store_tile(struct conv_ctx *cx, const struct tile_pos *tp,
+		      const float *acc, void *out, struct opr_error *err)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int64_t n = tp->nk * tp->npix;
+	int64_t dst = ((tp->ni * d->k + tp->g * d->kpg + tp->k0) * d->oh + tp->oh0) *
+		      d->ow + tp->ow0;
+	const void *src = acc;
+
+	if (cx->dt != OPS_F32) {
+		if (!cx->dry)
+			ops_from_f32(cx->dt, acc, out, (size_t)n);
+		ops_compute(cx->dev, cx->dt, 0, 0, (uint64_t)n * 4, (uint64_t)n * cx->es);
+		src = out;
+	}
+	return dma3(cx->dev, OPS_GLOBAL, at(cx->y, dst, cx->es), OPS_SHARED, src,
+		    cx->es, tp->nk, tp->noh, tp->now, tp->npix, tp->now, 1,
+		    d->oh * d->ow, d->ow, 1, err);
+}
+
+static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
+		     const struct tile_pos *tp, struct opr_error *err)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int direct = cx->strat == OPS_STRAT_DIRECT;
+	int64_t kb = direct ? DIRECT_KB : GEMM_KB, pbw = direct ? DIRECT_PB : GEMM_PB;
+	int64_t c0, it = 0;
+	float *acc = bs->b[B_ACC].data;
+	float *bias = acc ? acc + cx->t.tk * cx->t.toh * cx->t.tow : NULL;
+	int rc;
+
+	for (c0 = 0; c0 < d->cpg; c0 += cx->t.tc, it++) {
+		int64_t nc = min64(cx->t.tc, d->cpg - c0), terms = nc * d->r * d->s;
+		int slot = cx->db ? (int)(it & 1) : 0;
+		void *xb = bs->b[B_X0 + slot].data, *wb = bs->b[B_W0 + slot].data;
+		float *x32 = cx->dt == OPS_F32 ? xb : bs->b[B_X32].data;
+		float *w32 = cx->dt == OPS_F32 ? wb : bs->b[B_W32].data;
+		int64_t nkb = ceil_div(tp->nk, kb), npb = ceil_div(tp->npix, pbw);
+		uint64_t rd, wr;
+
+		rc = load_patch(cx, tp, c0, nc, xb, x32, err);
+		if (rc < 0)
+			return rc;
+		rc = load_weights(cx, tp, c0, nc, kb, wb, w32, err);
+		if (rc < 0)
+			return rc;
+		/* compute reads: per microkernel call and term, kb weights and
+		 * pbw inputs (fp32); plus the partial sums read back */
+		rd = (uint64_t)(nkb * npb * terms * (kb + pbw)) * 4 +
+		     (c0 ? (uint64_t)(tp->nk * tp->npix) * 4 : 0);
+		wr = (uint64_t)(tp->nk * tp->npix) * 4;
+		if (!direct) {
+			/* the im2col panels written then read */
+			wr += (uint64_t)(npb * GEMM_PB * terms) * 4;
+			rd += (uint64_t)(npb * GEMM_PB * terms) * 4;
+		}
+		if (!cx->dry) {
+			fill_offsets(cx, nc);
+			if (direct)
+				compute_direct(cx, tp, terms, x32, w32, acc, c0 == 0);
+			else
+				compute_im2col(cx, tp, terms, x32, w32,
+					       bs->b[B_COL].data, acc, c0 == 0);
+		}
+		ops_compute(cx->dev, cx->dt, (uint64_t)(tp->nk * tp->npix * terms), 0, rd, wr);
+	}
+	if (cx->epi) {
+		uint64_t n = (uint64_t)(tp->nk * tp->npix);
+		struct ops_dma_desc dd;
+
+		memset(&dd, 0, sizeof dd);
+		dd.rank = 1;
+		dd.shape[0] = tp->nk;
+		dd.src_stride[0] = 1;
+		dd.dst_stride[0] = 1;
+		dd.elem_bytes = 4;
+		rc = ops_dma_split(cx->dev, OPS_SHARED, bias, OPS_GLOBAL,
+				   at(cx->bias, tp->g * d->kpg + tp->k0, 4), &dd, err);
+		if (rc < 0)
+			return rc;
+		if (!cx->dry)
+			epilogue_f32(cx->act, bias, acc, tp->nk, tp->npix);
+		ops_compute(cx->dev, OPS_F32, 0, cx->act != OPS_ACT_NONE ? 2 * n : n,
+			    (cx->act != OPS_ACT_NONE ? 2 * n : n) * 4 + (uint64_t)tp->nk * 4,
+			    (cx->act != OPS_ACT_NONE ? 2 * n : n) * 4);
+	}
+	return store_tile(cx, tp, acc, bs->b[B_OUT].data, err);
+}
+
+/* Walks the tiles core by core (see tile_order), one buffer set per core. */
+static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
+			     struct opr_error *err)
+{
+	const struct ops_envelope *env = ops_device_envelope(cx->dev);
+	int cores = env->cores > 0 ? (env->cores < OPS_MAX_CORES ? env->cores : OPS_MAX_CORES) : 1;
+	struct conv_bufs bs;
+	int64_t i, prev_core = -1, patch;
+	int rc;
+
+	cx->phm = (cx->t.toh - 1) * cx->d.sh + (cx->d.r - 1) * cx->d.dh + 1;
+	cx->pwm = (cx->t.tow - 1) * cx->d.sw + (cx->d.s - 1) * cx->d.dw + 1;
+	patch = cx->t.tc * cx->phm * cx->pwm;
+	if (patch >= INT32_MAX)
+		return opr_error_set(err, OPR_ELIMIT,
+				     "conv2d input patch of %lld elements is too large for one tile",
+				     (long long)patch);
+	cx->ntk = ceil_div(cx->d.kpg, cx->t.tk);
+	cx->nth = ceil_div(cx->d.oh, cx->t.toh);
+	cx->ntw = ceil_div(cx->d.ow, cx->t.tow);
+	cx->ntiles = cx->d.n * cx->d.groups * cx->ntk * cx->nth * cx->ntw;
+	cx->off = NULL;
+	if (!cx->dry) {
+		cx->off = malloc(sizeof *cx->off * (size_t)(cx->t.tc * cx->d.r * cx->d.s));
+		if (!cx->off)
+			return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the offset table");
+	}
+	memset(&bs, 0, sizeof bs);
+	rc = ops_launch_begin(cx->dev, name, cx->db, err);
+	if (rc < 0)
+		goto free_off;
+	for (i = 0; i < cx->ntiles; i++) {
+		int64_t t = tile_order(i, cx->ntiles, cores);
+		struct tile_pos tp;
+
+		ops_tile_begin(cx->dev, t);
+		if (t % cores != prev_core) {
+			bufs_release(cx->dev, &bs);
+			rc = bufs_get(cx, &bs, err);
+			if (rc < 0)
+				goto release;
+			prev_core = t % cores;
+		}
+		tile_decode(cx, t, &tp);
+		rc = conv_tile(cx, &bs, &tp, err);
+		if (rc < 0)
+			goto release;
+	}
+	rc = 0;
+release:
+	bufs_release(cx->dev, &bs);
+	/* a failed launch is still closed so the device stays usable */
+	if (rc == 0)
+		rc = ops_launch_end(cx->dev, err);
+	else
+		ops_launch_end(cx->dev, NULL);
+free_off:
+	free(cx->off);
+	cx->off = NULL;
+	return rc;
+}
+
+/* ---- the untiled launch --------------------------------------------------------- */
+
+/* Naive loops on one core: every operand element comes from GLOBAL each time
+ * a MAC uses it (x by a strided run per filter tap and output row, the
+ * weight re-read with stride 0), nothing is reused on chip. The fp32 output
+ * row is staged in LOCAL and written once. */
+static int conv_launch_untiled(struct conv_ctx *cx, const char *name,
+			       struct opr_error *err)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	struct ops_buf xs = { 0 }, ws = { 0 }, accb = { 0 }, outb = { 0 }, bb = { 0 };
+	float *xf = NULL, *wf = NULL;
+	int64_t ni, g, kk, oy, cc, rr, ss, i;
+	size_t es = cx->es;
+	int rc;
+
+	if (!cx->dry) {
+		xf = malloc(sizeof *xf * (size_t)d->ow);
+		wf = malloc(sizeof *wf * (size_t)d->ow);
+		if (!xf || !wf) {
+			rc = opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the untiled rows");
+			goto free_host;
+		}
+	}
+	rc = ops_launch_begin(cx->dev, name, cx->db, err);
+	if (rc < 0)
+		goto free_host;
+	ops_tile_begin(cx->dev, 0);
+	if ((rc = ops_buf_alloc(cx->dev, OPS_LOCAL, (size_t)d->ow * es, &xs, err)) < 0 ||
+	    (rc = ops_buf_alloc(cx->dev, OPS_LOCAL, (size_t)d->ow * es, &ws, err)) < 0 ||
+	    (rc = ops_buf_alloc(cx->dev, OPS_LOCAL, (size_t)d->ow * 4, &accb, err)) < 0 ||
+	    (cx->dt != OPS_F32 &&
+	     (rc = ops_buf_alloc(cx->dev, OPS_LOCAL, (size_t)d->ow * es, &outb, err)) < 0) ||
+	    (cx->epi && (rc = ops_buf_alloc(cx->dev, OPS_LOCAL, 4, &bb, err)) < 0))
+		goto release;
+	for (ni = 0; ni < d->n; ni++)
+	for (g = 0; g < d->groups; g++)
+	for (kk = 0; kk < d->kpg; kk++)
+	for (oy = 0; oy < d->oh; oy++) {
+		int64_t ko = g * d->kpg + kk;
+		uint64_t macs = 0;
+		float *acc = accb.data;
+
+		if (!cx->dry)
+			memset(acc, 0, sizeof *acc * (size_t)d->ow);
+		for (cc = 0; cc < d->cpg; cc++)
+		for (rr = 0; rr < d->r; rr++) {
+			int64_t iy = oy * d->sh - d->ph + rr * d->dh;
+
+			if (iy < 0 || iy >= d->h)
+				continue;
+			for (ss = 0; ss < d->s; ss++) {
+				/* ix = ox*sw - pw + ss*dw must lie in [0, w) */
+				int64_t sh = ss * d->dw - d->pw;
+				int64_t lo = max64(0, floor_div(-sh + d->sw - 1, d->sw));
+				int64_t hi = min64(d->ow, floor_div(d->w - 1 - sh, d->sw) + 1);
+				int64_t nv = hi - lo, xi, wi;
+				struct ops_dma_desc dd;
+
+				if (nv <= 0)
+					continue;
+				xi = ((ni * d->c + g * d->cpg + cc) * d->h + iy) * d->w +
+				     lo * d->sw + sh;
+				wi = ((ko * d->cpg + cc) * d->r + rr) * d->s + ss;
+				memset(&dd, 0, sizeof dd);
+				dd.rank = 1;
+				dd.shape[0] = nv;
+				dd.src_stride[0] = d->sw;
+				dd.dst_stride[0] = 1;
+				dd.elem_bytes = es;
+				rc = ops_dma_split(cx->dev, OPS_LOCAL, xs.data, OPS_GLOBAL,
+						   at(cx->x, xi, es), &dd, err);
+				if (rc < 0)
+					goto release;
+				dd.src_stride[0] = 0;
+				rc = ops_dma_split(cx->dev, OPS_LOCAL, ws.data, OPS_GLOBAL,
+						   at(cx->w, wi, es), &dd, err);
+				if (rc < 0)
+					goto release;
+				macs += (uint64_t)nv;
+				if (cx->dry)
+					continue;
+				ops_to_f32(cx->dt, xs.data, xf, (size_t)nv);
+				ops_to_f32(cx->dt, ws.data, wf, (size_t)nv);
+				for (i = 0; i < nv; i++)
+					acc[lo + i] += xf[i] * wf[i];
+			}
+		}
+		ops_compute(cx->dev, cx->dt, macs, 0, macs * 2 * es + macs * 4, macs * 4);
+		{
+			uint64_t n = (uint64_t)d->ow;
+			int64_t yi = ((ni * d->k + ko) * d->oh + oy) * d->ow;
+			const void *src = acc;
+			struct ops_dma_desc dd;
+
+			if (cx->epi) {
+				uint64_t ops = cx->act != OPS_ACT_NONE ? 2 * n : n;
+				struct ops_dma_desc bd;
+
+				memset(&bd, 0, sizeof bd);
+				bd.rank = 1;
+				bd.shape[0] = 1;
+				bd.src_stride[0] = 1;
+				bd.dst_stride[0] = 1;
+				bd.elem_bytes = 4;
+				rc = ops_dma_split(cx->dev, OPS_LOCAL, bb.data,
+						   OPS_GLOBAL, at(cx->bias, ko, 4), &bd, err);
+				if (rc < 0)
+					goto release;
+				if (!cx->dry) {
+					float b = *(const float *)bb.data;
+
+					for (i = 0; i < d->ow; i++)
+						acc[i] += b;
+					if (cx->act != OPS_ACT_NONE)
+						ops_act_f32(cx->act, acc, acc, (size_t)d->ow);
+				}
+				ops_compute(cx->dev, OPS_F32, 0, ops, ops * 4 + 4, ops * 4);
+			}
+			if (cx->dt != OPS_F32) {
+				if (!cx->dry)
+					ops_from_f32(cx->dt, acc, outb.data, (size_t)n);
+				ops_compute(cx->dev, cx->dt, 0, 0, n * 4, n * es);
+				src = outb.data;
+			}
+			memset(&dd, 0, sizeof dd);
+			dd.rank = 1;
+			dd.shape[0] = d->ow;
+			dd.src_stride[0] = 1;
+			dd.dst_stride[0] = 1;
+			dd.elem_bytes = es;
+			rc = ops_dma_split(cx->dev, OPS_GLOBAL, at(cx->y, yi, es),
+					   OPS_LOCAL, src, &dd, err);
+			if (rc < 0)
+				goto release;
+		}
+	}
+	rc = 0;
+release:
+	if (bb.bytes)
+		ops_buf_release(cx->dev, &bb);
+	if (outb.bytes)
+		ops_buf_release(cx->dev, &outb);
+	if (accb.bytes)
+		ops_buf_release(cx->dev, &accb);
+	if (ws.bytes)
+		ops_buf_release(cx->dev, &ws);
+	if (xs.bytes)
+		ops_buf_release(cx->dev, &xs);
+	if (rc == 0)
+		rc = ops_launch_end(cx->dev, err);
+	else
+		ops_launch_end(cx->dev, NULL);
+free_host:
+	free(xf);
+	free(wf);
+	return rc;
+}
+
+/* ---- unfused bias and activation launches ----------------------------------------- */
+
+/* One element-wise launch over y with the conv's output tiles: each tile
+ * goes GLOBAL->SHARED, gets bias (bias != NULL) or the activation, and goes
+ * back SHARED->GLOBAL. */
+static int ew_launch(struct conv_ctx *cx, const char *name, int with_bias,
+		     const float *bias, enum ops_act act, struct opr_error *err)
+{
+	const struct ops_envelope *env = ops_device_envelope(cx->dev);
+	const struct ops_conv_dims *d = &cx->d;
+	int cores = env->cores > 0 ? (env->cores < OPS_MAX_CORES ? env->cores : OPS_MAX_CORES) : 1;
+	int64_t tile = cx->t.tk * cx->t.toh * cx->t.tow, i, prev_core = -1, it = 0;
+	struct ops_buf b[4];
+	int wide = cx->dt != OPS_F32, rc = 0, j;
+
+	cx->ntk = ceil_div(d->kpg, cx->t.tk);
+	cx->nth = ceil_div(d->oh, cx->t.toh);
+	cx->ntw = ceil_div(d->ow, cx->t.tow);
+	cx->ntiles = d->n * d->groups * cx->ntk * cx->nth * cx->ntw;
+	memset(b, 0, sizeof b);
+	rc = ops_launch_begin(cx->dev, name, cx->db, err);
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < cx->ntiles; i++) {
+		int64_t t = tile_order(i, cx->ntiles, cores), n, src;
+		struct tile_pos tp;
+		void *raw;
+		float *f;
+
+		ops_tile_begin(cx->dev, t);
+		if (t % cores != prev_core) {
+			for (j = 3; j >= 0; j--)
+				if (b[j].bytes)
+					ops_buf_release(cx->dev, &b[j]);
+			memset(b, 0, sizeof b);
+			/* raw tile (two when double-buffered), fp32 tile, bias */
+			if ((rc = ops_buf_alloc(cx->dev, OPS_SHARED, (size_t)tile * cx->es, &b[0], err)) < 0 ||
+			    (cx->db && (rc = ops_buf_alloc(cx->dev, OPS_SHARED, (size_t)tile * cx->es, &b[1], err)) < 0) ||
+			    (wide && (rc = ops_buf_alloc(cx->dev, OPS_SHARED, (size_t)tile * 4, &b[2], err)) < 0) ||
+			    (with_bias && (rc = ops_buf_alloc(cx->dev, OPS_SHARED, (size_t)cx->t.tk * 4, &b[3], err)) < 0))
+				goto release;
+			prev_core = t % cores;
+		}
+		tile_decode(cx, t, &tp);
+		n = tp.nk * tp.npix;
+		raw = b[cx->db ? (it++ & 1) : 0].data;
+		f = wide ? b[2].data : raw;
+		src = ((tp.ni * d->k + tp.g * d->kpg + tp.k0) * d->oh + tp.oh0) * d->ow + tp.ow0;
+		rc = dma3(cx->dev, OPS_SHARED, raw, OPS_GLOBAL, at(cx->y, src, cx->es),
+			  cx->es, tp.nk, tp.noh, tp.now, d->oh * d->ow, d->ow, 1,
+			  tp.npix, tp.now, 1, err);
+		if (rc < 0)
+			goto release;
+		if (wide) {
+			if (!cx->dry)
+				ops_to_f32(cx->dt, raw, f, (size_t)n);
+			ops_compute(cx->dev, cx->dt, 0, 0, (uint64_t)n * cx->es, (uint64_t)n * 4);
+		}
+		if (with_bias) {
+			struct ops_dma_desc dd;
+
+			memset(&dd, 0, sizeof dd);
+			dd.rank = 1;
+			dd.shape[0] = tp.nk;
+			dd.src_stride[0] = 1;
+			dd.dst_stride[0] = 1;
+			dd.elem_bytes = 4;
+			rc = ops_dma_split(cx->dev, OPS_SHARED, b[3].data, OPS_GLOBAL,
+					   at(bias, tp.g * d->kpg + tp.k0, 4), &dd, err);
+			if (rc < 0)
+				goto release;
+			if (!cx->dry)
+				epilogue_f32(OPS_ACT_NONE, b[3].data, f, tp.nk, tp.npix);
+			ops_compute(cx->dev, OPS_F32, 0, (uint64_t)n,
+				    (uint64_t)n * 4 + (uint64_t)tp.nk * 4, (uint64_t)n * 4);
+		} else {
+			uint64_t ops = act != OPS_ACT_NONE ? (uint64_t)n : 0;
+
+			if (!cx->dry)
+				epilogue_f32(act, NULL, f, tp.nk, tp.npix);
+			ops_compute(cx->dev, OPS_F32, 0, ops, ops * 4, ops * 4);
+		}
+		if (wide) {
+			if (!cx->dry)
+				ops_from_f32(cx->dt, f, raw, (size_t)n);
+			ops_compute(cx->dev, cx->dt, 0, 0, (uint64_t)n * 4, (uint64_t)n * cx->es);
+		}
+		rc = dma3(cx->dev, OPS_GLOBAL, at(cx->y, src, cx->es), OPS_SHARED, raw,
+			  cx->es, tp.nk, tp.noh, tp.now, tp.npix, tp.now, 1,
+			  d->oh * d->ow, d->ow, 1, err);
+		if (rc < 0)
+			goto release;
+	}
+	rc = 0;
+release:
+	for (j = 3; j >= 0; j--)
+		if (b[j].bytes)
+			ops_buf_release(cx->dev, &b[j]);
+	if (rc == 0)
+		rc = ops_launch_end(cx->dev, err);
+	else
+		ops_launch_end(cx->dev, NULL);
+	return rc;
+}
+
+/* ---- the workload interface --------------------------------------------------------- */
+
+static int conv_check_dtype(const struct ops_workload *w, struct opr_error *err)
+{
+	if (w->dtype != OPS_F32 && w->dtype != OPS_F16 && w->dtype != OPS_BF16)
+		return opr_error_set(err, OPR_EINPUT,
+				     "conv2d dtype '%s' is not supported (fp32, fp16 or bf16)",
+				     (unsigned)w->dtype < OPS_NDTYPES ? ops_dtype_name(w->dtype) : "?");
+	return 0;
+}
+
+static int conv_check(const struct ops_workload *w, struct opr_error *err)
+{
+	struct ops_conv_dims d;
+	int rc = conv_check_dtype(w, err);
+
+	if (rc < 0)
+		return rc;
+	return ops_conv_dims_get(w, &d, err);
+}
+
+static int conv_bias_act_check(const struct ops_workload *w, struct opr_error *err)
+{
+	int rc = conv_check(w, err);
+
+	if (rc < 0)
+		return rc;
+	if ((unsigned)w->act >= OPS_NACTS)
+		return opr_error_set(err, OPR_EINPUT,
+				     "conv2d+bias+activation activation %d is unknown", (int)w->act);
+	return 0;
+}
+
+/* Tensors plus the fp64 reference of y that quality() allocates. */
+static uint64_t conv_bytes(const struct ops_workload *w)
+{
+	struct ops_conv_dims d;
+	uint64_t es = ops_dtype_size(w->dtype), ny;
+
+	if (ops_conv_dims_get(w, &d, NULL) < 0)
+		return 0;
+	ny = (uint64_t)(d.n * d.k * d.oh * d.ow);
+	return (uint64_t)(d.n * d.c * d.h * d.w) * es +
+	       (uint64_t)(d.k * d.cpg * d.r * d.s) * es +
+	       (w->group == OPS_G_CONV_BIAS_ACT ? (uint64_t)d.k * 4 : 0) +
+	       ny * es + ny * sizeof(double);
+}
+
+static int conv_prepare(struct ops_instance *inst, struct opr_error *err)
+{
+	const struct ops_workload *w = &inst->work;
+	struct ops_conv_dims d;
+	int rc;
+
+	rc = ops_conv_dims_get(w, &d, err);
+	if (rc < 0)
+		return rc;
+	if ((rc = ops_instance_add_tensor(inst, "x", w->dtype, d.n * d.c * d.h * d.w,
+					  0, -1.0, 1.0, err)) < 0)
+		return rc;
+	if ((rc = ops_instance_add_tensor(inst, "w", w->dtype, d.k * d.cpg * d.r * d.s,
+					  0, -1.0, 1.0, err)) < 0)
+		return rc;
+	if (w->group == OPS_G_CONV_BIAS_ACT &&
+	    (rc = ops_instance_add_tensor(inst, "bias", OPS_F32, d.k, 0, -1.0, 1.0, err)) < 0)
+		return rc;
+	if ((rc = ops_instance_add_tensor(inst, "y", w->dtype, d.n * d.k * d.oh * d.ow,
+					  1, 0.0, 0.0, err)) < 0)
+		return rc;
+	inst->out_index = rc;
+	return 0;
+}
+
+static int conv_run(struct ops_device *dev, struct ops_instance *inst,
+		    struct opr_error *err)
+{
+	const struct ops_workload *w = &inst->work;
+	const struct ops_plan *p = &inst->plan;
+	struct ops_tensor *tx = ops_instance_tensor(inst, "x");
+	struct ops_tensor *tw = ops_instance_tensor(inst, "w");
+	struct ops_tensor *tb = ops_instance_tensor(inst, "bias");
+	struct ops_tensor *ty = ops_instance_tensor(inst, "y");
+	int fused_group = w->group == OPS_G_CONV_BIAS_ACT;
+	struct conv_ctx cx;
+	int rc;
+
+	memset(&cx, 0, sizeof cx);
+	rc = ops_conv_dims_get(w, &cx.d, err);
+	if (rc < 0)
+		return rc;
+	if (!tx || !tw || !ty || (fused_group && !tb))
+		return opr_error_set(err, OPR_EINTERNAL, "conv2d instance lacks its tensors");
+	if ((unsigned)p->strategy >= OPS_NSTRATS)
+		return opr_error_set(err, OPR_EINPUT, "conv2d strategy %d is unknown",
+				     (int)p->strategy);
+	ops_conv_tiles_get(&cx.d, p, &cx.t);
+	cx.dev = dev;
+	cx.strat = p->strategy;
+	cx.dt = w->dtype;
+	cx.es = ops_dtype_size(w->dtype);
+	cx.dry = ops_device_dry_run(dev);
+	cx.db = p->double_buffer ? 1 : 0;
+	cx.x = cx.dry ? NULL : tx->data;
+	cx.w = cx.dry ? NULL : tw->data;
+	cx.y = cx.dry ? NULL : ty->data;
+	cx.act = OPS_ACT_NONE;
+	if (fused_group && p->fused) {
+		/* bias + activation on the accumulator tile, one launch */
+		cx.epi = 1;
+		cx.bias = cx.dry ? NULL : tb->data;
+		cx.act = w->act;
+	}
+	if (cx.strat == OPS_STRAT_UNTILED)
+		rc = conv_launch_untiled(&cx, fused_group && p->fused ?
+					 "conv2d+bias+act-untiled" : "conv2d-untiled", err);
+	else
+		rc = conv_launch_tiled(&cx, fused_group && p->fused ?
+				       "conv2d+bias+act" : "conv2d", err);
+	if (rc < 0 || !fused_group || p->fused)
+		return rc;
+	rc = ew_launch(&cx, "bias", 1, cx.dry ? NULL : tb->data, OPS_ACT_NONE, err);
+	if (rc < 0)
+		return rc;
+	return ew_launch(&cx, "activation", 0, NULL, w->act, err);
+}
+
+/* Widens n stored elements to fp64 (0 on an unexpected dtype). */
+static void to_f64(enum ops_dtype t, const void *src, double *dst, int64_t n)
+{
+	int64_t i;
+
+	for (i = 0; i < n; i++) {
+		if (t == OPS_F32)
+			dst[i] = ((const float *)src)[i];
+		else if (t == OPS_F16)
+			dst[i] = ops_f16_to_f32(((const uint16_t *)src)[i]);
+		else
+			dst[i] = ops_bf16_to_f32(((const uint16_t *)src)[i]);
+	}
+}
+
+/* The definition, in fp64 over the stored (rounded) inputs:
+ *   y[n,k,oy,ox] = act(bias[k] + sum_{c,i,j} x[n, g*cpg + c, oy*sh - ph + i*dh,
+ *                  ox*sw - pw + j*dw] * w[k, c, i, j]),  g = k / kpg,
+ * taps outside the image contributing 0. */
+void ops_conv_reference(const struct ops_conv_dims *d, enum ops_dtype t,
+			const void *x, const void *wt, const float *bias,
+			enum ops_act act, double *ref)
+{
+	int64_t nx = d->n * d->c * d->h * d->w, nw = d->k * d->cpg * d->r * d->s;
+	double *xd = malloc(sizeof *xd * (size_t)nx);
+	double *wd = malloc(sizeof *wd * (size_t)nw);
+	int64_t ni, ko, oy, ox, c, i, j;
+
+	if (!xd || !wd) {
+		/* no memory: a NaN reference makes the quality check fail */
+		for (i = 0; i < d->n * d->k * d->oh * d->ow; i++)
+			ref[i] = 0.0 / 0.0;
+		goto out;
+	}
+	to_f64(t, x, xd, nx);
+	to_f64(t, wt, wd, nw);
+	for (ni = 0; ni < d->n; ni++)
+	for (ko = 0; ko < d->k; ko++) {
+		int64_t g = ko / d->kpg;
+		const double *wk = wd + ko * d->cpg * d->r * d->s;
+
+		for (oy = 0; oy < d->oh; oy++)
+		for (ox = 0; ox < d->ow; ox++) {
+			double sum = 0.0;
+
+			for (c = 0; c < d->cpg; c++) {
+				const double *xc = xd + ((ni * d->c) + g * d->cpg + c) * d->h * d->w;
+
+				for (i = 0; i < d->r; i++) {
+					int64_t iy = oy * d->sh - d->ph + i * d->dh;
+
+					if (iy < 0 || iy >= d->h)
+						continue;
+					for (j = 0; j < d->s; j++) {
+						int64_t ix = ox * d->sw - d->pw + j * d->dw;
+
+						if (ix < 0 || ix >= d->w)
+							continue;
+						sum += xc[iy * d->w + ix] *
+						       wk[(c * d->r + i) * d->s + j];
+					}
+				}
+			}
+			if (bias)
+				sum = ops_act_ref(act, sum + bias[ko]);
+			ref[((ni * d->k + ko) * d->oh + oy) * d->ow + ox] = sum;
+		}
+	}
+out:
+	free(xd);
+	free(wd);
+}
+
+static int conv_quality(const struct ops_instance *inst, struct ops_quality *q,
+			struct opr_error *err)
+{
+	struct ops_instance *mi = (struct ops_instance *)(uintptr_t)inst;
+	const struct ops_workload *w = &inst->work;
+	struct ops_tensor *tx = ops_instance_tensor(mi, "x");
+	struct ops_tensor *tw = ops_instance_tensor(mi, "w");
+	struct ops_tensor *tb = ops_instance_tensor(mi, "bias");
+	struct ops_tensor *ty = ops_instance_tensor(mi, "y");
+	struct ops_conv_dims d;
+	double *ref;
+	int64_t ny;
+	int rc;
+
+	rc = ops_conv_dims_get(w, &d, err);
+	if (rc < 0)
+		return rc;
+	if (!tx || !tw || !ty || !tx->data || !tw->data || !ty->data)
+		return opr_error_set(err, OPR_EINTERNAL, "conv2d instance lacks its tensors");
+	ny = d.n * d.k * d.oh * d.ow;
+	ref = malloc(sizeof *ref * (size_t)ny);
+	if (!ref)
+		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the reference");
+	ops_conv_reference(&d, w->dtype, tx->data, tw->data,
+			   w->group == OPS_G_CONV_BIAS_ACT && tb ? tb->data : NULL,
+			   w->act, ref);
+	memset(q, 0, sizeof *q);
+	q->rel_l2 = ops_rel_l2(w->dtype, ty->data, ref, ny);
+	free(ref);
+	return 0;
+}
+
+/* SHARED bytes per core of a tiled plan (the conv launch's buffers). */
+static uint64_t conv_plan_footprint(const struct ops_conv_dims *d,
+				   const struct ops_workload *w,
+				   const struct ops_plan *p, int fused)
+{
+	struct conv_ctx cx;
+	int64_t sz[CONV_NBUF], sum = 0;
+	int i;
+
+	memset(&cx, 0, sizeof cx);
+	cx.d = *d;
+	ops_conv_tiles_get(d, p, &cx.t);
+	cx.strat = p->strategy;
+	cx.dt = w->dtype;
+	cx.es = ops_dtype_size(w->dtype);
+	cx.db = p->double_buffer ? 1 : 0;
+	cx.epi = fused && w->group == OPS_G_CONV_BIAS_ACT;
+	cx.phm = (cx.t.toh - 1) * d->sh + (d->r - 1) * d->dh + 1;
+	cx.pwm = (cx.t.tow - 1) * d->sw + (d->s - 1) * d->dw + 1;
+	conv_buf_sizes(&cx, sz);
+	for (i = 0; i < CONV_NBUF; i++)
+		sum += sz[i];
+	return (uint64_t)sum;
+}
+
+/* Candidates: untiled once, then direct and im2col over tile_k in {16, 32,
+ * 64, kpg} x tile_oh in {1, 4, 8, oh} x tile_ow in {ow, 28} x tile_c in {cpg,
+ * 32, 64}, clamped to the shape, deduplicated and double-buffered. The ones
+ * whose SHARED footprint fits the envelope come first, so a short list still
+ * holds the useful plans; the rest follow for the planner to reject with
+ * their reason. */
+#define CONV_MAX_CAND (2 * 4 * 4 * 2 * 3)
+static size_t conv_plans(const struct ops_envelope *env, const struct ops_workload *w,
+			 int fused, struct ops_plan *out, size_t max)
+{
+	struct ops_conv_dims d;
+	struct ops_plan cand[CONV_MAX_CAND];
+	unsigned char fits[CONV_MAX_CAND];
+	int64_t tks[4], tohs[4], tows[2], tcs[3];
+	uint64_t cap = env ? (uint64_t)(env->shared_capacity_kib * 1024.0) : UINT64_MAX;
+	size_t nc = 0, n, a, b, c, e, m;
+	int st, pass;
+
+	if (ops_conv_dims_get(w, &d, NULL) < 0 || max == 0)
+		return 0;
+	tks[0] = 16; tks[1] = 32; tks[2] = 64; tks[3] = d.kpg;
+	tohs[0] = 1; tohs[1] = 4; tohs[2] = 8; tohs[3] = d.oh;
+	tows[0] = d.ow; tows[1] = 28;
+	tcs[0] = d.cpg; tcs[1] = 32; tcs[2] = 64;
+	for (a = 0; a < 4; a++)
+	for (b = 0; b < 4; b++)
+	for (c = 0; c < 2; c++)
+	for (e = 0; e < 3; e++)
+	for (st = OPS_STRAT_DIRECT; st <= OPS_STRAT_IM2COL; st++) {
+		struct ops_plan p;
+		struct ops_conv_tiles t;
+		int dup = 0;
+
+		memset(&p, 0, sizeof p);
+		p.p[0] = tks[a];
+		p.p[1] = tohs[b];
+		p.p[2] = tows[c];
+		p.p[3] = tcs[e];
+		ops_conv_tiles_get(&d, &p, &t);
+		p.p[0] = t.tk;
+		p.p[1] = t.toh;
+		p.p[2] = t.tow;
+		p.p[3] = t.tc;
+		p.fused = fused;
+		p.strategy = (enum ops_strategy)st;
+		p.double_buffer = 1;
+		for (m = 0; m < nc && !dup; m++)
+			dup = cand[m].strategy == p.strategy && cand[m].p[0] == p.p[0] &&
+			      cand[m].p[1] == p.p[1] && cand[m].p[2] == p.p[2] &&
+			      cand[m].p[3] == p.p[3];
+		if (dup)
+			continue;
+		fits[nc] = conv_plan_footprint(&d, w, &p, fused) <= cap;
+		cand[nc++] = p;
+	}
+	memset(&out[0], 0, sizeof out[0]);
+	out[0].fused = fused;
+	out[0].strategy = OPS_STRAT_UNTILED;
+	n = 1;
+	for (pass = 1; pass >= 0; pass--)
+		for (m = 0; m < nc && n < max; m++)
+			if (fits[m] == pass)
+				out[n++] = cand[m];
+	return n;
+}
+
+const struct ops_group_impl ops_impl_conv = {
+	.group = OPS_G_CONV,
+	.check = conv_check,
+	.bytes = conv_bytes,
+	.prepare = conv_prepare,
+	.run = conv_run,
+	.quality = conv_quality,
+	.plans = conv_plans,
+	.release = NULL,
+	.params = conv_params,
+};
+
+const struct ops_group_impl ops_impl_conv_bias_act = {
+	.group = OPS_G_CONV_BIAS_ACT,
+	.check = conv_bias_act_check,
+	.bytes = conv_bytes,
+	.prepare = conv_prepare,
+	.run = conv_run,
+	.quality = conv_quality,
+	.plans = conv_plans,
+	.release = NULL,
+	.params = conv_params,
+};

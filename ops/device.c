@@ -1,0 +1,589 @@
+/* ops/device.c: the explicit-address-space device: buffers per space with
+ * per-core SHARED/LOCAL footprints, strided DMA with exact byte and transfer
+ * counters, launches and tiles. Bytes and elements throughout; the time model
+ * of a launch is in ops/model.c. */
+#include "device_int.h"
+
+#include <immintrin.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int bad_pos(double v)
+{
+	return !(v > 0.0) || !isfinite(v);
+}
+
+static int bad_nonneg(double v)
+{
+	return !(v >= 0.0) || !isfinite(v);
+}
+
+static int check_envelope(const struct ops_envelope *e, struct opr_error *err)
+{
+	const char *what = NULL;
+
+	if (e->cores < 1 || e->cores > OPS_MAX_CORES)
+		return opr_error_set(err, OPR_EINPUT,
+				     "envelope 'cores' %d out of range 1..%d", e->cores,
+				     OPS_MAX_CORES);
+	if (bad_pos(e->clock_scale))
+		what = "clock_scale";
+	else if (bad_pos(e->global_bw_gbps))
+		what = "global_bw_gbps";
+	else if (bad_pos(e->global_capacity_gib))
+		what = "global_capacity_gib";
+	else if (bad_pos(e->shared_capacity_kib))
+		what = "shared_capacity_kib";
+	else if (bad_pos(e->shared_bw_gbps))
+		what = "shared_bw_gbps";
+	else if (bad_pos(e->local_capacity_kib))
+		what = "local_capacity_kib";
+	else if (bad_nonneg(e->dma_setup_ns))
+		what = "dma_setup_ns";
+	else if (bad_nonneg(e->launch_overhead_us))
+		what = "launch_overhead_us";
+	else if (bad_pos(e->tops[OPS_F32]))
+		what = "tops fp32";
+	else if (bad_pos(e->tops[OPS_F16]))
+		what = "tops fp16";
+	else if (bad_pos(e->tops[OPS_BF16]))
+		what = "tops bf16";
+	else if (bad_pos(e->tops[OPS_S8]))
+		what = "tops int8";
+	if (what)
+		return opr_error_set(err, OPR_EINPUT, "envelope '%s' must be a positive number",
+				     what);
+	if (e->dma_max_last_dim < 1)
+		return opr_error_set(err, OPR_EINPUT,
+				     "envelope 'dma_max_last_dim' must be at least 1");
+	if (e->dma_engines < 1)
+		return opr_error_set(err, OPR_EINPUT,
+				     "envelope 'dma_engines' must be at least 1");
+	return 0;
+}
+
+int ops_device_new(const struct ops_envelope *env, int dry_run,
+		   struct ops_device **out, struct opr_error *err)
+{
+	struct ops_device *dev;
+	int rc;
+
+	*out = NULL;
+	if (!env)
+		return opr_error_set(err, OPR_EINPUT, "no envelope given");
+	rc = check_envelope(env, err);
+	if (rc)
+		return rc;
+	dev = calloc(1, sizeof *dev);
+	if (!dev)
+		return opr_error_set(err, OPR_ENOMEM, "out of memory for the device");
+	dev->env = *env;
+	dev->env.name[sizeof dev->env.name - 1] = '\0';
+	dev->env.power_mode[sizeof dev->env.power_mode - 1] = '\0';
+	dev->dry_run = dry_run != 0;
+	*out = dev;
+	return 0;
+}
+
+void ops_device_free(struct ops_device *dev)
+{
+	if (!dev)
+		return;
+	free(dev->live);
+	free(dev->recs);
+	free(dev);
+}
+
+int ops_device_dry_run(const struct ops_device *dev)
+{
+	return dev->dry_run;
+}
+
+const struct ops_envelope *ops_device_envelope(const struct ops_device *dev)
+{
+	return &dev->env;
+}
+
+/* Buffers stay allocated across a reset, so the peak restarts from the
+ * footprint they still hold. */
+void ops_device_reset(struct ops_device *dev)
+{
+	uint64_t peak = 0;
+
+	memset(&dev->c, 0, sizeof dev->c);
+	dev->nrecs = 0;
+	dev->in_launch = 0;
+	dev->core = 0;
+	memset(dev->acc, 0, sizeof dev->acc);
+	for (int c = 0; c < dev->env.cores; c++)
+		if (dev->footprint[c][OPS_SHARED] > peak)
+			peak = dev->footprint[c][OPS_SHARED];
+	dev->c.peak_shared_bytes = peak;
+}
+
+const struct ops_counters *ops_device_counters(const struct ops_device *dev)
+{
+	return &dev->c;
+}
+
+const struct ops_launch_rec *ops_device_launches(const struct ops_device *dev, size_t *n)
+{
+	*n = dev->nrecs;
+	return dev->recs;
+}
+
+/* ---- buffers ---------------------------------------------------------------- */
+
+static uint64_t space_capacity(const struct ops_device *dev, enum ops_space s)
+{
+	double kib = s == OPS_SHARED ? dev->env.shared_capacity_kib : dev->env.local_capacity_kib;
+
+	return (uint64_t)(kib * 1024.0);
+}
+
+int ops_buf_alloc(struct ops_device *dev, enum ops_space space, size_t bytes,
+		  struct ops_buf *out, struct opr_error *err)
+{
+	int core = dev->in_launch ? dev->core : 0;
+
+	out->space = space;
+	out->bytes = 0;
+	out->data = NULL;
+	if ((unsigned)space >= OPS_NSPACES)
+		return opr_error_set(err, OPR_EINPUT, "unknown space %d", (int)space);
+	if (space != OPS_GLOBAL) {
+		uint64_t cap = space_capacity(dev, space);
+		uint64_t now = dev->footprint[core][space] + bytes;
+		if (now > cap)
+			return opr_error_set(err, OPR_ELIMIT,
+					     "%s footprint %.1f KiB exceeds capacity %.1f KiB on core %d",
+					     ops_space_name(space), (double)now / 1024.0,
+					     (double)cap / 1024.0, core);
+		if (dev->nlive == dev->caplive) {
+			size_t cap2 = dev->caplive ? 2 * dev->caplive : 16;
+			struct ops_live_buf *p = realloc(dev->live, cap2 * sizeof *p);
+			if (!p)
+				return opr_error_set(err, OPR_ENOMEM,
+						     "out of memory for the buffer table");
+			dev->live = p;
+			dev->caplive = cap2;
+		}
+	}
+	if (!dev->dry_run && bytes > 0) {
+		void *p = NULL;
+		if (posix_memalign(&p, 64, bytes) != 0)
+			return opr_error_set(err, OPR_ENOMEM,
+					     "cannot allocate %zu bytes in %s", bytes,
+					     ops_space_name(space));
+		out->data = p;
+	}
+	if (space != OPS_GLOBAL) {
+		dev->live[dev->nlive].space = space;
+		dev->live[dev->nlive].core = core;
+		dev->live[dev->nlive].bytes = bytes;
+		dev->nlive++;
+		dev->footprint[core][space] += bytes;
+		if (space == OPS_SHARED && dev->footprint[core][space] > dev->c.peak_shared_bytes)
+			dev->c.peak_shared_bytes = dev->footprint[core][space];
+	}
+	out->bytes = bytes;
+	return 0;
+}
+
+/* The buffer does not say which core holds it, and in a dry run it has no
+ * address, so the footprint it gave back is found by (space, bytes): the most
+ * recent live allocation of that size on the current core, else on any core.
+ * The same rule in both modes keeps dry and real counters identical. */
+void ops_buf_release(struct ops_device *dev, struct ops_buf *buf)
+{
+	if (!buf)
+		return;
+	free(buf->data);
+	buf->data = NULL;
+	if (buf->space != OPS_GLOBAL && (unsigned)buf->space < OPS_NSPACES) {
+		int core = dev->in_launch ? dev->core : 0;
+		size_t hit = dev->nlive;
+		for (size_t i = dev->nlive; i-- > 0;) {
+			const struct ops_live_buf *l = &dev->live[i];
+			if (l->space != buf->space || l->bytes != buf->bytes)
+				continue;
+			if (l->core == core) {
+				hit = i;
+				break;
+			}
+			if (hit == dev->nlive)
+				hit = i;
+		}
+		if (hit < dev->nlive) {
+			struct ops_live_buf *l = &dev->live[hit];
+			dev->footprint[l->core][l->space] -= l->bytes;
+			memmove(l, l + 1, (dev->nlive - hit - 1) * sizeof *l);
+			dev->nlive--;
+		}
+	}
+	buf->bytes = 0;
+}
+
+/* ---- DMA ---------------------------------------------------------------------- */
+
+/* dst[j * ldd + i] = src[i * lds + j] for i < rows, j < cols, 4-byte
+ * elements, in 8 x 8 blocks transposed in AVX2 registers. */
+static void tr8x8_f32(const float *s, int64_t lds, float *d, int64_t ldd)
+{
+	__m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds);
+	__m256 r2 = _mm256_loadu_ps(s + 2 * lds), r3 = _mm256_loadu_ps(s + 3 * lds);
+	__m256 r4 = _mm256_loadu_ps(s + 4 * lds), r5 = _mm256_loadu_ps(s + 5 * lds);
+	__m256 r6 = _mm256_loadu_ps(s + 6 * lds), r7 = _mm256_loadu_ps(s + 7 * lds);
+	__m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+	__m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+	__m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+	__m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+	__m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+	__m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+	__m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+	__m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+
+	_mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
+	_mm256_storeu_ps(d + ldd, _mm256_permute2f128_ps(u1, u5, 0x20));
+	_mm256_storeu_ps(d + 2 * ldd, _mm256_permute2f128_ps(u2, u6, 0x20));
+	_mm256_storeu_ps(d + 3 * ldd, _mm256_permute2f128_ps(u3, u7, 0x20));
+	_mm256_storeu_ps(d + 4 * ldd, _mm256_permute2f128_ps(u0, u4, 0x31));
+	_mm256_storeu_ps(d + 5 * ldd, _mm256_permute2f128_ps(u1, u5, 0x31));
+	_mm256_storeu_ps(d + 6 * ldd, _mm256_permute2f128_ps(u2, u6, 0x31));
+	_mm256_storeu_ps(d + 7 * ldd, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+
+#define TR_BLOCK 64 /* cache block of the transposes, in elements per side */
+
+static void transpose_f32(const float *src, int64_t lds, float *dst, int64_t ldd,
+			  int64_t rows, int64_t cols)
+{
+	for (int64_t i0 = 0; i0 < rows; i0 += TR_BLOCK) {
+		int64_t i1 = i0 + TR_BLOCK < rows ? i0 + TR_BLOCK : rows;
+		for (int64_t j0 = 0; j0 < cols; j0 += TR_BLOCK) {
+			int64_t j1 = j0 + TR_BLOCK < cols ? j0 + TR_BLOCK : cols;
+			int64_t i = i0;
+			for (; i + 8 <= i1; i += 8) {
+				int64_t j = j0;
+				for (; j + 8 <= j1; j += 8)
+					tr8x8_f32(src + i * lds + j, lds, dst + j * ldd + i, ldd);
+				for (; j < j1; j++)
+					for (int64_t k = i; k < i + 8; k++)
+						dst[j * ldd + k] = src[k * lds + j];
+			}
+			for (; i < i1; i++)
+				for (int64_t j = j0; j < j1; j++)
+					dst[j * ldd + i] = src[i * lds + j];
+		}
+	}
+}
+
+/* The same for 1, 2 and 8-byte elements, cache-blocked scalar copies. */
+#define DEFINE_TRANSPOSE(name, type)                                                   \
+	static void name(const type *src, int64_t lds, type *dst, int64_t ldd,          \
+			 int64_t rows, int64_t cols)                                     \
+	{                                                                               \
+		for (int64_t i0 = 0; i0 < rows; i0 += TR_BLOCK)                         \
+			for (int64_t j0 = 0; j0 < cols; j0 += TR_BLOCK) {               \
+				int64_t i1 = i0 + TR_BLOCK < rows ? i0 + TR_BLOCK : rows; \
+				int64_t j1 = j0 + TR_BLOCK < cols ? j0 + TR_BLOCK : cols; \
+				for (int64_t i = i0; i < i1; i++)                        \
+					for (int64_t j = j0; j < j1; j++)                \
+						dst[j * ldd + i] = src[i * lds + j];     \
+			}                                                               \
+	}
+DEFINE_TRANSPOSE(transpose_u8, uint8_t)
+DEFINE_TRANSPOSE(transpose_u16, uint16_t)
+DEFINE_TRANSPOSE(transpose_u64, uint64_t)
+
+static void transpose_any(size_t eb, const void *src, int64_t lds, void *dst, int64_t ldd,
+			  int64_t rows, int64_t cols)
+{
+	switch (eb) {
+	case 1:
+		transpose_u8(src, lds, dst, ldd, rows, cols);
+		break;
+	case 2:
+		transpose_u16(src, lds, dst, ldd, rows, cols);
+		break;
+	case 4:
+		transpose_f32(src, lds, dst, ldd, rows, cols);
+		break;
+	default:
+		transpose_u64(src, lds, dst, ldd, rows, cols);
+		break;
+	}
+}
+
+/* One row of n elements with element strides ss and ds. */
+static void copy_row(size_t eb, const unsigned char *s, int64_t ss, unsigned char *d,
+		     int64_t ds, int64_t n)
+{
+	if (ss == 1 && ds == 1) {
+		memcpy(d, s, (size_t)n * eb);
+		return;
+	}
+	switch (eb) {
+	case 1:
+		for (int64_t j = 0; j < n; j++)
+			d[j * ds] = s[j * ss];
+		break;
+	case 2:
+		for (int64_t j = 0; j < n; j++)
+			memcpy(d + j * ds * 2, s + j * ss * 2, 2);
+		break;
+	case 4:
+		for (int64_t j = 0; j < n; j++)
+			memcpy(d + j * ds * 4, s + j * ss * 4, 4);
+		break;
+	case 8:
+		for (int64_t j = 0; j < n; j++)
+			memcpy(d + j * ds * 8, s + j * ss * 8, 8);
+		break;
+	default:
+		for (int64_t j = 0; j < n; j++)
+			memcpy(d + j * ds * (int64_t)eb, s + j * ss * (int64_t)eb, eb);
+		break;
+	}
+}
+
+/* The real strided copy of a validated descriptor, padded to rank 4. When the
+ * two innermost dimensions form a transpose (one side contiguous along the
+ * last dimension, the other along the one before) the plane is copied with
+ * blocked transposes instead of a strided element loop. */
+static void dma_copy(void *dst, const void *src, const struct ops_dma_desc *d)
+{
+	int64_t sh[4], ss[4], ds[4];
+	const size_t eb = d->elem_bytes;
+	const int pad = OPS_DMA_MAX_RANK - d->rank;
+
+	for (int k = 0; k < 4; k++) {
+		if (k < pad) {
+			sh[k] = 1;
+			ss[k] = ds[k] = 0;
+		} else {
+			sh[k] = d->shape[k - pad];
+			ss[k] = d->src_stride[k - pad];
+			ds[k] = d->dst_stride[k - pad];
+		}
+	}
+	int tr_read = ss[3] == 1 && ds[2] == 1 && ds[3] != 1 && sh[2] > 1 && sh[3] > 1;
+	int tr_write = ds[3] == 1 && ss[2] == 1 && ss[3] != 1 && sh[2] > 1 && sh[3] > 1;
+	const int64_t e = (int64_t)eb;
+
+	for (int64_t i0 = 0; i0 < sh[0]; i0++)
+		for (int64_t i1 = 0; i1 < sh[1]; i1++) {
+			const unsigned char *s = (const unsigned char *)src +
+						 (i0 * ss[0] + i1 * ss[1]) * e;
+			unsigned char *t = (unsigned char *)dst + (i0 * ds[0] + i1 * ds[1]) * e;
+			if (tr_read) {
+				/* src rows along dim 2, contiguous along dim 3 */
+				transpose_any(eb, s, ss[2], t, ds[3], sh[2], sh[3]);
+				continue;
+			}
+			if (tr_write) {
+				/* dst rows along dim 2; read src as rows along dim 3 */
+				transpose_any(eb, s, ss[3], t, ds[2], sh[3], sh[2]);
+				continue;
+			}
+			for (int64_t i2 = 0; i2 < sh[2]; i2++)
+				copy_row(eb, s + i2 * ss[2] * e, ss[3], t + i2 * ds[2] * e,
+					 ds[3], sh[3]);
+		}
+}
+
+static int check_desc(const struct ops_device *dev, const struct ops_dma_desc *d,
+		      int64_t *elems, struct opr_error *err)
+{
+	int64_t n = 1;
+
+	if (!d)
+		return opr_error_set(err, OPR_EINPUT, "no DMA descriptor given");
+	if (d->rank < 1 || d->rank > OPS_DMA_MAX_RANK)
+		return opr_error_set(err, OPR_EINPUT, "DMA rank %d out of range 1..%d",
+				     d->rank, OPS_DMA_MAX_RANK);
+	if (d->elem_bytes == 0)
+		return opr_error_set(err, OPR_EINPUT, "DMA element size must be positive");
+	for (int k = 0; k < d->rank; k++) {
+		if (d->shape[k] < 0)
+			return opr_error_set(err, OPR_EINPUT,
+					     "DMA dimension %d is negative (%lld)", k,
+					     (long long)d->shape[k]);
+		if (d->shape[k] == 0)
+			n = 0;
+		else if (n && n > INT64_MAX / d->shape[k])
+			return opr_error_set(err, OPR_ELIMIT, "DMA descriptor too large");
+		else
+			n *= d->shape[k];
+	}
+	if (n && d->shape[d->rank - 1] > dev->env.dma_max_last_dim)
+		return opr_error_set(err, OPR_ELIMIT,
+				     "DMA last dimension %lld exceeds max_last_dim %lld",
+				     (long long)d->shape[d->rank - 1],
+				     (long long)dev->env.dma_max_last_dim);
+	*elems = n;
+	return 0;
+}
+
+/* Counts one transfer of elems elements: bytes[src][dst], and on the current
+ * core (inside a launch) its GLOBAL and SHARED traffic; a space on both ends
+ * is traffic twice (read and written). */
+static void count_transfer(struct ops_device *dev, enum ops_space dst_space,
+			   enum ops_space src_space, uint64_t bytes)
+{
+	dev->c.bytes[src_space][dst_space] += bytes;
+	dev->c.transfers++;
+	if (!dev->in_launch)
+		return;
+	struct ops_core_acc *a = &dev->acc[dev->core];
+	a->active = 1;
+	a->transfers++;
+	a->global_bytes += bytes * (uint64_t)((src_space == OPS_GLOBAL) + (dst_space == OPS_GLOBAL));
+	a->shared_bytes += bytes * (uint64_t)((src_space == OPS_SHARED) + (dst_space == OPS_SHARED));
+}
+
+int ops_dma(struct ops_device *dev, enum ops_space dst_space, void *dst,
+	    enum ops_space src_space, const void *src,
+	    const struct ops_dma_desc *d, struct opr_error *err)
+{
+	int64_t n = 0;
+	int rc;
+
+	if ((unsigned)dst_space >= OPS_NSPACES || (unsigned)src_space >= OPS_NSPACES)
+		return opr_error_set(err, OPR_EINPUT, "unknown DMA space");
+	rc = check_desc(dev, d, &n, err);
+	if (rc)
+		return rc;
+	if (n == 0)
+		return 0; /* an empty descriptor moves nothing and is not issued */
+	if (!dev->dry_run) {
+		if (!dst || !src)
+			return opr_error_set(err, OPR_EINTERNAL,
+					     "DMA %s -> %s without a buffer in a real run",
+					     ops_space_name(src_space), ops_space_name(dst_space));
+		dma_copy(dst, src, d);
+	}
+	count_transfer(dev, dst_space, src_space, (uint64_t)n * d->elem_bytes);
+	return 0;
+}
+
+/* A descriptor [..., L] with L > M = max_last_dim becomes ceil(L / M)
+ * descriptors [..., min(M, rest)], each one transfer; splits counts the
+ * ceil(L / M) - 1 extra ones. */
+int ops_dma_split(struct ops_device *dev, enum ops_space dst_space, void *dst,
+		  enum ops_space src_space, const void *src,
+		  const struct ops_dma_desc *d, struct opr_error *err)
+{
+	const int64_t m = dev->env.dma_max_last_dim;
+	struct ops_dma_desc part;
+	int64_t len, chunks;
+
+	if (!d || d->rank < 1 || d->rank > OPS_DMA_MAX_RANK)
+		return ops_dma(dev, dst_space, dst, src_space, src, d, err);
+	len = d->shape[d->rank - 1];
+	if (len <= m)
+		return ops_dma(dev, dst_space, dst, src_space, src, d, err);
+	for (int k = 0; k < d->rank - 1; k++)
+		if (d->shape[k] == 0)
+			return ops_dma(dev, dst_space, dst, src_space, src, d, err);
+	part = *d;
+	chunks = (len + m - 1) / m;
+	for (int64_t c = 0; c < chunks; c++) {
+		int64_t off = c * m;
+		int64_t es = (int64_t)d->elem_bytes;
+		const unsigned char *s = src;
+		unsigned char *t = dst;
+		part.shape[d->rank - 1] = len - off < m ? len - off : m;
+		if (s)
+			s += off * d->src_stride[d->rank - 1] * es;
+		if (t)
+			t += off * d->dst_stride[d->rank - 1] * es;
+		int rc = ops_dma(dev, dst_space, t, src_space, s, &part, err);
+		if (rc)
+			return rc;
+	}
+	dev->c.splits += (uint64_t)(chunks - 1);
+	return 0;
+}
+
+/* ---- launches ---------------------------------------------------------------- */
+
+int ops_launch_begin(struct ops_device *dev, const char *name, int double_buffer,
+		     struct opr_error *err)
+{
+	if (dev->in_launch)
+		return opr_error_set(err, OPR_EINTERNAL,
+				     "launch '%s' begun inside launch '%s'", name ? name : "",
+				     dev->launch_name);
+	dev->in_launch = 1;
+	dev->core = 0;
+	dev->double_buffer = double_buffer != 0;
+	snprintf(dev->launch_name, sizeof dev->launch_name, "%s", name ? name : "");
+	memset(dev->acc, 0, sizeof dev->acc);
+	dev->c.launches++;
+	return 0;
+}
+
+void ops_tile_begin(struct ops_device *dev, int64_t tile)
+{
+	dev->c.tiles++;
+	if (!dev->in_launch)
+		return;
+	dev->core = (int)(tile % dev->env.cores);
+	if (dev->core < 0)
+		dev->core += dev->env.cores;
+	dev->acc[dev->core].active = 1;
+}
+
+/* One MAC is 2 ops and one element op 1 op at the dtype's rate; outside a
+ * launch the work is counted (on core 0) but enters no launch record. */
+void ops_compute(struct ops_device *dev, enum ops_dtype t, uint64_t macs,
+		 uint64_t elem_ops, uint64_t read_bytes, uint64_t write_bytes)
+{
+	int core = dev->in_launch ? dev->core : 0;
+
+	if ((unsigned)t >= OPS_NDTYPES)
+		t = OPS_F32;
+	dev->c.macs[t] += macs;
+	dev->c.elem_ops += elem_ops;
+	dev->c.compute_read_bytes += read_bytes;
+	dev->c.compute_write_bytes += write_bytes;
+	dev->c.core_work[core] += macs + elem_ops;
+	if (!dev->in_launch)
+		return;
+	struct ops_core_acc *a = &dev->acc[core];
+	a->active = 1;
+	a->ops[t] += 2 * macs + elem_ops;
+	a->work += macs + elem_ops;
+	a->shared_bytes += read_bytes + write_bytes;
+}
+
+int ops_launch_end(struct ops_device *dev, struct opr_error *err)
+{
+	struct ops_launch_rec *rec;
+
+	if (!dev->in_launch)
+		return opr_error_set(err, OPR_EINTERNAL, "launch ended without a launch begun");
+	if (dev->nrecs == dev->caprecs) {
+		size_t cap = dev->caprecs ? 2 * dev->caprecs : 16;
+		struct ops_launch_rec *p = realloc(dev->recs, cap * sizeof *p);
+		if (!p)
+			return opr_error_set(err, OPR_ENOMEM, "out of memory for launch records");
+		dev->recs = p;
+		dev->caprecs = cap;
+	}
+	rec = &dev->recs[dev->nrecs++];
+	memset(rec, 0, sizeof *rec);
+	snprintf(rec->name, sizeof rec->name, "%s", dev->launch_name);
+	rec->double_buffer = dev->double_buffer;
+	ops_model_launch(&dev->env, dev->acc, dev->double_buffer, rec);
+	dev->in_launch = 0;
+	dev->core = 0;
+	return 0;
+}
+
+void ops_note_fallback(struct ops_device *dev)
+{
+	dev->c.fallbacks++;
+}

@@ -1,0 +1,80 @@
+/* ops/device_int.h: internals of the device model shared by ops/device.c,
+ * ops/model.c and ops/sde.c, plus the permute kernel entry used by its tests.
+ * Never included outside ops/ and tests/. */
+#ifndef OPS_DEVICE_INT_H
+#define OPS_DEVICE_INT_H
+
+#include "ops.h"
+
+/* What one core did inside the current launch. ops[] are compute ops by
+ * dtype (one MAC = 2 ops, one element op = 1 op). */
+struct ops_core_acc {
+	uint64_t ops[OPS_NDTYPES];
+	uint64_t work;          /* MACs + element ops */
+	uint64_t shared_bytes;  /* DMA into/out of SHARED + compute reads/writes */
+	uint64_t global_bytes;  /* DMA into/out of GLOBAL */
+	uint64_t transfers;
+	int active;             /* a tile, a transfer or compute was placed here */
+};
+
+/* A live SHARED/LOCAL allocation: the core whose footprint it holds. */
+struct ops_live_buf {
+	enum ops_space space;
+	int core;
+	size_t bytes;
+};
+
+struct ops_device {
+	struct ops_envelope env;
+	int dry_run;
+	struct ops_counters c;
+	uint64_t footprint[OPS_MAX_CORES][OPS_NSPACES]; /* live on-chip bytes */
+	struct ops_live_buf *live;
+	size_t nlive, caplive;
+	struct ops_launch_rec *recs;
+	size_t nrecs, caprecs;
+	/* the open launch, if any */
+	int in_launch;
+	int core;               /* current core: tile % cores, 0 outside a launch */
+	char launch_name[48];
+	int double_buffer;
+	struct ops_core_acc acc[OPS_MAX_CORES];
+};
+
+/* Fills rec's time terms from the per-core accumulators acc[0..cores-1]
+ * (ops/model.c). rec->name and rec->double_buffer are set by the caller. */
+void ops_model_launch(const struct ops_envelope *env, const struct ops_core_acc *acc,
+		      int double_buffer, struct ops_launch_rec *rec);
+/* Compute rate of one core in ops/ns for dtype t (ops/model.c). */
+double ops_model_core_rate(const struct ops_envelope *env, enum ops_dtype t);
+
+/* ---- permute kernel (ops/permute.c) ------------------------------------------ */
+
+/* One permute (y = x permuted: output dim i is input dim perm[i]), optionally
+ * followed by an activation, fused (one launch, applied to the tile in SHARED)
+ * or unfused (a second launch reading y back from GLOBAL). */
+struct ops_permute_job {
+	int rank;                       /* 0..8 */
+	int64_t dims[OPS_MAX_RANK];     /* input dims */
+	int perm[OPS_MAX_RANK];
+	enum ops_dtype dtype;           /* 1, 2 or 4 bytes; activations need floats */
+	int with_act;
+	enum ops_act act;
+	int fused;
+	int64_t tile_rows, tile_cols;   /* 0: default for the envelope */
+	int double_buffer;
+};
+/* Runs the job on dev; x and y are host tensors standing for GLOBAL (NULL is
+ * fine in a dry run). 0 or a negative code. */
+int ops_permute_exec(struct ops_device *dev, const struct ops_permute_job *job,
+		     const void *x, void *y, struct opr_error *err);
+/* The closed-form counts of the job under env: DMA transfers, splits, tiles
+ * and launches, as ops_permute_exec will count them. 0 or OPR_EINPUT. */
+struct ops_permute_counts {
+	uint64_t transfers, splits, tiles, launches;
+	int64_t tile_rows, tile_cols;   /* the resolved tile */
+};
+int ops_permute_expect(const struct ops_envelope *env, const struct ops_permute_job *job,
+		       struct ops_permute_counts *out, struct opr_error *err);
+
+#endif

@@ -1,0 +1,326 @@
+/* ops/ops.h: the contract of ops/: dtypes, the explicit-address-space device
+ * model with its exact counters and modelled time, the four operators and their
+ * fused groups behind one workload interface, and the tile-plan planner.
+ *
+ * Units: bytes, elements, nanoseconds (ns), GB/s (1e9 bytes/s), TOPS (1e12
+ * ops/s, one MAC = 2 ops). Counters are exact integers. */
+#ifndef OPS_H
+#define OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../opreview.h"
+
+/* ---- dtypes ---------------------------------------------------------------- */
+
+enum ops_dtype { OPS_F32, OPS_F16, OPS_BF16, OPS_S8, OPS_U8, OPS_S32, OPS_NDTYPES };
+
+const char *ops_dtype_name(enum ops_dtype t);      /* "fp32","fp16","bf16","s8","u8","s32" */
+size_t ops_dtype_size(enum ops_dtype t);
+/* Parses "fp32|fp16|bf16|int8|s8|u8|s32"; "int8" means s8. 0 or OPR_EINPUT. */
+int ops_dtype_parse(const char *s, enum ops_dtype *out);
+
+/* Scalar conversions: fp16 via F16C, bf16 round to nearest even (NaN kept). */
+uint16_t ops_f32_to_f16(float f);
+float ops_f16_to_f32(uint16_t h);
+uint16_t ops_f32_to_bf16(float f);
+float ops_bf16_to_f32(uint16_t b);
+/* Vector conversions of n elements between fp32 and a storage dtype
+ * (OPS_F32 copies). */
+void ops_to_f32(enum ops_dtype t, const void *src, float *dst, size_t n);
+void ops_from_f32(enum ops_dtype t, const float *src, void *dst, size_t n);
+
+/* ---- activations ------------------------------------------------------------ */
+
+enum ops_act {
+	OPS_ACT_NONE, OPS_ACT_RELU, OPS_ACT_GELU_ERF, OPS_ACT_GELU_TANH,
+	OPS_ACT_SILU, OPS_ACT_SIGMOID, OPS_ACT_TANH, OPS_NACTS
+};
+const char *ops_act_name(enum ops_act a); /* "none","relu","gelu","gelu-tanh",... */
+/* Parses the names above; "gelu-erf" is an alias of "gelu". 0 or OPR_EINPUT. */
+int ops_act_parse(const char *s, enum ops_act *out);
+double ops_act_ref(enum ops_act a, double x); /* fp64 reference */
+
+/* ---- counter-based random inputs -------------------------------------------- */
+
+/* Deterministic, order-independent: element i of tensor (seed, block, tensor)
+ * is a pure function of its key (SplitMix64/Philox style), so the same seed
+ * gives bit-identical inputs whatever the order or the thread count. */
+uint64_t ops_rng_key(uint64_t seed, const char *block, const char *tensor);
+/* Uniform in [lo, hi), never exactly 0.0 (zeros are replaced). */
+void ops_rng_fill_f32(uint64_t key, float *dst, size_t n, float lo, float hi);
+/* Uniform integers in [lo, hi]. */
+void ops_rng_fill_i8(uint64_t key, int8_t *dst, size_t n, int lo, int hi);
+void ops_rng_fill_u8(uint64_t key, uint8_t *dst, size_t n, int lo, int hi);
+
+/* ---- the hardware envelope -------------------------------------------------- */
+
+#define OPS_MAX_CORES 64
+
+struct ops_envelope {
+	char name[64];
+	char power_mode[16];      /* low | nominal | boost */
+	double clock_ghz;
+	double clock_scale;       /* low 0.7, nominal 1.0, boost 1.2: scales compute */
+	int cores;
+	double global_bw_gbps;    /* off-chip, shared by all cores */
+	double global_capacity_gib;
+	double shared_capacity_kib; /* per core */
+	double shared_bw_gbps;      /* per core */
+	double local_capacity_kib;  /* per core */
+	int64_t dma_max_last_dim;   /* elements per transfer in the last dim */
+	double dma_setup_ns;        /* per transfer */
+	int dma_engines;            /* per core; setup cost is spread over them */
+	double tops[OPS_NDTYPES];   /* by input dtype; s8 and u8 share "int8" */
+	double launch_overhead_us;
+};
+
+/* ---- the device model ------------------------------------------------------- */
+
+enum ops_space { OPS_GLOBAL, OPS_SHARED, OPS_LOCAL, OPS_NSPACES };
+const char *ops_space_name(enum ops_space s); /* "GLOBAL","SHARED","LOCAL" */
+
+/* Exact counters of everything the simulated hierarchy did. A count-only dry
+ * run gives the same values as a real run. */
+struct ops_counters {
+	uint64_t bytes[OPS_NSPACES][OPS_NSPACES]; /* DMA bytes [src][dst] */
+	uint64_t compute_read_bytes;  /* bytes consumed by compute from SHARED/LOCAL */
+	uint64_t compute_write_bytes; /* bytes produced by compute into SHARED/LOCAL */
+	uint64_t transfers;           /* DMA descriptors issued (after splitting) */
+	uint64_t splits;              /* extra transfers caused by max_last_dim */
+	uint64_t launches;
+	uint64_t tiles;
+	uint64_t fallbacks;           /* plans that did not fit and were replaced */
+	uint64_t macs[OPS_NDTYPES];   /* multiply-accumulates by input dtype */
+	uint64_t elem_ops;            /* element-wise evaluations (activation, bias) */
+	uint64_t peak_shared_bytes;   /* largest SHARED footprint on one core */
+	uint64_t core_work[OPS_MAX_CORES]; /* MACs + element ops placed on each core */
+};
+
+/* Modelled time of one launch and its terms (ns), see ops/model.c:
+ *   per core c:  C_c = compute ops / (rate_dtype / cores)
+ *                S_c = SHARED bytes / shared_bw
+ *                G_c = GLOBAL bytes of c / (global_bw / active cores)
+ *                D_c = transfers of c * dma_setup_ns / dma_engines
+ *   double-buffered:  T_c = max(C_c, S_c, G_c) + D_c      (roofline-like)
+ *   single-buffered:  T_c = C_c + S_c + G_c + D_c          (ECM-like)
+ *   T = launch_overhead + max_c T_c                (slowest core ends it) */
+struct ops_launch_rec {
+	char name[48];
+	int cores_used;
+	int double_buffer;
+	uint64_t global_bytes;  /* into and out of GLOBAL */
+	uint64_t shared_bytes;  /* DMA into/out of SHARED plus compute reads/writes */
+	uint64_t transfers;
+	uint64_t work;          /* MACs + element ops */
+	double overhead_ns, compute_ns, shared_ns, global_ns, dma_ns; /* of the slowest core */
+	double imbalance;       /* max core work / mean core work, 1 = balanced */
+	double model_ns;        /* T */
+};
+
+struct ops_device;
+
+/* Creates a device for an envelope. dry_run: count only, move no data and
+ * compute nothing. Caller frees with ops_device_free. */
+int ops_device_new(const struct ops_envelope *env, int dry_run,
+		   struct ops_device **out, struct opr_error *err);
+void ops_device_free(struct ops_device *dev); /* NULL is fine */
+int ops_device_dry_run(const struct ops_device *dev);
+const struct ops_envelope *ops_device_envelope(const struct ops_device *dev);
+/* Zeroes the counters and forgets the launch records. */
+void ops_device_reset(struct ops_device *dev);
+const struct ops_counters *ops_device_counters(const struct ops_device *dev);
+/* Launch records since the last reset; owned by the device. */
+const struct ops_launch_rec *ops_device_launches(const struct ops_device *dev, size_t *n);
+/* Sum of model_ns over the launch records. */
+double ops_device_model_ns(const struct ops_device *dev);
+
+/* A buffer in one space. SHARED and LOCAL are per core: an allocation that
+ * would take the core's footprint past capacity fails with OPR_ELIMIT and a
+ * reason. In a dry run data is NULL. */
+struct ops_buf {
+	enum ops_space space;
+	size_t bytes;
+	void *data;
+};
+int ops_buf_alloc(struct ops_device *dev, enum ops_space space, size_t bytes,
+		  struct ops_buf *out, struct opr_error *err);
+void ops_buf_release(struct ops_device *dev, struct ops_buf *buf);
+
+/* A strided copy between spaces, rank 1..4, strides in elements. The last
+ * dimension must not exceed envelope.dma_max_last_dim: a larger one is refused
+ * with OPR_ELIMIT, and callers split (ops_dma_split does it for them). */
+#define OPS_DMA_MAX_RANK 4
+struct ops_dma_desc {
+	int rank;
+	int64_t shape[OPS_DMA_MAX_RANK];
+	int64_t src_stride[OPS_DMA_MAX_RANK];
+	int64_t dst_stride[OPS_DMA_MAX_RANK];
+	size_t elem_bytes;
+};
+int ops_dma(struct ops_device *dev, enum ops_space dst_space, void *dst,
+	    enum ops_space src_space, const void *src,
+	    const struct ops_dma_desc *d, struct opr_error *err);
+/* Same, splitting the last dimension into chunks of max_last_dim and
+ * counting the extra transfers as splits. */
+int ops_dma_split(struct ops_device *dev, enum ops_space dst_space, void *dst,
+		  enum ops_space src_space, const void *src,
+		  const struct ops_dma_desc *d, struct opr_error *err);
+
+/* A launch over a grid of tiles; tile t runs on core t % cores unless placed. */
+int ops_launch_begin(struct ops_device *dev, const char *name, int double_buffer,
+		     struct opr_error *err);
+void ops_tile_begin(struct ops_device *dev, int64_t tile);
+/* Records compute on the current tile's core: macs of dtype t, element ops,
+ * and the bytes compute read from and wrote to on-chip spaces. */
+void ops_compute(struct ops_device *dev, enum ops_dtype t, uint64_t macs,
+		 uint64_t elem_ops, uint64_t read_bytes, uint64_t write_bytes);
+int ops_launch_end(struct ops_device *dev, struct opr_error *err);
+void ops_note_fallback(struct ops_device *dev);
+
+/* ---- workloads: the operators and fused groups ------------------------------ */
+
+enum ops_group {
+	OPS_G_ACTIVATION,          /* element-wise activation */
+	OPS_G_CONV,                /* conv2d */
+	OPS_G_CONV_BIAS_ACT,       /* conv2d+bias+activation */
+	OPS_G_QGEMM,               /* qgemm */
+	OPS_G_QGEMM_DQ_BIAS_ACT,   /* qgemm+dequant+bias+activation */
+	OPS_G_PERMUTE,             /* permute */
+	OPS_G_PERMUTE_ACT,         /* permute+activation */
+	OPS_NGROUPS
+};
+const char *ops_group_name(enum ops_group g);
+int ops_group_parse(const char *s, enum ops_group *out);
+/* Number of ops in the group when unfused (launches of the unfused form). */
+int ops_group_nops(enum ops_group g);
+
+#define OPS_MAX_RANK 8
+
+struct ops_conv_shape {
+	int64_t n, c, h, w, k, r, s;
+	int64_t stride_h, stride_w, pad_h, pad_w, dil_h, dil_w, groups;
+};
+struct ops_gemm_shape { int64_t m, n, k; };
+struct ops_tensor_shape {
+	int rank;                       /* 0..8 */
+	int64_t dims[OPS_MAX_RANK];
+	int perm[OPS_MAX_RANK];         /* permute only */
+};
+
+struct ops_quant {
+	enum ops_dtype a;               /* OPS_U8 or OPS_S8 */
+	int32_t a_zero_point;
+	float a_scale;                  /* dequantisation scale of A */
+	int b_per_channel;              /* 0: per-tensor scale, 1: per output channel */
+	enum ops_dtype out;             /* OPS_F32 (dequantise) or OPS_S8 (requantise) */
+	float out_scale;                /* requantise only */
+	int32_t out_zero_point;         /* requantise only */
+};
+
+struct ops_workload {
+	enum ops_group group;
+	enum ops_act act;               /* for groups with an activation */
+	enum ops_dtype dtype;           /* storage dtype; s8 for qgemm */
+	struct ops_conv_shape conv;
+	struct ops_gemm_shape gemm;
+	struct ops_tensor_shape tensor; /* activation and permute */
+	struct ops_quant quant;
+};
+
+/* A tile plan. Parameters are named per operator (ops_plan_params lists them);
+ * 0 in a parameter means "the operator's default". */
+#define OPS_PLAN_MAX_PARAMS 8
+enum ops_strategy { OPS_STRAT_UNTILED, OPS_STRAT_DIRECT, OPS_STRAT_IM2COL, OPS_NSTRATS };
+struct ops_plan {
+	int fused;                      /* 1: one launch, intermediates in SHARED */
+	enum ops_strategy strategy;
+	int64_t p[OPS_PLAN_MAX_PARAMS]; /* e.g. conv: tile_k, tile_oh, tile_ow, tile_c */
+	int split_k;
+	int double_buffer;
+};
+/* Names of the plan parameters of a group, NULL-terminated, in p[] order. */
+const char *const *ops_plan_params(enum ops_group g);
+/* "direct tile_k=32 tile_oh=8 ... fused" for tables. */
+void ops_plan_describe(enum ops_group g, const struct ops_plan *p, char *buf, size_t len);
+
+/* A prepared workload: inputs filled from the seeded generator, outputs
+ * allocated (and poisoned), a plan fixed. */
+struct ops_instance;
+int ops_instance_new(const struct ops_workload *w, const struct ops_plan *plan,
+		     uint64_t seed, const char *block, struct ops_instance **out,
+		     struct opr_error *err);
+void ops_instance_free(struct ops_instance *inst);
+/* Runs the workload once on dev (really, or counting only in a dry run). */
+int ops_instance_run(struct ops_device *dev, struct ops_instance *inst,
+		     struct opr_error *err);
+/* The final output tensor (owned by the instance). */
+const void *ops_instance_output(const struct ops_instance *inst, size_t *bytes);
+/* The instance's tensors in declaration order (inputs and outputs), for
+ * digests: returns the count; tensor i's data and size through
+ * ops_instance_tensor_at (data owned by the instance). */
+size_t ops_instance_ntensors(const struct ops_instance *inst);
+const void *ops_instance_tensor_at(const struct ops_instance *inst, size_t i,
+				   const char **name, size_t *bytes, int *is_output);
+/* Quality against the fp64 / exact integer reference: for float outputs the
+ * relative L2 error, for requantised int8 the max |difference| in LSB. */
+struct ops_quality {
+	double rel_l2;
+	double max_abs_lsb;
+	int exact_int;                  /* integer accumulators matched exactly */
+};
+int ops_instance_quality(const struct ops_instance *inst, struct ops_quality *q,
+			 struct opr_error *err);
+/* Bytes of host memory the instance needs (checked against the memory cap
+ * before allocating). */
+uint64_t ops_workload_bytes(const struct ops_workload *w);
+
+/* ---- the planner ------------------------------------------------------------ */
+
+struct ops_plan_eval {
+	struct ops_plan plan;
+	int rejected;
+	char reason[160];               /* why rejected, or why chosen */
+	struct ops_counters counters;   /* from a dry run */
+	double model_ns;
+	uint64_t launches;
+	uint64_t global_bytes;
+	uint64_t footprint_bytes;       /* peak SHARED per core */
+	double reuse_ratio;             /* compute SHARED reads / bytes GLOBAL->SHARED */
+};
+/* Enumerates candidate plans (fused as asked), evaluates each by dry run,
+ * ranks the fitting ones by modelled time (best first), rejected ones after
+ * with their reasons. *out is malloc'd; caller frees. */
+int ops_plan_search(const struct ops_envelope *env, const struct ops_workload *w,
+		    int fused, struct ops_plan_eval **out, size_t *n,
+		    struct opr_error *err);
+/* Evaluates one plan by dry run (pinned plans go through this). */
+int ops_plan_evaluate(const struct ops_envelope *env, const struct ops_workload *w,
+		      const struct ops_plan *plan, struct ops_plan_eval *out,
+		      struct opr_error *err);
+
+/* Chooses the plan to run: wanted (a pinned plan) when it fits, else the
+ * fastest fitting plan of ops_plan_search (wanted == NULL: auto). fused is
+ * forced into the plan. *fell_back is 1 when a pinned plan did not fit and was
+ * replaced: the caller then notes it on its device (ops_note_fallback). reason
+ * says why (e.g. the capacity overrun). OPR_ELIMIT when no plan fits. */
+int ops_plan_resolve(const struct ops_envelope *env, const struct ops_workload *w,
+		     const struct ops_plan *wanted, int fused, struct ops_plan *chosen,
+		     int *fell_back, char *reason, size_t reason_len,
+		     struct opr_error *err);
+
+/* ---- PAPI SDE export -------------------------------------------------------- */
+
+/* Registers the device's counters as sde:::opreview::<NAME> (GLOBAL_READ_BYTES,
+ * SHARED_WRITE_BYTES, DMA_TRANSFERS, DMA_SPLITS, LAUNCHES, MACS_FP32, ...).
+ * The exported values follow the device passed to ops_sde_bind. */
+void ops_sde_register(void);
+void ops_sde_bind(const struct ops_device *dev);
+/* NULL-terminated list of the SDE counter names (without the prefix). */
+const char *const *ops_sde_names(void);
+
+/* `opreview ops` (ops/cmd_ops.c). */
+int cmd_ops(int argc, char **argv);
+
+#endif

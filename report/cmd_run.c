@@ -1,0 +1,181 @@
+/* report/cmd_run.c: `opreview run` (collect + analyze + report into one packet
+ * directory, built beside the target and renamed into place when complete) and
+ * `opreview report` (re-render a packet from an archive). */
+#include "report.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Analyzes the archive in `archive` and renders the packet into `dir`. */
+static int analyze_and_render(const char *archive, const char *dir, const char *templates,
+			      enum ana_verdict *verdict, struct opr_error *err)
+{
+	struct col_run *run = NULL;
+	struct ana_findings *f = NULL;
+	json_t *fj = NULL;
+	char path[1024];
+	int rc = col_archive_load(archive, &run, err);
+	if (!rc)
+		rc = ana_analyze(run, archive, &f, err);
+	if (!rc) {
+		snprintf(path, sizeof path, "%s/findings.json", dir);
+		rc = ana_findings_write(f, path, err);
+	}
+	if (!rc) {
+		json_error_t je;
+		fj = json_load_file(path, 0, &je);
+		if (!fj)
+			rc = opr_error_at(err, OPR_EINTERNAL, path, je.line, je.column, "%s", je.text);
+	}
+	if (!rc) {
+		struct rep_options o = {templates, 0};
+		rc = rep_packet(fj, run, archive, dir, &o, err);
+	}
+	if (!rc)
+		*verdict = f->verdict;
+	json_decref(fj);
+	ana_findings_free(f);
+	col_run_free(run);
+	return rc;
+}
+
+/* Moves a finished tmp dir into place, replacing an old one only now. */
+static int publish(const char *tmp, const char *dir, struct opr_error *err)
+{
+	struct stat st;
+	char old[1100];
+	snprintf(old, sizeof old, "%s.old-%ld", dir, (long)getpid());
+	int had_old = !stat(dir, &st);
+	if (had_old && rename(dir, old))
+		return opr_error_set(err, OPR_EIO, "cannot move '%s' aside: %s", dir, strerror(errno));
+	if (rename(tmp, dir)) {
+		int e = errno;
+		if (had_old)
+			rename(old, dir);
+		return opr_error_set(err, OPR_EIO, "cannot rename into '%s': %s", dir, strerror(e));
+	}
+	if (had_old)
+		col_rmtree(old);
+	return 0;
+}
+
+static int finish(int rc, enum ana_verdict v, const char *dir, struct opr_error *err)
+{
+	if (rc)
+		return opr_fail(err);
+	printf("verdict: %s\npacket: %s/packet.md %s/packet.html %s/packet.xlsx\nrun archive: %s/run\n",
+	       ana_verdict_name(v), dir, dir, dir, dir);
+	return ana_verdict_exit(v);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	const char *profile = NULL, *out = NULL, *templates = NULL, *envdir = NULL;
+	int force = 0, no_papi = 0, quiet = 0;
+	const struct opr_option opts[] = {
+		{OPR_OPT_STRING, "profile", "FILE", "the workload profile (YAML)", &profile},
+		{OPR_OPT_STRING, "out", "DIR", "the packet directory to create", &out},
+		{OPR_OPT_FLAG, "force", NULL, "replace DIR if it exists (only once the new one is complete)", &force},
+		{OPR_OPT_STRING, "templates", "DIR", "use a team's own packet templates", &templates},
+		{OPR_OPT_STRING, "envelopes", "DIR", "where named envelopes are found", &envdir},
+		{OPR_OPT_FLAG, "no-papi", NULL, "do not use PAPI (counters shown as unavailable)", &no_papi},
+		{OPR_OPT_FLAG, "quiet", NULL, "no progress on stderr", &quiet},
+		{OPR_OPT_END, NULL, NULL, NULL, NULL}};
+	const struct opr_command_help help = {
+		"run", "run --profile FILE --out DIR [--force] [--templates DIR]",
+		"Collect, analyze and report: runs every block of the profile for real and on the\n"
+		"device model, then writes DIR/run (the archive), DIR/findings.json and the packet\n"
+		"DIR/packet.md, DIR/packet.html, DIR/packet.xlsx, DIR/owners.json.",
+		"Exit status is the verdict: 0 SHIP, 10 SHIP WITH MITIGATIONS, 11 HOLD, 12 ROLLBACK;\n"
+		"1 failure, 2 bad usage or profile, 5 DIR exists without --force.\n"
+		"Nothing is written when the profile is bad; an interrupted run leaves no DIR.",
+		opts};
+	struct opr_error err = {0};
+	const char *pos[1];
+	int npos;
+	int rc = opr_parse(&help, argc, argv, pos, 0, &npos, &err);
+	if (rc == 1)
+		return OPR_EXIT_OK;
+	if (!rc && (!profile || !out))
+		rc = opr_error_set(&err, OPR_EUSAGE, "run: --profile and --out are required");
+	if (rc)
+		return opr_fail(&err);
+	struct stat st;
+	if (!stat(out, &st) && !force) {
+		opr_error_set(&err, OPR_EEXIST, "'%s' exists; pass --force to replace it", out);
+		return opr_fail(&err);
+	}
+	struct col_options co = {profile, envdir, 1.0, !quiet && isatty(2), no_papi};
+	struct col_run *run = NULL;
+	if ((rc = col_collect(&co, &run, &err)))
+		return opr_fail(&err);
+	char tmp[1024], archive[1100];
+	snprintf(tmp, sizeof tmp, "%s.tmp-%ld", out, (long)getpid());
+	snprintf(archive, sizeof archive, "%s/run", tmp);
+	col_rmtree(tmp);
+	enum ana_verdict v = ANA_HOLD;
+	rc = col_mkdirs(tmp, &err);
+	if (!rc)
+		rc = col_archive_write(run, archive, 0, &err);
+	col_run_free(run);
+	if (!rc)
+		rc = analyze_and_render(archive, tmp, templates, &v, &err);
+	if (!rc)
+		rc = publish(tmp, out, &err);
+	if (rc)
+		col_rmtree(tmp);
+	return finish(rc, v, out, &err);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	const char *out = NULL, *templates = NULL;
+	int force = 0;
+	const struct opr_option opts[] = {
+		{OPR_OPT_STRING, "out", "DIR", "the packet directory to create", &out},
+		{OPR_OPT_FLAG, "force", NULL, "replace DIR if it exists", &force},
+		{OPR_OPT_STRING, "templates", "DIR", "use a team's own packet templates", &templates},
+		{OPR_OPT_END, NULL, NULL, NULL, NULL}};
+	const struct opr_command_help help = {
+		"report", "report RUN --out DIR [--force] [--templates DIR]",
+		"Analyze the run archive RUN and render its packet into DIR (with a copy of RUN\n"
+		"in DIR/run, so the packet is complete on its own).",
+		"Exit status is the verdict, as for run.", opts};
+	struct opr_error err = {0};
+	const char *pos[1];
+	int npos;
+	int rc = opr_parse(&help, argc, argv, pos, 1, &npos, &err);
+	if (rc == 1)
+		return OPR_EXIT_OK;
+	if (!rc && (npos != 1 || !out))
+		rc = opr_error_set(&err, OPR_EUSAGE, "report: RUN and --out are required");
+	if (rc)
+		return opr_fail(&err);
+	struct stat st;
+	if (!stat(out, &st) && !force) {
+		opr_error_set(&err, OPR_EEXIST, "'%s' exists; pass --force to replace it", out);
+		return opr_fail(&err);
+	}
+	struct col_run *run = NULL;
+	char tmp[1024], archive[1100];
+	snprintf(tmp, sizeof tmp, "%s.tmp-%ld", out, (long)getpid());
+	snprintf(archive, sizeof archive, "%s/run", tmp);
+	col_rmtree(tmp);
+	enum ana_verdict v = ANA_HOLD;
+	rc = col_archive_load(pos[0], &run, &err);
+	if (!rc)
+		rc = col_mkdirs(tmp, &err);
+	if (!rc)
+		rc = col_archive_write(run, archive, 0, &err);
+	col_run_free(run);
+	if (!rc)
+		rc = analyze_and_render(archive, tmp, templates, &v, &err);
+	if (!rc)
+		rc = publish(tmp, out, &err);
+	if (rc)
+		col_rmtree(tmp);
+	return finish(rc, v, out, &err);
+}

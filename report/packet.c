@@ -1,0 +1,73 @@
+/* report/packet.c: assembles the packet directory: findings.json, packet.md,
+ * packet.html, packet.xlsx and owners.json, each written with fsync. */
+#include "report.h"
+
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SAMPLES_CSV (512u << 20)
+
+static int write_in(const char *dir, const char *name, const char *data, size_t len,
+		    struct opr_error *err)
+{
+	char path[1024];
+	if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+		return opr_error_set(err, OPR_EIO, "path too long: '%s/%s'", dir, name);
+	return col_write_file(path, data, len, err);
+}
+
+static time_t created_time(const struct rep_options *o)
+{
+	if (o && o->created)
+		return o->created;
+	const char *sde = getenv("SOURCE_DATE_EPOCH");
+	if (sde && *sde) {
+		char *end;
+		long long v = strtoll(sde, &end, 10);
+		if (!*end && v > 0)
+			return (time_t)v;
+	}
+	return time(NULL);
+}
+
+int rep_packet(json_t *findings, const struct col_run *run, const char *archive_dir,
+	       const char *out_dir, const struct rep_options *o, struct opr_error *err)
+{
+	char *md = NULL, *html = NULL, *fj = NULL, *csv = NULL;
+	size_t csv_len = 0;
+	int tables = 0;
+	int rc;
+	fj = json_dumps(findings, JSON_SORT_KEYS | JSON_INDENT(1) | JSON_REAL_PRECISION(17));
+	if (!fj)
+		return opr_error_set(err, OPR_ENOMEM, "cannot serialise findings");
+	if ((rc = write_in(out_dir, "findings.json", fj, strlen(fj), err)))
+		goto out;
+	if ((rc = rep_markdown(findings, o ? o->templates_dir : NULL, &md, err)))
+		goto out;
+	if ((rc = rep_markdown_check(md, &tables, err)))
+		goto out;
+	if ((rc = write_in(out_dir, "packet.md", md, strlen(md), err)))
+		goto out;
+	if ((rc = rep_html(md, findings, &html, err)))
+		goto out;
+	if ((rc = write_in(out_dir, "packet.html", html, strlen(html), err)))
+		goto out;
+	char path[1024];
+	snprintf(path, sizeof path, "%s/samples.csv", archive_dir);
+	if ((rc = col_read_file(path, &csv, &csv_len, MAX_SAMPLES_CSV, err)))
+		goto out;
+	snprintf(path, sizeof path, "%s/packet.xlsx", out_dir);
+	if ((rc = rep_xlsx(findings, csv, path, created_time(o), err)))
+		goto out;
+	char origin[512];
+	snprintf(origin, sizeof origin, "%s", run->profile_origin);
+	rc = rep_owners_write(out_dir, run->profile->owners, run->profile->nowners,
+			      dirname(origin), err);
+out:
+	free(fj);
+	free(md);
+	free(html);
+	free(csv);
+	return rc;
+}

@@ -1,0 +1,46 @@
+/* report/report.h: the contract of report/: the handoff packet rendered from
+ * findings.json (a jansson tree, schema in fixtures/findings/SCHEMA.md) and the
+ * run archive: packet.md through templates, packet.html through cmark-gfm with
+ * SVG charts, packet.xlsx through libxlsxwriter; and owner sign-off with
+ * Ed25519 keys (libsodium). */
+#ifndef REPORT_H
+#define REPORT_H
+
+#include <jansson.h>
+#include <time.h>
+
+#include "../analyze/analyze.h"
+#include "template.h"
+#include "signoff.h"
+
+/* Markdown packet from findings through templates_dir/packet.md.mustache
+ * (templates_dir NULL: the built-in templates/ folder). *md malloc'd. */
+int rep_markdown(json_t *findings, const char *templates_dir, char **md,
+		 struct opr_error *err);
+/* Self-contained HTML page: md rendered by cmark-gfm (tables, task lists),
+ * inline CSS, SVG charts from findings. *html malloc'd. */
+int rep_html(const char *md, json_t *findings, char **html, struct opr_error *err);
+/* Checks that md parses with cmark-gfm; *tables gets the number of tables. */
+int rep_markdown_check(const char *md, int *tables, struct opr_error *err);
+/* Workbook (Summary, Findings, Worksheet, Validation, Pipeline, Samples,
+ * Counters, Environment) with native charts; byte-reproducible for a given
+ * `created` time. samples_csv: the archive's samples.csv (may be NULL). */
+int rep_xlsx(json_t *findings, const char *samples_csv, const char *path,
+	     time_t created, struct opr_error *err);
+
+struct rep_options {
+	const char *templates_dir; /* NULL: built-in */
+	time_t created;            /* pinned in the workbook; 0: SOURCE_DATE_EPOCH or now */
+};
+/* Writes packet.md, packet.html, packet.xlsx, findings.json and owners.json
+ * into out_dir (which must exist) from the findings tree and the archive. */
+int rep_packet(json_t *findings, const struct col_run *run, const char *archive_dir,
+	       const char *out_dir, const struct rep_options *o, struct opr_error *err);
+
+int cmd_run(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_keygen(int argc, char **argv);
+int cmd_sign(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+
+#endif

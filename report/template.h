@@ -1,0 +1,72 @@
+/* report/template.h: the packet's template language (mustache-style, documented in
+ * templates/README.md), the view that turns findings into display strings for it,
+ * and the SVG charts of the HTML page. */
+#ifndef REPORT_TEMPLATE_H
+#define REPORT_TEMPLATE_H
+
+#include <jansson.h>
+
+#include "../opreview.h"
+
+#define REP_TEMPLATE_MAX_PARTIAL_DEPTH 16 /* partials including partials */
+#define REP_TEMPLATE_MAX_SECTION_DEPTH 64 /* nested sections (context stack) */
+#define REP_TEMPLATE_MAX_BYTES (4u << 20) /* one template file */
+
+/* A growable text buffer shared by the renderer's files. Out of memory is
+ * sticky: later appends do nothing and oom stays set, so a caller checks once
+ * at the end. p is NUL-terminated once anything was added; the owner frees p
+ * with rep_buf_release (or takes it). */
+struct rep_buf {
+	char *p;
+	size_t len, cap;
+	int oom;
+};
+void rep_buf_add(struct rep_buf *b, const char *s, size_t n);
+void rep_buf_puts(struct rep_buf *b, const char *s);
+void rep_buf_printf(struct rep_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Returns the text (malloc'd, the caller frees it; "" when nothing was added)
+ * and empties b; NULL when out of memory (b is released). */
+char *rep_buf_take(struct rep_buf *b);
+void rep_buf_release(struct rep_buf *b);
+
+/* Renders dir/name.mustache with the context ctx (an object, borrowed).
+ * Partials {{> p}} load dir/p.mustache. Syntax errors, unknown partials and
+ * recursion beyond the limits are OPR_EINPUT with file, line and column.
+ * *out is malloc'd; the caller frees it. */
+int rep_template_render(const char *dir, const char *name, json_t *ctx, char **out,
+			struct opr_error *err);
+/* The same from template text; origin names it in error messages; dir may be
+ * NULL (then every partial is unknown). *out malloc'd, the caller frees it. */
+int rep_template_render_string(const char *text, const char *origin, const char *dir,
+			       json_t *ctx, char **out, struct opr_error *err);
+/* Appends s to a Markdown document so that it reads as literal text: escapes
+ * the characters Markdown gives meaning to (| included, so table cells are
+ * safe) and newlines become spaces. line_start: s begins a line, so a
+ * leading list or heading marker is escaped too. Returns the malloc'd text
+ * (the caller frees it) or NULL when out of memory. */
+char *rep_md_escape(const char *s, int line_start);
+
+/* The built-in templates folder: $OPREVIEW_TEMPLATES, else ./templates when it
+ * holds packet.md.mustache, else templates/ beside the executable. Returns a
+ * static string (never NULL). */
+const char *rep_templates_dir(void);
+
+/* The template context of the packet: findings with every number formatted
+ * for display (units, CIs, provenance tags, status badges), plus the lists the
+ * templates iterate. findings is borrowed; *view is a new reference the caller
+ * releases with json_decref. */
+int rep_view_new(json_t *findings, json_t **view, struct opr_error *err);
+
+/* Markdown to an HTML fragment with cmark-gfm (tables, task lists,
+ * strikethrough, autolinks, tag filter; raw HTML omitted). *html malloc'd,
+ * the caller frees it. */
+int rep_md_to_html(const char *md, char **html, struct opr_error *err);
+
+/* The charts of the HTML page as a sequence of <figure> elements, each with
+ * one inline <svg>: latency percentiles, queue-wait histograms, rooflines and
+ * fusion before/after. Deterministic for given findings. *html malloc'd, the
+ * caller frees it. *ncharts gets the number of <svg> elements. */
+int rep_svg_charts(json_t *findings, char **html, int *ncharts, struct opr_error *err);
+
+#endif

@@ -1,0 +1,827 @@
+/* report/view.c: the template context of the packet. Templates cannot format,
+ * so every number of findings.json becomes a display string here: times in
+ * us/ms, bytes in IEC units, ratios with their CIs, provenance tags, status
+ * badges; unavailable values say why instead of showing 0. */
+#include "template.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The ownership split of the packet (seed 002, "Ownership split"): team,
+ * responsibility and closure artifact per sign-off role. */
+static const struct {
+	const char *role, *team, *responsibility, *artifact;
+} OWNERSHIP[] = {
+	{ "ml-compiler-engineer", "ML compiler engineer", "mechanism and architecture intent",
+	  "design rationale + tradeoffs" },
+	{ "kernel-performance-owner", "kernel performance owner", "mapping, runtime, and execution",
+	  "profile traces + bottleneck map" },
+	{ "runtime-systems-engineer", "runtime systems engineer", "correctness, risk, and signoff",
+	  "test report + closure memo" },
+};
+
+struct vb {
+	int oom;
+};
+
+/* ---- reading findings ---- */
+
+static json_t *get(json_t *o, const char *k)
+{
+	return json_is_object(o) ? json_object_get(o, k) : NULL;
+}
+
+static const char *str(json_t *o, const char *k)
+{
+	const char *s = json_string_value(get(o, k));
+	return s ? s : "";
+}
+
+/* A number or NAN when missing or null. */
+static double num(json_t *o, const char *k)
+{
+	json_t *v = get(o, k);
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* ---- writing the view ---- */
+
+static void set(struct vb *vb, json_t *o, const char *k, json_t *v)
+{
+	if (!v || json_object_set_new(o, k, v))
+		vb->oom = 1;
+}
+
+static void setf(struct vb *vb, json_t *o, const char *k, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void setf(struct vb *vb, json_t *o, const char *k, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	set(vb, o, k, json_string(buf));
+}
+
+static void sets(struct vb *vb, json_t *o, const char *k, const char *s)
+{
+	set(vb, o, k, json_string(s ? s : ""));
+}
+
+static json_t *push(struct vb *vb, json_t *a)
+{
+	json_t *o = json_object();
+	if (!o || json_array_append_new(a, o)) {
+		vb->oom = 1;
+		return NULL;
+	}
+	return o;
+}
+
+/* ---- formatting (fixed precision: the packet is byte-reproducible) ---- */
+
+static void f_us(char *b, size_t n, double us)
+{
+	if (!isfinite(us))
+		snprintf(b, n, "n/a");
+	else if (fabs(us) >= 10000.0)
+		snprintf(b, n, "%.2f ms", us / 1000.0);
+	else
+		snprintf(b, n, "%.1f us", us);
+}
+
+static void f_bytes(char *b, size_t n, double v)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int u = 0;
+	if (!isfinite(v)) {
+		snprintf(b, n, "n/a");
+		return;
+	}
+	while (fabs(v) >= 1024.0 && u < 4) {
+		v /= 1024.0;
+		u++;
+	}
+	if (u == 0)
+		snprintf(b, n, "%.0f B", v);
+	else
+		snprintf(b, n, "%.2f %s", v, unit[u]);
+}
+
+/* Integers with thousands separators: 115,605,504. */
+static void f_count(char *b, size_t n, double v)
+{
+	if (!isfinite(v)) {
+		snprintf(b, n, "n/a");
+		return;
+	}
+	if (fabs(v) >= 1e18 || v != floor(v)) {
+		snprintf(b, n, "%.6g", v);
+		return;
+	}
+	char digits[32];
+	snprintf(digits, sizeof digits, "%.0f", fabs(v));
+	size_t len = strlen(digits), k = 0;
+	char out[48];
+	if (v < 0)
+		out[k++] = '-';
+	for (size_t i = 0; i < len; i++) {
+		if (i && (len - i) % 3 == 0)
+			out[k++] = ',';
+		out[k++] = digits[i];
+	}
+	out[k] = '\0';
+	snprintf(b, n, "%s", out);
+}
+
+static void f_fixed(char *b, size_t n, double v, int prec)
+{
+	if (isfinite(v))
+		snprintf(b, n, "%.*f", prec, v);
+	else
+		snprintf(b, n, "n/a");
+}
+
+/* "x1.08 [1.05, 1.11]" */
+static void f_ratio_ci(char *b, size_t n, double r, double lo, double hi)
+{
+	if (!isfinite(r))
+		snprintf(b, n, "n/a");
+	else if (isfinite(lo) && isfinite(hi))
+		snprintf(b, n, "x%.2f [%.2f, %.2f]", r, lo, hi);
+	else
+		snprintf(b, n, "x%.2f", r);
+}
+
+/* A quantile with its CI: "402.9 us [398.1, 407.5]" or the reason it is missing. */
+static void f_quantile(char *b, size_t n, json_t *q)
+{
+	double v = num(q, "value_ns") / 1e3, lo = num(q, "lo_ns") / 1e3, hi = num(q, "hi_ns") / 1e3;
+	if (!json_is_true(get(q, "available"))) {
+		const char *why = str(q, "reason");
+		snprintf(b, n, "%s", *why ? why : "not enough samples");
+		return;
+	}
+	char vs[32];
+	f_us(vs, sizeof vs, v);
+	if (isfinite(lo) && isfinite(hi))
+		snprintf(b, n, "%s [%.1f, %.1f]", vs, lo, hi);
+	else
+		snprintf(b, n, "%s", vs);
+}
+
+/* A status as text: failures and warnings stand out, passes do not. */
+static const char *badge(const char *status)
+{
+	if (!strcmp(status, "FAIL") || !strcmp(status, "REGRESSION") || !strcmp(status, "HOLD") ||
+	    !strcmp(status, "ROLLBACK"))
+		return "**";
+	if (!strcmp(status, "WARN") || !strcmp(status, "INCONCLUSIVE") ||
+	    !strcmp(status, "SHIP WITH MITIGATIONS"))
+		return "*";
+	return "";
+}
+
+static void set_badge(struct vb *vb, json_t *o, const char *k, const char *status)
+{
+	/* raw Markdown: the status words hold no special characters */
+	const char *m = badge(status);
+	setf(vb, o, k, "%s%s%s", m, status, m);
+}
+
+/* A code span that survives a table cell: backticks longer than any run in s,
+ * and '|' escaped (GFM splits cells before it parses code spans). Raw Markdown. */
+static void set_code(struct vb *vb, json_t *o, const char *k, const char *s)
+{
+	int run = 0, longest = 0;
+	for (const char *p = s; *p; p++) {
+		run = *p == '`' ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	char fence[8] = "";
+	int nf = longest + 1 < 7 ? longest + 1 : 7;
+	memset(fence, '`', (size_t)nf);
+	fence[nf] = '\0';
+	struct rep_buf b = { 0 };
+	rep_buf_puts(&b, fence);
+	if (s[0] == '`')
+		rep_buf_puts(&b, " ");
+	for (const char *p = s; *p; p++) {
+		if (*p == '|')
+			rep_buf_puts(&b, "\\|");
+		else if (*p == '\n' || *p == '\r')
+			rep_buf_puts(&b, " ");
+		else
+			rep_buf_add(&b, p, 1);
+	}
+	if (*s && s[strlen(s) - 1] == '`')
+		rep_buf_puts(&b, " ");
+	rep_buf_puts(&b, fence);
+	char *t = rep_buf_take(&b);
+	if (!t) {
+		vb->oom = 1;
+		return;
+	}
+	sets(vb, o, k, t);
+	free(t);
+}
+
+/* ---- sections of the view ---- */
+
+static json_t *variant_of(json_t *block, const char *name)
+{
+	json_t *vs = get(block, "variants"), *v;
+	size_t i;
+	json_array_foreach(vs, i, v)
+		if (!strcmp(str(v, "variant"), name))
+			return v;
+	return NULL;
+}
+
+static json_t *comparison_of(json_t *block, const char *metric)
+{
+	json_t *cs = get(block, "comparisons"), *c;
+	size_t i;
+	json_array_foreach(cs, i, c)
+		if (!strcmp(str(c, "metric"), metric))
+			return c;
+	return NULL;
+}
+
+static void comparison_text(char *b, size_t n, json_t *c)
+{
+	if (!c) {
+		snprintf(b, n, "not compared");
+	} else if (!json_is_true(get(c, "available"))) {
+		snprintf(b, n, "unavailable: %s", str(c, "reason"));
+	} else {
+		char r[64];
+		f_ratio_ci(r, sizeof r, num(c, "ratio"), num(c, "lo"), num(c, "hi"));
+		snprintf(b, n, "%s %s", r, str(c, "outcome"));
+	}
+}
+
+/* "3 → 1": before/after of one number of the two variants. */
+static void arrow(char *b, size_t n, const char *x, const char *y)
+{
+	snprintf(b, n, "%s \u2192 %s", x, y);
+}
+
+static void view_block(struct vb *vb, json_t *out, json_t *blk)
+{
+	json_t *o = push(vb, out);
+	if (!o)
+		return;
+	json_t *base = variant_of(blk, "baseline"), *cand = variant_of(blk, "candidate");
+	char a[160], c[160], t[400];
+	const char *keys[] = { "name", "group", "dtype", "activation", "workload", "stop_reason" };
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		sets(vb, o, keys[i], str(blk, keys[i]));
+	f_count(a, sizeof a, num(blk, "rounds"));
+	f_count(c, sizeof c, num(blk, "reps_per_round"));
+	setf(vb, o, "sampling", "%s rounds x %s reps", a, c);
+	json_t *noise = get(blk, "noise");
+	if (json_is_true(get(noise, "available")))
+		setf(vb, o, "noise", "floor %.1f%%, round CV %.1f%%, MDE %.1f%%",
+		     100 * num(noise, "floor"), 100 * num(noise, "cv"), 100 * num(noise, "mde"));
+	else
+		setf(vb, o, "noise", "unavailable: %s", str(noise, "reason"));
+
+	/* the one-line summary */
+	arrow(t, sizeof t, str(base, "primary_bottleneck"), str(cand, "primary_bottleneck"));
+	sets(vb, o, "primary_shift", t);
+	comparison_text(t, sizeof t, comparison_of(blk, "p95"));
+	sets(vb, o, "p95_ratio", t);
+	f_count(a, sizeof a, num(base, "launches"));
+	f_count(c, sizeof c, num(cand, "launches"));
+	arrow(t, sizeof t, a, c);
+	sets(vb, o, "launches", t);
+	f_fixed(a, sizeof a, num(base, "reuse_ratio"), 1);
+	f_fixed(c, sizeof c, num(cand, "reuse_ratio"), 1);
+	arrow(t, sizeof t, a, c);
+	sets(vb, o, "reuse", t);
+	f_bytes(a, sizeof a, num(base, "global_bytes"));
+	f_bytes(c, sizeof c, num(cand, "global_bytes"));
+	arrow(t, sizeof t, a, c);
+	sets(vb, o, "global_bytes", t);
+	f_us(a, sizeof a, num(get(base, "pipeline"), "p95_us"));
+	f_us(c, sizeof c, num(get(cand, "pipeline"), "p95_us"));
+	arrow(t, sizeof t, a, c);
+	sets(vb, o, "pipeline_p95", t);
+	f_fixed(a, sizeof a, 100 * num(blk, "launch_reduction"), 0);
+	f_us(c, sizeof c, num(blk, "launch_overhead_saved_us"));
+	setf(vb, o, "launch_reduction", "%s%% fewer launches, %s launch overhead saved", a, c);
+
+	/* tail-first statistics of both variants */
+	json_t *stats = json_array(), *pipes = json_array(), *sweep = json_array(), *cmps = json_array();
+	set(vb, o, "stats", stats);
+	set(vb, o, "pipeline", pipes);
+	set(vb, o, "sweep", sweep);
+	set(vb, o, "comparisons", cmps);
+	if (vb->oom)
+		return;
+	json_t *vars[2] = { base, cand };
+	for (int v = 0; v < 2; v++) {
+		json_t *var = vars[v];
+		if (!var)
+			continue;
+		const char *vn = str(var, "variant");
+		json_t *lat = get(var, "latency"), *s = push(vb, stats);
+		if (!s)
+			return;
+		sets(vb, s, "variant", vn);
+		f_count(t, sizeof t, num(lat, "n"));
+		sets(vb, s, "n", t);
+		const char *qs[] = { "p50", "p90", "p95", "p99" };
+		for (int k = 0; k < 4; k++) {
+			f_quantile(t, sizeof t, get(lat, qs[k]));
+			sets(vb, s, qs[k], t);
+		}
+		f_us(t, sizeof t, num(lat, "mean_ns") / 1e3);
+		sets(vb, s, "mean", t);
+		f_us(t, sizeof t, num(lat, "max_ns") / 1e3);
+		sets(vb, s, "max", t);
+
+		json_t *pl = get(var, "pipeline"), *p = push(vb, pipes);
+		if (!p)
+			return;
+		sets(vb, p, "variant", vn);
+		const char *pk[] = { "p50_us", "p95_us", "p99_us", "max_us", "wait_p50_us", "wait_p95_us",
+				     "wait_p99_us" };
+		const char *pn[] = { "p50", "p95", "p99", "max", "wait_p50", "wait_p95", "wait_p99" };
+		for (int k = 0; k < 7; k++) {
+			f_us(t, sizeof t, num(pl, pk[k]));
+			sets(vb, p, pn[k], t);
+		}
+		if (isfinite(num(pl, "p95_lo_us")))
+			setf(vb, p, "p95_ci", "[%.1f, %.1f]", num(pl, "p95_lo_us"), num(pl, "p95_hi_us"));
+		f_fixed(a, sizeof a, num(pl, "throughput_rps"), 1);
+		setf(vb, p, "throughput", "%s rps", a);
+		f_fixed(t, sizeof t, num(pl, "jain_cores"), 3);
+		sets(vb, p, "jain_cores", t);
+		f_fixed(t, sizeof t, num(pl, "jain_streams"), 3);
+		sets(vb, p, "jain_streams", t);
+		f_fixed(t, sizeof t, 100 * num(pl, "bw_util"), 0);
+		setf(vb, p, "bw_util", "%s%%", t);
+		f_fixed(t, sizeof t, num(pl, "mean_batch"), 2);
+		sets(vb, p, "mean_batch", t);
+		f_count(t, sizeof t, num(pl, "requests"));
+		sets(vb, p, "requests", t);
+		f_fixed(a, sizeof a, num(pl, "little_L"), 2);
+		f_fixed(c, sizeof c, num(pl, "little_lambda"), 1);
+		setf(vb, p, "little", "L = %s = %s rps x %.1f us", a, c, num(pl, "little_W_us"));
+		json_t *sw = get(pl, "sweep"), *row;
+		size_t i;
+		json_array_foreach(sw, i, row) {
+			json_t *r = push(vb, sweep);
+			if (!r)
+				return;
+			sets(vb, r, "variant", vn);
+			f_count(t, sizeof t, num(row, "batch"));
+			sets(vb, r, "batch", t);
+			const char *sk[] = { "p50_us", "p95_us", "p99_us", "wait_mean_us" };
+			const char *sn[] = { "p50", "p95", "p99", "wait_mean" };
+			for (int k = 0; k < 4; k++) {
+				f_us(t, sizeof t, num(row, sk[k]));
+				sets(vb, r, sn[k], t);
+			}
+			f_fixed(a, sizeof a, num(row, "throughput_rps"), 1);
+			setf(vb, r, "throughput", "%s rps", a);
+		}
+	}
+	json_t *cl = get(blk, "comparisons"), *cmp;
+	size_t i;
+	json_array_foreach(cl, i, cmp) {
+		json_t *r = push(vb, cmps);
+		if (!r)
+			return;
+		sets(vb, r, "metric", str(cmp, "metric"));
+		if (json_is_true(get(cmp, "available"))) {
+			f_ratio_ci(t, sizeof t, num(cmp, "ratio"), num(cmp, "lo"), num(cmp, "hi"));
+			sets(vb, r, "ratio", t);
+			setf(vb, r, "p", "%.2g (adjusted %.2g)", num(cmp, "p_mwu"), num(cmp, "p_adjusted"));
+			f_fixed(a, sizeof a, 100 * num(cmp, "mde"), 1);
+			setf(vb, r, "mde", "%s%%", a);
+			const char *note = str(cmp, "note");
+			setf(vb, r, "note", "%s%s%s", json_is_true(get(cmp, "underpowered")) ? "underpowered" : "",
+			     json_is_true(get(cmp, "underpowered")) && *note ? "; " : "", note);
+		} else {
+			sets(vb, r, "ratio", "unavailable");
+			sets(vb, r, "p", "-");
+			sets(vb, r, "mde", "-");
+			sets(vb, r, "note", str(cmp, "reason"));
+		}
+		set_badge(vb, r, "outcome", str(cmp, "outcome"));
+	}
+}
+
+static void evidence_text(char *b, size_t n, json_t *e)
+{
+	char v[64];
+	double x = num(e, "value");
+	const char *unit = str(e, "unit");
+	if (!isfinite(x))
+		snprintf(v, sizeof v, "unavailable");
+	else if (!strcmp(unit, "ns"))
+		f_us(v, sizeof v, x / 1e3);
+	else if (!strcmp(unit, "bytes"))
+		f_bytes(v, sizeof v, x);
+	else if (!strcmp(unit, "count"))
+		f_count(v, sizeof v, x);
+	else if (!strcmp(unit, "ratio"))
+		snprintf(v, sizeof v, "%.2f", x);
+	else
+		snprintf(v, sizeof v, "%.4g %s", x, unit);
+	const char *cmp = str(e, "comparison"), *note = str(e, "note");
+	snprintf(b, n, "%s = %s (%s%s%s%s%s)", str(e, "metric"), v, str(e, "provenance"),
+		 *cmp ? "; " : "", cmp, *note ? "; " : "", note);
+}
+
+static void view_bottlenecks(struct vb *vb, json_t *view, json_t *f)
+{
+	json_t *map = json_array(), *answers = json_array();
+	set(vb, view, "bottleneck_map", map);
+	set(vb, view, "findings", answers);
+	if (vb->oom)
+		return;
+	json_t *bl = get(f, "bottlenecks"), *x;
+	size_t i;
+	json_array_foreach(bl, i, x) {
+		json_t *o = push(vb, map);
+		if (!o)
+			return;
+		const char *block = str(x, "block"), *variant = str(x, "variant");
+		int primary = json_is_true(get(x, "primary"));
+		sets(vb, o, "block", block);
+		sets(vb, o, "variant", variant);
+		sets(vb, o, "class", str(x, "class"));
+		sets(vb, o, "rank", primary ? "primary" : "secondary");
+		char t[2048], e1[400];
+		f_fixed(t, sizeof t, num(x, "score"), 2);
+		sets(vb, o, "score", t);
+		struct rep_buf eb = { 0 };
+		json_t *ev = get(x, "evidence"), *e;
+		size_t k;
+		json_t *elist = json_array();
+		json_array_foreach(ev, k, e) {
+			evidence_text(e1, sizeof e1, e);
+			if (k)
+				rep_buf_puts(&eb, "; ");
+			rep_buf_puts(&eb, e1);
+			json_t *r = json_object();
+			if (!r || json_array_append_new(elist, r)) {
+				vb->oom = 1;
+				break;
+			}
+			sets(vb, r, "text", e1);
+		}
+		char *joined = rep_buf_take(&eb);
+		if (!joined) {
+			vb->oom = 1;
+			json_decref(elist);
+			return;
+		}
+		sets(vb, o, "evidence", joined);
+		free(joined);
+		/* the block's p95 comparison, the symptom the class must explain */
+		json_t *blk = NULL, *b;
+		size_t j;
+		json_array_foreach(get(f, "blocks"), j, b)
+			if (!strcmp(str(b, "name"), block))
+				blk = b;
+		comparison_text(t, sizeof t, !strcmp(variant, "candidate") ? comparison_of(blk, "p95") : NULL);
+		sets(vb, o, "comparison", !strcmp(variant, "candidate") ? t : "baseline");
+		if (!primary) {
+			json_decref(elist);
+			continue;
+		}
+		json_t *a = push(vb, answers);
+		if (!a) {
+			json_decref(elist);
+			return;
+		}
+		sets(vb, a, "block", block);
+		sets(vb, a, "variant", variant);
+		sets(vb, a, "class", str(x, "class"));
+		sets(vb, a, "symptom", str(x, "symptom"));
+		sets(vb, a, "explanation", str(x, "explanation"));
+		set(vb, a, "evidence", elist);
+		set_code(vb, a, "reproduce", str(x, "reproduce"));
+	}
+}
+
+static void view_worksheet(struct vb *vb, json_t *view, json_t *f)
+{
+	json_t *rows = json_array(), *w;
+	set(vb, view, "worksheet", rows);
+	size_t i;
+	json_array_foreach(get(f, "worksheet"), i, w) {
+		json_t *o = push(vb, rows);
+		if (!o)
+			return;
+		char a[64], c[64];
+		sets(vb, o, "block", str(w, "block"));
+		sets(vb, o, "variant", str(w, "variant"));
+		sets(vb, o, "group", str(w, "group"));
+		set_code(vb, o, "plan", str(w, "plan"));
+		sets(vb, o, "fused", json_is_true(get(w, "fused")) ? "yes" : "no");
+		f_bytes(a, sizeof a, num(w, "footprint_bytes"));
+		f_bytes(c, sizeof c, num(w, "capacity_bytes"));
+		setf(vb, o, "footprint", "%s / %s", a, c);
+		f_bytes(a, sizeof a, num(w, "global_bytes"));
+		sets(vb, o, "global_bytes", a);
+		f_fixed(a, sizeof a, num(w, "reuse_ratio"), 1);
+		sets(vb, o, "reuse", a);
+		f_count(a, sizeof a, num(w, "launches"));
+		sets(vb, o, "launches", a);
+		f_us(a, sizeof a, num(w, "launch_overhead_saved_us"));
+		sets(vb, o, "saved", a);
+		f_us(a, sizeof a, num(w, "model_us"));
+		sets(vb, o, "model", isfinite(num(w, "model_us")) ? a : "not modelled");
+		sets(vb, o, "expected", str(w, "expected_bottleneck"));
+		sets(vb, o, "shift", str(w, "shift"));
+		set_badge(vb, o, "status", str(w, "status"));
+		sets(vb, o, "reason", str(w, "reason"));
+	}
+}
+
+static void view_lists(struct vb *vb, json_t *view, json_t *f)
+{
+	json_t *val = json_array(), *mit = json_array(), *rej = json_array(), *cav = json_array(),
+	       *cun = json_array(), *rules = json_array(), *x;
+	set(vb, view, "validation", val);
+	set(vb, view, "mitigations", mit);
+	set(vb, view, "rejected", rej);
+	set(vb, view, "counters", cav);
+	set(vb, view, "counters_unavailable", cun);
+	set(vb, view, "rules", rules);
+	if (vb->oom)
+		return;
+	size_t i;
+	json_array_foreach(get(f, "validation"), i, x) {
+		json_t *o = push(vb, val);
+		if (!o)
+			return;
+		const char *k[] = { "block", "variant", "dtype", "check", "value", "threshold",
+				    "provenance", "trigger", "rollback_to" };
+		for (size_t j = 0; j < sizeof k / sizeof k[0]; j++)
+			sets(vb, o, k[j], str(x, k[j]));
+		set_badge(vb, o, "status", str(x, "status"));
+	}
+	json_array_foreach(get(f, "mitigations"), i, x) {
+		json_t *o = push(vb, mit);
+		if (!o)
+			return;
+		const char *k[] = { "block", "title", "owner_role", "expected", "validation", "rollback" };
+		for (size_t j = 0; j < sizeof k / sizeof k[0]; j++)
+			sets(vb, o, k[j], str(x, k[j]));
+		const char *name = "unassigned";
+		json_t *ow;
+		size_t j;
+		json_array_foreach(get(f, "owners"), j, ow)
+			if (!strcmp(str(ow, "role"), str(x, "owner_role")))
+				name = str(ow, "name");
+		sets(vb, o, "owner_name", name);
+	}
+	json_array_foreach(get(f, "rejected_alternatives"), i, x) {
+		json_t *o = push(vb, rej);
+		if (!o)
+			return;
+		sets(vb, o, "block", str(x, "block"));
+		sets(vb, o, "variant", *str(x, "variant") ? str(x, "variant") : "-");
+		set_code(vb, o, "plan", str(x, "plan"));
+		sets(vb, o, "reason", str(x, "reason"));
+	}
+	json_array_foreach(get(f, "counters"), i, x) {
+		int avail = json_is_true(get(x, "available")) && isfinite(num(x, "value"));
+		json_t *o = push(vb, avail ? cav : cun);
+		if (!o)
+			return;
+		sets(vb, o, "block", str(x, "block"));
+		sets(vb, o, "variant", str(x, "variant"));
+		sets(vb, o, "name", str(x, "name"));
+		if (avail) {
+			char a[64];
+			f_count(a, sizeof a, num(x, "value"));
+			sets(vb, o, "value", a);
+			sets(vb, o, "provenance", str(x, "provenance"));
+		} else {
+			const char *why = str(x, "reason");
+			sets(vb, o, "reason", *why ? why : "no reason recorded");
+		}
+	}
+	json_array_foreach(get(f, "rules"), i, x) {
+		json_t *o = push(vb, rules);
+		if (!o)
+			return;
+		const char *k[] = { "class", "formula", "threshold", "explanation", "source" };
+		for (size_t j = 0; j < sizeof k / sizeof k[0]; j++)
+			sets(vb, o, k[j], str(x, k[j]));
+	}
+}
+
+static void kv(struct vb *vb, json_t *a, const char *key, const char *value)
+{
+	json_t *o = push(vb, a);
+	if (!o)
+		return;
+	sets(vb, o, "key", key);
+	sets(vb, o, "value", value && *value ? value : "not recorded");
+}
+
+static void view_inputs(struct vb *vb, json_t *view, json_t *f)
+{
+	json_t *p = get(f, "profile"), *meta = get(p, "metadata"), *sla = get(f, "sla"),
+	       *pr = get(f, "precision"), *tr = get(f, "traffic"), *env = get(f, "envelope"),
+	       *host = get(f, "host"), *rp = get(f, "reproduce"), *ov = get(f, "overhead");
+	char a[256], c[128];
+	json_t *prof = json_object();
+	set(vb, view, "profile", prof);
+	if (vb->oom)
+		return;
+	sets(vb, prof, "name", str(p, "name"));
+	sets(vb, prof, "path", str(p, "path"));
+	sets(vb, prof, "sha256", str(p, "sha256"));
+	f_fixed(a, sizeof a, num(p, "seed"), 0);
+	sets(vb, prof, "seed", a);
+	sets(vb, prof, "model_revision", str(p, "model_revision"));
+	sets(vb, prof, "compiler", str(meta, "compiler"));
+	sets(vb, prof, "runtime", str(meta, "runtime"));
+	sets(vb, prof, "firmware", str(meta, "firmware"));
+
+	json_t *in = json_array();
+	set(vb, view, "sla_rows", in);
+	if (vb->oom)
+		return;
+	f_us(a, sizeof a, num(sla, "p95_us"));
+	kv(vb, in, "p95 latency", a);
+	f_us(a, sizeof a, num(sla, "p99_us"));
+	kv(vb, in, "p99 latency", a);
+	f_fixed(c, sizeof c, num(sla, "min_throughput_rps"), 0);
+	snprintf(a, sizeof a, "%s rps", c);
+	kv(vb, in, "minimum throughput", a);
+	f_fixed(c, sizeof c, 100 * num(sla, "max_regression"), 1);
+	snprintf(a, sizeof a, "%s%% over baseline", c);
+	kv(vb, in, "maximum regression", a);
+	snprintf(a, sizeof a, "%.3g", num(pr, "fp32_max_rel_l2"));
+	kv(vb, in, "fp32 max rel L2", a);
+	snprintf(a, sizeof a, "%.3g", num(pr, "fp16_max_rel_l2"));
+	kv(vb, in, "fp16 max rel L2", a);
+	snprintf(a, sizeof a, "%.3g", num(pr, "bf16_max_rel_l2"));
+	kv(vb, in, "bf16 max rel L2", a);
+	snprintf(a, sizeof a, "%.3g LSB", num(pr, "int8_max_abs_lsb"));
+	kv(vb, in, "int8 max abs error", a);
+	snprintf(a, sizeof a, "%.0f streams, %s arrivals at %.0f rps, %.0f requests",
+		 num(tr, "streams"), str(tr, "process"), num(tr, "rate_rps"), num(tr, "requests"));
+	kv(vb, in, "traffic", a);
+	snprintf(a, sizeof a, "max %.0f, timeout %.0f us, placement %s", num(tr, "batch_max"),
+		 num(tr, "batch_timeout_us"), str(tr, "placement"));
+	kv(vb, in, "batching", a);
+
+	json_t *en = json_array();
+	set(vb, view, "envelope_rows", en);
+	if (vb->oom)
+		return;
+	sets(vb, view, "envelope_name", str(env, "name"));
+	sets(vb, view, "power_mode", str(env, "power_mode"));
+	kv(vb, en, "source", str(env, "source"));
+	kv(vb, en, "power mode", str(env, "power_mode"));
+	snprintf(a, sizeof a, "%.0f at %.2f GHz", num(env, "cores"), num(env, "clock_ghz"));
+	kv(vb, en, "cores", a);
+	snprintf(a, sizeof a, "%.1f GB/s", num(env, "global_bandwidth_gbps"));
+	kv(vb, en, "GLOBAL bandwidth", a);
+	snprintf(a, sizeof a, "%.0f KiB at %.1f GB/s", num(env, "shared_capacity_kib"),
+		 num(env, "shared_bandwidth_gbps"));
+	kv(vb, en, "SHARED capacity", a);
+	snprintf(a, sizeof a, "%.0f KiB", num(env, "local_capacity_kib"));
+	kv(vb, en, "LOCAL capacity", a);
+	snprintf(a, sizeof a, "%.0f engines, %.0f ns setup, last dim <= %.0f", num(env, "dma_engines"),
+		 num(env, "dma_setup_ns"), num(env, "dma_max_last_dim"));
+	kv(vb, en, "DMA", a);
+	json_t *tops = get(env, "compute_tops");
+	snprintf(a, sizeof a, "fp32 %.1f, fp16 %.1f, bf16 %.1f, int8 %.1f", num(tops, "fp32"),
+		 num(tops, "fp16"), num(tops, "bf16"), num(tops, "int8"));
+	kv(vb, en, "compute TOPS", a);
+	f_us(a, sizeof a, num(env, "launch_overhead_us"));
+	kv(vb, en, "launch overhead", a);
+
+	json_t *hr = json_array();
+	set(vb, view, "host_rows", hr);
+	if (vb->oom)
+		return;
+	const char *hk[] = { "cpu_model", "caches", "kernel", "governor", "compiler", "cflags",
+			     "versions", "tool_version", "git_revision", "hostname" };
+	const char *hn[] = { "CPU", "caches", "kernel", "governor", "compiler", "flags",
+			     "libraries", "opreview", "git revision", "host name" };
+	for (size_t i = 0; i < sizeof hk / sizeof hk[0]; i++) {
+		kv(vb, hr, hn[i], str(host, hk[i]));
+		if (i == 0) {
+			f_count(a, sizeof a, num(host, "cpus_online"));
+			kv(vb, hr, "CPUs online", a);
+		}
+	}
+	f_bytes(a, sizeof a, num(host, "mem_total_bytes"));
+	kv(vb, hr, "memory", a);
+	const char *ps = str(f, "papi_status");
+	kv(vb, hr, "PAPI", ps);
+	snprintf(a, sizeof a, "clock read %.1f ns, PAPI read %.1f ns", num(ov, "clock_read_ns"),
+		 num(ov, "papi_read_ns"));
+	kv(vb, hr, "measurement overhead", a);
+
+	json_t *r = json_object();
+	set(vb, view, "reproduce", r);
+	if (vb->oom)
+		return;
+	set_code(vb, r, "command", str(rp, "command"));
+	set_code(vb, r, "replay", str(rp, "replay"));
+	f_fixed(a, sizeof a, num(rp, "seed"), 0);
+	sets(vb, r, "seed", a);
+	sets(vb, r, "started_utc", str(rp, "started_utc"));
+	sets(vb, r, "archive", str(f, "archive"));
+	sets(vb, r, "tool_version", str(host, "tool_version"));
+	sets(vb, r, "git_revision", str(host, "git_revision"));
+}
+
+static void view_owners(struct vb *vb, json_t *view, json_t *f)
+{
+	json_t *own = json_array(), *sign = json_array();
+	set(vb, view, "ownership", own);
+	set(vb, view, "signoff", sign);
+	if (vb->oom)
+		return;
+	for (size_t i = 0; i < sizeof OWNERSHIP / sizeof OWNERSHIP[0]; i++) {
+		const char *name = "unassigned";
+		json_t *ow;
+		size_t j;
+		json_array_foreach(get(f, "owners"), j, ow)
+			if (!strcmp(str(ow, "role"), OWNERSHIP[i].role))
+				name = str(ow, "name");
+		json_t *o = push(vb, own), *s = push(vb, sign);
+		if (!o || !s)
+			return;
+		sets(vb, o, "team", OWNERSHIP[i].team);
+		sets(vb, o, "role", OWNERSHIP[i].role);
+		sets(vb, o, "name", name);
+		sets(vb, o, "responsibility", OWNERSHIP[i].responsibility);
+		sets(vb, o, "artifact", OWNERSHIP[i].artifact);
+		sets(vb, s, "role", OWNERSHIP[i].role);
+		sets(vb, s, "name", name);
+	}
+}
+
+int rep_view_new(json_t *findings, json_t **view, struct opr_error *err)
+{
+	if (!json_is_object(findings))
+		return opr_error_set(err, OPR_EINPUT, "findings must be a JSON object");
+	json_t *ver = get(findings, "findings_version");
+	if (!json_is_integer(ver) || json_integer_value(ver) != 1)
+		return opr_error_set(err, OPR_EINPUT, "findings: 'findings_version' must be 1");
+	const char *lists[] = { "blocks", "bottlenecks", "worksheet", "validation", "mitigations",
+				"rejected_alternatives", "counters", "owners" };
+	for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
+		if (!json_is_array(get(findings, lists[i])))
+			return opr_error_set(err, OPR_EINPUT, "findings: '%s' must be a list", lists[i]);
+	const char *verdict = str(findings, "verdict");
+	if (!*verdict)
+		return opr_error_set(err, OPR_EINPUT, "findings: 'verdict' is missing");
+
+	struct vb vb = { 0 };
+	json_t *v = json_object();
+	if (!v)
+		return opr_error_set(err, OPR_ENOMEM, "out of memory");
+	sets(&vb, v, "verdict", verdict);
+	set_badge(&vb, v, "verdict_badge", verdict);
+	setf(&vb, v, "exit_code", "%.0f", num(findings, "exit_code"));
+	json_t *reasons = json_array(), *r;
+	set(&vb, v, "reasons", reasons);
+	size_t i;
+	json_array_foreach(get(findings, "reasons"), i, r)
+		if (!vb.oom && json_array_append_new(reasons, json_string(json_string_value(r) ? json_string_value(r) : "")))
+			vb.oom = 1;
+	sets(&vb, v, "papi_status", str(findings, "papi_status"));
+	view_inputs(&vb, v, findings);
+	json_t *blocks = json_array(), *b;
+	set(&vb, v, "blocks", blocks);
+	json_array_foreach(get(findings, "blocks"), i, b)
+		if (!vb.oom)
+			view_block(&vb, blocks, b);
+	if (!vb.oom)
+		view_bottlenecks(&vb, v, findings);
+	if (!vb.oom)
+		view_worksheet(&vb, v, findings);
+	if (!vb.oom)
+		view_lists(&vb, v, findings);
+	if (!vb.oom)
+		view_owners(&vb, v, findings);
+	if (vb.oom) {
+		json_decref(v);
+		return opr_error_set(err, OPR_ENOMEM, "out of memory");
+	}
+	*view = v;
+	return 0;
+}

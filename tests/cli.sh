@@ -1,0 +1,87 @@
+#!/bin/sh
+# tests/cli.sh: command-line tests of the real binary, in TAP form (git's t/,
+# curl's tests/data): exit codes, one-line errors, nothing half-written, and a
+# whole run on quick.yaml read back as a reviewer would.
+OPR=${OPREVIEW:-./opreview}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+no() { n=$((n + 1)); echo "not ok $n - $1"; }
+check() { desc=$1; shift; if "$@"; then ok "$desc"; else no "$desc"; fi; }
+code() { "$@" >"$T/out" 2>"$T/err"; echo $?; }
+
+# --- the command table ---------------------------------------------------------
+check "--help exits 0 and lists run" sh -c "$OPR --help | grep -q '^  run '"
+check "--version names the version" sh -c "$OPR --version | grep -q '^opreview [0-9]'"
+check "no command is a usage error (2)" test "$(code $OPR)" = 2
+check "an unknown command exits 2" test "$(code $OPR frobnicate)" = 2
+for c in $($OPR --commands); do
+	check "$c --help exits 0 on stdout" sh -c "$OPR $c --help >$T/h 2>$T/e && grep -q '^usage: opreview $c' $T/h && ! test -s $T/e"
+	check "$c is in README.md" grep -q "opreview $c" README.md
+	check "$c is in opreview.1" grep -q "^\\.B $c\$\\|^\\.SS $c\$\\|^\\\\fB$c\\\\fR" opreview.1
+done
+check "an unknown option exits 2 with one line" sh -c "test \$($OPR run --frob 2>$T/e >/dev/null; echo \$?) = 2 && test \$(wc -l <$T/e) = 1"
+check "calibrate says not implemented (3)" test "$(code $OPR calibrate)" = 3
+
+# --- bad profiles: one line, file:line:col, exit 2, nothing written ------------
+while read -r name loc substr; do
+	[ -n "$name" ] || continue
+	case "$name" in \#*|env-*) continue;; esac  # envelopes: tests/test_profile.c
+	f=fixtures/bad/$name
+	[ -e "$f" ] || continue
+	rc=$(code $OPR run --profile "$f" --out "$T/bad-out" --no-papi --quiet)
+	lines=$(wc -l <"$T/err")
+	if [ "$rc" = 2 ] && [ "$lines" = 1 ] && grep -qF "opreview: $f:$loc:" "$T/err" &&
+	   grep -qF -- "$substr" "$T/err" && [ ! -e "$T/bad-out" ]; then
+		ok "bad input $name: exit 2, one line at $loc"
+	else
+		no "bad input $name: rc=$rc lines=$lines: $(head -c 300 "$T/err")"
+	fi
+done <fixtures/bad/EXPECT
+rc=$(code $OPR run --profile "$T/missing.yaml" --out "$T/x" --quiet)
+check "a missing profile exits 2 and writes nothing" sh -c "test $rc = 2 && ! test -e $T/x"
+
+# --- a whole run on quick.yaml --------------------------------------------------
+rc=$(code $OPR run --profile fixtures/profiles/quick.yaml --out "$T/q" --quiet)
+case $rc in 0|10|11|12) ok "run quick.yaml exits with a verdict code ($rc)";;
+	*) no "run quick.yaml exited $rc: $(cat "$T/err")";; esac
+for f in packet.md packet.html packet.xlsx findings.json owners.json run/manifest.json run/samples.csv run/counters.csv run/pipeline.json run/profile.yaml; do
+	check "run wrote $f" test -s "$T/q/$f"
+done
+check "no temporary directory is left beside the packet" sh -c "! ls -d $T/q.tmp-* 2>/dev/null"
+check "packet.md has GFM tables" sh -c "test \$(grep -c '^| ---\\|^|---\\|^| :--' $T/q/packet.md) -ge 5"
+check "packet.md names the verdict in its title" sh -c "head -1 $T/q/packet.md | grep -q 'SHIP\\|HOLD\\|ROLLBACK'"
+check "packet.md has a sign-off checkbox per role" sh -c "test \$(grep -c '^- \\[ \\]' $T/q/packet.md) -ge 3"
+check "packet.html references nothing external" sh -c "! grep -qi 'http://\\|https://\\|src=\\|<link' $T/q/packet.html"
+check "packet.html renders tables and charts" sh -c "grep -q '<table' $T/q/packet.html && grep -q '<svg' $T/q/packet.html"
+check "verdict in findings.json matches the exit code" sh -c "grep -q '\"exit_code\": $rc' $T/q/findings.json"
+check "unavailable counters carry a reason, never 0" sh -c "! grep -A0 '\"provenance\": \"unavailable\"' $T/q/findings.json >/dev/null || /usr/bin/python3 -c '
+import json,sys
+f=json.load(open(\"$T/q/findings.json\"))
+bad=[c for c in f[\"counters\"] if not c[\"available\"] and (c[\"value\"] is not None or not c[\"reason\"])]
+sys.exit(1 if bad else 0)'"
+rc2=$(code $OPR run --profile fixtures/profiles/quick.yaml --out "$T/q" --quiet)
+check "an existing packet is not overwritten without --force (5)" test "$rc2" = 5
+if /usr/bin/python3 -c 'import openpyxl' 2>/dev/null; then
+	check "the workbook holds the eight sheets" /usr/bin/python3 -c "
+import openpyxl,sys
+wb=openpyxl.load_workbook('$T/q/packet.xlsx')
+want=['Summary','Findings','Worksheet','Validation','Pipeline','Samples','Counters','Environment']
+sys.exit(0 if wb.sheetnames==want else 1)"
+else
+	echo "ok $((n = n + 1)) # SKIP python3-openpyxl missing"
+fi
+
+# --- analyze and replay on the archive ---------------------------------------------
+rc3=$(code $OPR analyze "$T/q/run" --out "$T/f.json")
+check "analyze on the archive gives the same verdict" test "$rc3" = "$rc"
+check "analyze wrote findings.json" grep -q '"findings_version": 1' "$T/f.json"
+rc4=$(code $OPR replay "$T/q/run" --no-papi)
+check "replay reproduces inputs, outputs and counters (0)" sh -c "test $rc4 = 0 && grep -q reproduced $T/out"
+cp -r "$T/q/run" "$T/tampered"
+sed -i 's/"output_sha256": "\(.\)/"output_sha256": "0\1/' "$T/tampered/manifest.json"
+rc5=$(code $OPR replay "$T/tampered" --no-papi)
+check "replay detects a changed output digest (4)" test "$rc5" = 4
+
+echo "1..$n"

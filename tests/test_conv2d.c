@@ -1,0 +1,596 @@
+/* tests/test_conv2d.c: conv2d and conv2d+bias+activation against the fp64
+ * reference over random shapes, dtypes and strategies; the direct strategy's
+ * GLOBAL bytes against their closed form; dry == real counters; fused vs
+ * unfused; capacity refusal; the microkernels against scalar loops. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ops/conv2d_int.h"
+
+/* A small accelerator: 4 cores, 256 KiB SHARED, 64 KiB LOCAL. */
+static void test_env(struct ops_envelope *e)
+{
+	memset(e, 0, sizeof *e);
+	snprintf(e->name, sizeof e->name, "test-npu");
+	snprintf(e->power_mode, sizeof e->power_mode, "nominal");
+	e->clock_ghz = 1.2;
+	e->clock_scale = 1.0;
+	e->cores = 4;
+	e->global_bw_gbps = 900;
+	e->global_capacity_gib = 32;
+	e->shared_capacity_kib = 256;
+	e->shared_bw_gbps = 4096;
+	e->local_capacity_kib = 64;
+	e->dma_max_last_dim = 65535;
+	e->dma_setup_ns = 150;
+	e->dma_engines = 2;
+	e->tops[OPS_F32] = 16;
+	e->tops[OPS_F16] = 128;
+	e->tops[OPS_BF16] = 128;
+	e->tops[OPS_S8] = 256;
+	e->tops[OPS_U8] = 256;
+	e->launch_overhead_us = 3.5;
+}
+
+/* xorshift64*: the test's own seeded generator for shapes and plans. */
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+
+static int64_t rnd(int64_t lo, int64_t hi)
+{
+	uint64_t x = rng_state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	rng_state = x;
+	return lo + (int64_t)((x * 0x2545F4914F6CDD1Dull >> 33) % (uint64_t)(hi - lo + 1));
+}
+
+static double threshold(enum ops_dtype t)
+{
+	return t == OPS_F32 ? 1e-5 : t == OPS_F16 ? 2e-3 : 1.6e-2;
+}
+
+static uint64_t global_bytes(const struct ops_counters *c)
+{
+	uint64_t b = 0;
+	int s, d;
+
+	for (s = 0; s < OPS_NSPACES; s++)
+		for (d = 0; d < OPS_NSPACES; d++)
+			b += c->bytes[s][d] * (uint64_t)((s == OPS_GLOBAL) + (d == OPS_GLOBAL));
+	return b;
+}
+
+static void set_conv(struct ops_workload *w, enum ops_group g, enum ops_dtype t,
+		     int64_t n, int64_t c, int64_t h, int64_t wd, int64_t k,
+		     int64_t r, int64_t s, int64_t stride, int64_t pad, int64_t dil,
+		     int64_t groups)
+{
+	memset(w, 0, sizeof *w);
+	w->group = g;
+	w->dtype = t;
+	w->act = OPS_ACT_RELU;
+	w->conv.n = n; w->conv.c = c; w->conv.h = h; w->conv.w = wd;
+	w->conv.k = k; w->conv.r = r; w->conv.s = s;
+	w->conv.stride_h = stride; w->conv.stride_w = stride;
+	w->conv.pad_h = pad; w->conv.pad_w = pad;
+	w->conv.dil_h = dil; w->conv.dil_w = dil;
+	w->conv.groups = groups;
+}
+
+static void set_plan(struct ops_plan *p, enum ops_strategy st, int fused,
+		     int64_t tk, int64_t toh, int64_t tow, int64_t tc, int db)
+{
+	memset(p, 0, sizeof *p);
+	p->strategy = st;
+	p->fused = fused;
+	p->p[0] = tk; p->p[1] = toh; p->p[2] = tow; p->p[3] = tc;
+	p->double_buffer = db;
+}
+
+/* Runs a workload under a plan on a fresh device; returns the instance
+ * (caller frees) and copies the counters out. */
+static struct ops_instance *run_one(const struct ops_envelope *env,
+				    const struct ops_workload *w,
+				    const struct ops_plan *p, int dry,
+				    struct ops_counters *cnt, double *model_ns,
+				    size_t *nlaunch)
+{
+	struct ops_device *dev = NULL;
+	struct ops_instance *inst = NULL;
+	struct opr_error err = { 0 };
+	int rc;
+
+	rc = ops_device_new(env, dry, &dev, &err);
+	assert_int_equal(rc, 0);
+	rc = ops_instance_new(w, p, 7, "conv-test", &inst, &err);
+	if (rc != 0)
+		print_error("instance: %s\n", err.msg);
+	assert_int_equal(rc, 0);
+	rc = ops_instance_run(dev, inst, &err);
+	if (rc != 0)
+		print_error("run: %s\n", err.msg);
+	assert_int_equal(rc, 0);
+	if (cnt)
+		*cnt = *ops_device_counters(dev);
+	if (model_ns)
+		*model_ns = ops_device_model_ns(dev);
+	if (nlaunch)
+		(void)ops_device_launches(dev, nlaunch);
+	ops_device_free(dev);
+	return inst;
+}
+
+/* A random valid shape: stride 1-3, pad 0-2, dilation 1-2, r/s 1-5,
+ * groups 1, 2 or depthwise. */
+static void random_shape(struct ops_workload *w, enum ops_group g, enum ops_dtype t)
+{
+	for (;;) {
+		int64_t kind = rnd(0, 2), groups, cpg, kpg, c, k;
+		struct ops_conv_dims d;
+
+		groups = kind == 0 ? 1 : kind == 1 ? 2 : rnd(1, 6);
+		cpg = kind == 2 ? 1 : rnd(1, 6);
+		kpg = kind == 2 ? 1 : rnd(1, 20);
+		c = cpg * groups;
+		k = kpg * groups;
+		set_conv(w, g, t, rnd(1, 2), c, rnd(1, 13), rnd(1, 13), k, rnd(1, 5),
+			 rnd(1, 5), 1, 0, 1, groups);
+		w->conv.stride_h = rnd(1, 3);
+		w->conv.stride_w = rnd(1, 3);
+		w->conv.pad_h = rnd(0, 2);
+		w->conv.pad_w = rnd(0, 2);
+		w->conv.dil_h = rnd(1, 2);
+		w->conv.dil_w = rnd(1, 2);
+		w->act = (enum ops_act)rnd(0, OPS_NACTS - 1);
+		if (ops_conv_dims_get(w, &d, NULL) == 0)
+			return;
+	}
+}
+
+static void test_random_shapes_vs_reference(void **state)
+{
+	static const enum ops_dtype dts[] = { OPS_F32, OPS_F16, OPS_BF16 };
+	struct ops_envelope env;
+	int iter, di, st;
+
+	(void)state;
+	test_env(&env);
+	for (iter = 0; iter < 150; iter++) {
+		for (di = 0; di < 3; di++) {
+			struct ops_workload w;
+			struct ops_conv_dims d;
+			enum ops_group g = iter % 3 == 0 ? OPS_G_CONV : OPS_G_CONV_BIAS_ACT;
+
+			random_shape(&w, g, dts[di]);
+			assert_int_equal(ops_conv_dims_get(&w, &d, NULL), 0);
+			for (st = OPS_STRAT_UNTILED; st < OPS_NSTRATS; st++) {
+				struct ops_plan p;
+				struct ops_instance *inst;
+				struct ops_quality q;
+				struct opr_error err = { 0 };
+
+				/* random tiles, partial ones included */
+				set_plan(&p, (enum ops_strategy)st, (int)rnd(0, 1),
+					 rnd(1, d.kpg), rnd(1, d.oh), rnd(1, d.ow),
+					 rnd(1, d.cpg), (int)rnd(0, 1));
+				inst = run_one(&env, &w, &p, 0, NULL, NULL, NULL);
+				assert_int_equal(ops_instance_quality(inst, &q, &err), 0);
+				if (!(q.rel_l2 <= threshold(dts[di])))
+					print_error("iter %d dtype %s strategy %d: rel_l2 %g "
+						    "(n%lld c%lld h%lld w%lld k%lld r%lld s%lld g%lld)\n",
+						    iter, ops_dtype_name(dts[di]), st, q.rel_l2,
+						    (long long)d.n, (long long)d.c, (long long)d.h,
+						    (long long)d.w, (long long)d.k, (long long)d.r,
+						    (long long)d.s, (long long)d.groups);
+				assert_true(q.rel_l2 <= threshold(dts[di]));
+				ops_instance_free(inst);
+			}
+		}
+	}
+}
+
+/* A hand-written 1x1 conv with known values: y = sum_c x*w exactly. */
+static void test_known_values(void **state)
+{
+	struct ops_envelope env;
+	struct ops_workload w;
+	struct ops_plan p;
+	struct ops_instance *inst;
+	const float *x, *wt, *y;
+	size_t bytes;
+	int st, i, kk;
+
+	(void)state;
+	test_env(&env);
+	set_conv(&w, OPS_G_CONV, OPS_F32, 1, 3, 2, 5, 2, 1, 1, 1, 0, 1, 1);
+	for (st = OPS_STRAT_UNTILED; st < OPS_NSTRATS; st++) {
+		set_plan(&p, (enum ops_strategy)st, 0, 0, 0, 0, 0, 1);
+		inst = run_one(&env, &w, &p, 0, NULL, NULL, NULL);
+		x = ops_instance_tensor(inst, "x")->data;
+		wt = ops_instance_tensor(inst, "w")->data;
+		y = ops_instance_output(inst, &bytes);
+		assert_int_equal(bytes, 2 * 10 * sizeof(float));
+		for (kk = 0; kk < 2; kk++)
+			for (i = 0; i < 10; i++) {
+				float e = x[i] * wt[kk * 3];
+
+				e = e + x[10 + i] * wt[kk * 3 + 1];
+				e = e + x[20 + i] * wt[kk * 3 + 2];
+				assert_float_equal(y[kk * 10 + i], e, 1e-6);
+			}
+		ops_instance_free(inst);
+	}
+}
+
+/* The simulated GLOBAL bytes of tiled plans equal the closed form, with
+ * padding, strides, dilation, groups, partial tiles, fused and unfused. */
+static void test_global_bytes_closed_form(void **state)
+{
+	struct ops_envelope env;
+	int iter;
+
+	(void)state;
+	test_env(&env);
+	for (iter = 0; iter < 24; iter++) {
+		struct ops_workload w;
+		struct ops_conv_dims d;
+		struct ops_plan p;
+		struct ops_counters cnt;
+		struct ops_instance *inst;
+		enum ops_group g = iter % 2 ? OPS_G_CONV_BIAS_ACT : OPS_G_CONV;
+		uint64_t expect;
+
+		random_shape(&w, g, iter % 3 == 0 ? OPS_F16 : OPS_F32);
+		assert_int_equal(ops_conv_dims_get(&w, &d, NULL), 0);
+		set_plan(&p, iter % 4 < 2 ? OPS_STRAT_DIRECT : OPS_STRAT_IM2COL,
+			 (int)rnd(0, 1), rnd(1, d.kpg), rnd(1, d.oh), rnd(1, d.ow),
+			 rnd(1, d.cpg), 1);
+		inst = run_one(&env, &w, &p, 1, &cnt, NULL, NULL);
+		expect = ops_conv_direct_global_bytes(&w, &p);
+		assert_true(expect > 0);
+		assert_int_equal(global_bytes(&cnt), expect);
+		/* GLOBAL traffic is at least the compulsory minimum */
+		assert_true(expect >= (uint64_t)(d.n * d.k * d.oh * d.ow) * ops_dtype_size(w.dtype));
+		ops_instance_free(inst);
+	}
+	/* a worked case: 1x4x8x8 -> 4, 3x3 pad 1, tiles 2 x 4 x 8 x 4, fp32:
+	 * x: 2 k-tiles * 4 ch * rows (5+5) * cols 8 * 4 B = 2560
+	 * w: 2 oh-tiles * 4*4*9 * 4 B = 1152; y: 4*8*8*4 = 1024 */
+	{
+		struct ops_workload w;
+		struct ops_plan p;
+
+		set_conv(&w, OPS_G_CONV, OPS_F32, 1, 4, 8, 8, 4, 3, 3, 1, 1, 1, 1);
+		set_plan(&p, OPS_STRAT_DIRECT, 0, 2, 4, 8, 4, 0);
+		assert_int_equal(ops_conv_direct_global_bytes(&w, &p), 2560 + 1152 + 1024);
+	}
+}
+
+/* The untiled strategy reads every operand from GLOBAL at every use:
+ * 2 * es per valid tap, plus y once. */
+static void test_untiled_bytes(void **state)
+{
+	struct ops_envelope env;
+	struct ops_workload w;
+	struct ops_conv_dims d;
+	struct ops_plan p;
+	struct ops_counters cnt;
+	struct ops_instance *inst;
+	int64_t ni, ko, oy, ox, c, i, j;
+	uint64_t taps = 0, es = 2;
+
+	(void)state;
+	test_env(&env);
+	set_conv(&w, OPS_G_CONV, OPS_F16, 2, 4, 7, 9, 6, 3, 2, 2, 1, 2, 2);
+	assert_int_equal(ops_conv_dims_get(&w, &d, NULL), 0);
+	for (ni = 0; ni < d.n; ni++)
+	for (ko = 0; ko < d.k; ko++)
+	for (oy = 0; oy < d.oh; oy++)
+	for (ox = 0; ox < d.ow; ox++)
+	for (c = 0; c < d.cpg; c++)
+	for (i = 0; i < d.r; i++)
+	for (j = 0; j < d.s; j++) {
+		int64_t iy = oy * d.sh - d.ph + i * d.dh, ix = ox * d.sw - d.pw + j * d.dw;
+
+		taps += iy >= 0 && iy < d.h && ix >= 0 && ix < d.w;
+	}
+	set_plan(&p, OPS_STRAT_UNTILED, 0, 0, 0, 0, 0, 0);
+	inst = run_one(&env, &w, &p, 1, &cnt, NULL, NULL);
+	assert_int_equal(global_bytes(&cnt), taps * 2 * es + (uint64_t)(d.n * d.k * d.oh * d.ow) * es);
+	assert_int_equal(cnt.macs[OPS_F16], taps);
+	assert_int_equal(cnt.launches, 1);
+	ops_instance_free(inst);
+}
+
+/* A dry run counts exactly what a real run counts. */
+static void test_dry_equals_real(void **state)
+{
+	struct ops_envelope env;
+	int st, fused;
+
+	(void)state;
+	test_env(&env);
+	for (st = OPS_STRAT_UNTILED; st < OPS_NSTRATS; st++)
+		for (fused = 0; fused < 2; fused++) {
+			struct ops_workload w;
+			struct ops_plan p;
+			struct ops_counters real, dry;
+			double mr, md;
+			size_t nr, nd;
+			struct ops_instance *a, *b;
+
+			set_conv(&w, OPS_G_CONV_BIAS_ACT, fused ? OPS_BF16 : OPS_F32,
+				 2, 6, 11, 10, 10, 3, 3, 2, 1, 1, 2);
+			w.act = OPS_ACT_GELU_TANH;
+			set_plan(&p, (enum ops_strategy)st, fused, 3, 2, 4, 2, fused);
+			a = run_one(&env, &w, &p, 0, &real, &mr, &nr);
+			b = run_one(&env, &w, &p, 1, &dry, &md, &nd);
+			assert_memory_equal(&real, &dry, sizeof real);
+			assert_true(mr == md);
+			assert_int_equal(nr, nd);
+			assert_int_equal(real.launches, fused ? 1 : 3);
+			ops_instance_free(a);
+			ops_instance_free(b);
+		}
+}
+
+/* Fused and unfused agree within the dtype's threshold; fused needs one
+ * launch instead of three and less GLOBAL traffic. */
+static void test_fused_vs_unfused(void **state)
+{
+	static const enum ops_dtype dts[] = { OPS_F32, OPS_F16, OPS_BF16 };
+	struct ops_envelope env;
+	int di;
+
+	(void)state;
+	test_env(&env);
+	for (di = 0; di < 3; di++) {
+		struct ops_workload w;
+		struct ops_plan pf, pu;
+		struct ops_counters cf, cu;
+		struct ops_instance *a, *b;
+		const void *yf, *yu;
+		size_t bytes, n, i;
+		double num = 0.0, den = 0.0;
+
+		set_conv(&w, OPS_G_CONV_BIAS_ACT, dts[di], 1, 8, 12, 12, 24, 3, 3, 1, 1, 1, 1);
+		w.act = OPS_ACT_SILU;
+		set_plan(&pf, OPS_STRAT_DIRECT, 1, 16, 4, 12, 8, 1);
+		pu = pf;
+		pu.fused = 0;
+		a = run_one(&env, &w, &pf, 0, &cf, NULL, NULL);
+		b = run_one(&env, &w, &pu, 0, &cu, NULL, NULL);
+		yf = ops_instance_output(a, &bytes);
+		yu = ops_instance_output(b, NULL);
+		n = bytes / ops_dtype_size(dts[di]);
+		{
+			float *ff = malloc(n * sizeof *ff), *fu = malloc(n * sizeof *fu);
+
+			assert_non_null(ff);
+			assert_non_null(fu);
+			ops_to_f32(dts[di], yf, ff, n);
+			ops_to_f32(dts[di], yu, fu, n);
+			for (i = 0; i < n; i++) {
+				num += ((double)ff[i] - fu[i]) * ((double)ff[i] - fu[i]);
+				den += (double)fu[i] * fu[i];
+			}
+			free(ff);
+			free(fu);
+		}
+		assert_true(den > 0.0);
+		assert_true(sqrt(num / den) <= threshold(dts[di]));
+		assert_int_equal(cf.launches, 1);
+		assert_int_equal(cu.launches, 3);
+		assert_true(global_bytes(&cf) < global_bytes(&cu));
+		assert_int_equal(global_bytes(&cf), ops_conv_direct_global_bytes(&w, &pf));
+		assert_int_equal(global_bytes(&cu), ops_conv_direct_global_bytes(&w, &pu));
+		ops_instance_free(a);
+		ops_instance_free(b);
+	}
+}
+
+/* A plan whose SHARED footprint exceeds the capacity is refused. */
+static void test_over_capacity(void **state)
+{
+	struct ops_envelope env;
+	struct ops_workload w;
+	struct ops_plan p;
+	struct ops_device *dev = NULL;
+	struct ops_instance *inst = NULL;
+	struct opr_error err = { 0 };
+	struct ops_plan_eval ev;
+
+	(void)state;
+	test_env(&env);
+	set_conv(&w, OPS_G_CONV, OPS_F32, 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1);
+	/* patch alone: 64 ch * 58 * 58 * 4 B = 861 KiB > 256 KiB */
+	set_plan(&p, OPS_STRAT_DIRECT, 0, 64, 56, 56, 64, 1);
+	assert_int_equal(ops_device_new(&env, 1, &dev, &err), 0);
+	assert_int_equal(ops_instance_new(&w, &p, 1, "cap", &inst, &err), 0);
+	assert_int_equal(ops_instance_run(dev, inst, &err), OPR_ELIMIT);
+	assert_non_null(strstr(err.msg, "SHARED"));
+	ops_instance_free(inst);
+	ops_device_free(dev);
+	/* the planner rejects it with that reason, and accepts a small tile */
+	assert_int_equal(ops_plan_evaluate(&env, &w, &p, &ev, &err), 0);
+	assert_true(ev.rejected);
+	set_plan(&p, OPS_STRAT_DIRECT, 0, 16, 4, 56, 32, 1);
+	assert_int_equal(ops_plan_evaluate(&env, &w, &p, &ev, &err), 0);
+	assert_false(ev.rejected);
+	assert_true(ev.footprint_bytes <= 256 * 1024);
+}
+
+/* Shape checks: the subject named, stride/dilation 0 read as 1. */
+static void test_check(void **state)
+{
+	const struct ops_group_impl *impl = &ops_impl_conv;
+	struct ops_workload w;
+	struct ops_conv_dims d;
+	struct opr_error err = { 0 };
+
+	(void)state;
+	set_conv(&w, OPS_G_CONV, OPS_F32, 1, 6, 9, 9, 4, 3, 3, 0, 0, 0, 4);
+	assert_int_equal(impl->check(&w, &err), OPR_EINPUT);
+	assert_non_null(strstr(err.msg, "'groups'"));
+	w.conv.groups = 2;
+	assert_int_equal(impl->check(&w, &err), 0);
+	assert_int_equal(ops_conv_dims_get(&w, &d, &err), 0);
+	assert_int_equal(d.sh, 1);
+	assert_int_equal(d.dw, 1);
+	assert_int_equal(d.oh, 7);
+	w.conv.r = 11;
+	assert_int_equal(impl->check(&w, &err), OPR_EINPUT);
+	w.conv.r = 3;
+	w.conv.k = 0;
+	assert_int_equal(impl->check(&w, &err), OPR_EINPUT);
+	assert_non_null(strstr(err.msg, "'k'"));
+	w.conv.k = 4;
+	w.conv.pad_h = -1;
+	assert_int_equal(impl->check(&w, &err), OPR_EINPUT);
+	w.conv.pad_h = 0;
+	w.dtype = OPS_S8;
+	assert_int_equal(impl->check(&w, &err), OPR_EINPUT);
+	assert_non_null(strstr(err.msg, "'s8'"));
+	w.dtype = OPS_F16;
+	w.conv.n = (int64_t)1 << 30;
+	w.conv.c = (int64_t)1 << 30;
+	assert_int_equal(impl->check(&w, &err), OPR_EINPUT);
+}
+
+/* The microkernels against scalar sums on random data. */
+static void test_microkernels(void **state)
+{
+	float x[400], wp[16 * 40], a[6 * 40], b[16 * 40], out[96], big[6 * 20];
+	const float *pix[6];
+	int32_t off[40];
+	int i, p, k;
+
+	(void)state;
+	for (i = 0; i < 400; i++)
+		x[i] = (float)rnd(-1000, 1000) / 1000.0f;
+	for (i = 0; i < 16 * 40; i++) {
+		wp[i] = (float)rnd(-1000, 1000) / 1000.0f;
+		b[i] = (float)rnd(-1000, 1000) / 1000.0f;
+	}
+	for (i = 0; i < 6 * 40; i++)
+		a[i] = (float)rnd(-1000, 1000) / 1000.0f;
+	for (i = 0; i < 40; i++)
+		off[i] = (int32_t)rnd(0, 300);
+	for (p = 0; p < 6; p++)
+		pix[p] = x + p * 13;
+	memset(out, 0xFF, sizeof out);
+	ops_conv_kern_direct_6x16(pix, off, 40, wp, out);
+	for (p = 0; p < 6; p++)
+		for (k = 0; k < 16; k++) {
+			double e = 0.0;
+
+			for (i = 0; i < 40; i++)
+				e += (double)pix[p][off[i]] * wp[16 * i + k];
+			assert_float_equal(out[p * 16 + k], e, 1e-4);
+		}
+	/* into rows 20 apart: set, then accumulated a second time */
+	memset(big, 0xFF, sizeof big);
+	ops_conv_kern_gemm_6x16(a, b, 40, big, 20, 0);
+	for (p = 0; p < 6; p++)
+		for (k = 16; k < 20; k++)
+			assert_true(isnan(big[p * 20 + k]));
+	ops_conv_kern_gemm_6x16(a, b, 40, big, 20, 1);
+	for (p = 0; p < 6; p++)
+		for (k = 0; k < 16; k++) {
+			double e = 0.0;
+
+			for (i = 0; i < 40; i++)
+				e += (double)a[6 * i + p] * b[16 * i + k];
+			assert_float_equal(big[p * 20 + k], 2.0 * e, 2e-4);
+		}
+}
+
+/* plans() offers both tiled strategies, the fitting ones first, and the
+ * planner ranks a tiled plan above the untiled one. */
+static void test_plans(void **state)
+{
+	struct ops_envelope env;
+	struct ops_workload w;
+	struct ops_plan cand[64];
+	struct ops_plan_eval *ev = NULL;
+	struct opr_error err = { 0 };
+	size_t n, i, ne;
+	int have[OPS_NSTRATS] = { 0 };
+
+	(void)state;
+	test_env(&env);
+	set_conv(&w, OPS_G_CONV_BIAS_ACT, OPS_F16, 1, 32, 20, 20, 32, 3, 3, 1, 1, 1, 1);
+	n = ops_impl_conv_bias_act.plans(&env, &w, 1, cand, 64);
+	assert_true(n > 3 && n <= 64);
+	for (i = 0; i < n; i++) {
+		have[cand[i].strategy]++;
+		assert_int_equal(cand[i].fused, 1);
+	}
+	assert_int_equal(have[OPS_STRAT_UNTILED], 1);
+	assert_true(have[OPS_STRAT_DIRECT] > 0 && have[OPS_STRAT_IM2COL] > 0);
+	assert_int_equal(ops_impl_conv.plans(&env, &w, 0, cand, 2), 2);
+	assert_int_equal(ops_plan_search(&env, &w, 1, &ev, &ne, &err), 0);
+	assert_true(ne > 0);
+	assert_false(ev[0].rejected);
+	assert_int_not_equal(ev[0].plan.strategy, OPS_STRAT_UNTILED);
+	assert_int_equal(ev[0].launches, 1);
+	free(ev);
+}
+
+/* With a DMA last dimension of at most 4 elements the transfers are split,
+ * the results and the GLOBAL bytes stay the same. */
+static void test_dma_splits(void **state)
+{
+	struct ops_envelope env;
+	int st;
+
+	(void)state;
+	test_env(&env);
+	env.dma_max_last_dim = 4;
+	for (st = OPS_STRAT_UNTILED; st < OPS_NSTRATS; st++) {
+		struct ops_workload w;
+		struct ops_plan p;
+		struct ops_counters cnt;
+		struct ops_instance *inst;
+		struct ops_quality q;
+		struct opr_error err = { 0 };
+
+		set_conv(&w, OPS_G_CONV_BIAS_ACT, OPS_F16, 1, 5, 9, 11, 7, 3, 3, 1, 1, 1, 1);
+		set_plan(&p, (enum ops_strategy)st, 1, 7, 3, 9, 5, 1);
+		inst = run_one(&env, &w, &p, 0, &cnt, NULL, NULL);
+		assert_true(cnt.splits > 0);
+		assert_int_equal(ops_instance_quality(inst, &q, &err), 0);
+		assert_true(q.rel_l2 <= threshold(OPS_F16));
+		if (st != OPS_STRAT_UNTILED)
+			assert_int_equal(global_bytes(&cnt), ops_conv_direct_global_bytes(&w, &p));
+		ops_instance_free(inst);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_microkernels),
+		cmocka_unit_test(test_check),
+		cmocka_unit_test(test_known_values),
+		cmocka_unit_test(test_random_shapes_vs_reference),
+		cmocka_unit_test(test_global_bytes_closed_form),
+		cmocka_unit_test(test_untiled_bytes),
+		cmocka_unit_test(test_dry_equals_real),
+		cmocka_unit_test(test_fused_vs_unfused),
+		cmocka_unit_test(test_over_capacity),
+		cmocka_unit_test(test_plans),
+		cmocka_unit_test(test_dma_splits),
+	};
+
+	return cmocka_run_group_tests_name("conv2d", tests, NULL, NULL);
+}
