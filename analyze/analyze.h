@@ -11,7 +11,7 @@
 #include "stats.h"
 
 #define ANA_FINDINGS_VERSION 1
-#define ANA_MAX_EVIDENCE 6
+#define ANA_MAX_EVIDENCE 8
 #define ANA_TEXT 256
 
 enum ana_prov { ANA_MEASURED, ANA_PAPI, ANA_SIMULATED, ANA_DERIVED, ANA_UNAVAILABLE };

@@ -31,6 +31,10 @@ void *ana_list_at(const struct ana_list *l, size_t i);
 int ana_classify_variant(const struct ana_ctx *cx, int b, int v, struct ana_list *out,
 			 enum ana_class *primary);
 
+/* The candidate's simulated tail regression with its attribution; makes it
+ * the candidate's primary class when it applies. */
+int ana_tail_finding(const struct ana_ctx *cx, int b, struct ana_list *out, enum ana_class *primary);
+
 /* The quality metric the profile thresholds (rel L2 or LSB) and its limit. */
 void ana_quality_metric(const struct col_profile *p, const struct col_block *b,
 			const struct col_variant_run *vr, double *value, double *threshold);

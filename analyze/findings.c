@@ -61,6 +61,10 @@ static json_t *pipe_json(const struct col_variant_run *vr)
 	json_object_set_new(o, "p95_hi_us", num(vr->pipe_p95_hi / 1e3));
 	json_object_set_new(o, "p99_lo_us", num(vr->pipe_p99_lo / 1e3));
 	json_object_set_new(o, "p99_hi_us", num(vr->pipe_p99_hi / 1e3));
+	json_object_set_new(o, "uncontended_p95_us", num(vr->pipe_free_p95_ns / 1e3));
+	json_object_set_new(o, "uncontended_p99_us", num(vr->pipe_free_p99_ns / 1e3));
+	json_object_set_new(o, "hidden_p95_us", num(vr->pipe_hidden_p95_ns / 1e3));
+	json_object_set_new(o, "bytes", num(r->bytes));
 	json_object_set_new(o, "jain_cores", num(r->jain_cores));
 	json_object_set_new(o, "jain_streams", num(r->jain_streams));
 	json_object_set_new(o, "bw_util", num(r->bw_util));
@@ -174,8 +178,8 @@ static json_t *blocks_json(const struct ana_findings *f)
 						    "reason", "fewer than 4 rounds");
 		json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:o,s:o,s:o}", "name", br->block->name,
 				      "group", ops_group_name(w->group), "dtype",
-				      ops_dtype_name(w->group == OPS_G_QGEMM || w->group == OPS_G_QGEMM_DQ_BIAS_ACT
-							     ? w->quant.a : w->dtype),
+				      w->group == OPS_G_QGEMM || w->group == OPS_G_QGEMM_DQ_BIAS_ACT
+					      ? "int8" : ops_dtype_name(w->dtype),
 				      "activation", has_act ? ops_act_name(w->act) : "none", "workload", desc,
 				      "stop_reason", br->stop_reason, "rounds", br->nrounds, "reps_per_round",
 				      br->reps_per_round, "launch_reduction", num(ab->launch_reduction),

@@ -569,6 +569,10 @@ static int load_manifest(json_t *m, struct col_run *run, const char *path, struc
 				     (long long)jint(m, "archive_version"), COL_ARCHIVE_VERSION);
 	jstr(m, "started_utc", run->started_utc, sizeof run->started_utc);
 	jstr(json_object_get(m, "profile"), "path", run->profile_origin, sizeof run->profile_origin);
+	/* the envelope as the run named it, not the archive's copy */
+	json_t *env = json_object_get(m, "envelope");
+	if (json_is_string(json_object_get(env, "source")))
+		jstr(env, "source", run->profile->envelope_source, sizeof run->profile->envelope_source);
 	json_t *h = json_object_get(m, "host");
 	struct col_host *ho = &run->host;
 	jstr(h, "cpu_model", ho->cpu_model, sizeof ho->cpu_model);

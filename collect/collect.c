@@ -352,6 +352,37 @@ static int pipeline_cis(struct col_variant_run *vr, struct opr_error *err)
 	return 0;
 }
 
+/* Two counterfactuals, all else equal (same arrivals, same launches): without
+ * bandwidth contention (enough GLOBAL bandwidth for every core's DMA peak at
+ * once), and with every transfer hidden behind compute. */
+static int uncontended(const struct col_pipe_config *cfg, const struct col_pipe_launch *l,
+		       struct col_variant_run *vr, struct opr_error *err)
+{
+	struct col_pipe_config free_cfg = *cfg;
+	struct col_pipe_result r;
+	free_cfg.global_bw_gbps = cfg->dma_peak_gbps * cfg->cores;
+	int rc = col_pipe_simulate(&free_cfg, l, vr->nlaunches, &r, err);
+	if (rc)
+		return rc;
+	vr->pipe_free_p95_ns = r.p95_ns;
+	vr->pipe_free_p99_ns = r.p99_ns;
+	col_pipe_result_release(&r);
+	struct col_pipe_launch *hidden = malloc((vr->nlaunches ? vr->nlaunches : 1) * sizeof *hidden);
+	if (!hidden)
+		return opr_error_set(err, OPR_ENOMEM, "out of memory");
+	for (size_t i = 0; i < vr->nlaunches; i++) {
+		hidden[i] = l[i];
+		hidden[i].double_buffer = 1;
+	}
+	rc = col_pipe_simulate(cfg, hidden, vr->nlaunches, &r, err);
+	free(hidden);
+	if (rc)
+		return rc;
+	vr->pipe_hidden_p95_ns = r.p95_ns;
+	col_pipe_result_release(&r);
+	return 0;
+}
+
 static int simulate_pipeline(const struct col_profile *p, struct col_block_run *br,
 			     struct opr_error *err)
 {
@@ -363,10 +394,14 @@ static int simulate_pipeline(const struct col_profile *p, struct col_block_run *
 		for (size_t i = 0; i < vr->nlaunches; i++) {
 			const struct ops_launch_rec *r = &vr->launches[i];
 			l[i].overhead_ns = r->overhead_ns;
-			/* the pipeline runs one job per core: the launch's per-core
-			 * on-chip time over cores_used cores becomes one core's time */
+			/* The pipeline places a job on one core: the launch's on-chip
+			 * time per core, over cores_used cores, becomes one core's
+			 * time. On chip, compute and SHARED transfers overlap only
+			 * when double-buffered (the device model's rule, ops/model.c). */
 			int cores = r->cores_used > 0 ? r->cores_used : 1;
-			l[i].compute_ns = (fmax(r->compute_ns, r->shared_ns) + r->dma_ns) * cores;
+			double onchip = r->double_buffer ? fmax(r->compute_ns, r->shared_ns)
+							 : r->compute_ns + r->shared_ns;
+			l[i].compute_ns = (onchip + r->dma_ns) * cores;
 			l[i].global_bytes = (double)r->global_bytes;
 			l[i].double_buffer = r->double_buffer;
 		}
@@ -375,6 +410,8 @@ static int simulate_pipeline(const struct col_profile *p, struct col_block_run *
 		int rc = col_pipe_simulate(&cfg, l, vr->nlaunches, &vr->pipe, err);
 		if (!rc)
 			rc = pipeline_cis(vr, err);
+		if (!rc)
+			rc = uncontended(&cfg, l, vr, err);
 		if (!rc)
 			rc = col_pipe_sweep(&cfg, l, vr->nlaunches, &vr->sweep, &vr->nsweep, err);
 		free(l);

@@ -65,6 +65,12 @@ struct col_variant_run {
 	/* distribution-free 95% CIs of the simulated p95/p99 (binomial ranks,
 	 * normal approximation), ns; NAN when too few requests */
 	double pipe_p95_lo, pipe_p95_hi, pipe_p99_lo, pipe_p99_hi;
+	/* the same traffic with GLOBAL bandwidth uncontended (every launch gets
+	 * its DMA peak): the counterfactual that attributes a tail to bursts */
+	double pipe_free_p95_ns, pipe_free_p99_ns;
+	/* ... and with every launch's transfer hidden behind its compute (as if
+	 * double-buffered): attributes a tail to bursts on the critical path */
+	double pipe_hidden_p95_ns;
 	struct col_pipe_sweep_row *sweep;/* batch 1..max (owned) */
 	size_t nsweep;
 };

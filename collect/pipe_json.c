@@ -55,7 +55,9 @@ json_t *col_pipe_to_json(const struct col_variant_run *vr)
 		 {"bytes", r->bytes}, {"bw_util", r->bw_util}, {"overhead_ns", r->overhead_ns},
 		 {"service_ns", r->service_ns}, {"p95_lo_ns", vr->pipe_p95_lo},
 		 {"p95_hi_ns", vr->pipe_p95_hi}, {"p99_lo_ns", vr->pipe_p99_lo},
-		 {"p99_hi_ns", vr->pipe_p99_hi}};
+		 {"p99_hi_ns", vr->pipe_p99_hi}, {"uncontended_p95_ns", vr->pipe_free_p95_ns},
+		 {"uncontended_p99_ns", vr->pipe_free_p99_ns},
+		 {"hidden_p95_ns", vr->pipe_hidden_p95_ns}};
 	for (size_t i = 0; i < sizeof f / sizeof *f; i++)
 		json_object_set_new(o, f[i].k, num(f[i].v));
 	json_object_set_new(o, "max_concurrent_bursts", json_integer(r->max_concurrent_bursts));
@@ -144,6 +146,9 @@ int col_pipe_from_json(json_t *j, struct col_variant_run *vr, struct opr_error *
 	vr->pipe_p95_hi = gnum(j, "p95_hi_ns");
 	vr->pipe_p99_lo = gnum(j, "p99_lo_ns");
 	vr->pipe_p99_hi = gnum(j, "p99_hi_ns");
+	vr->pipe_free_p95_ns = gnum(j, "uncontended_p95_ns");
+	vr->pipe_free_p99_ns = gnum(j, "uncontended_p99_ns");
+	vr->pipe_hidden_p95_ns = gnum(j, "hidden_p95_ns");
 	json_t *h = json_object_get(j, "wait_hist");
 	size_t ne, nc;
 	double *cu = NULL, *cb = NULL;

@@ -895,7 +895,7 @@ void col_pipe_config_from_profile(const struct col_profile *p,
 				  const struct col_block *b,
 				  struct col_pipe_config *cfg)
 {
-	const struct col_traffic *t = &p->traffic;
+	const struct col_traffic *t = b ? &b->traffic : &p->traffic;
 	memset(cfg, 0, sizeof *cfg);
 	cfg->seed = p->seed ^ (b ? fnv1a(b->name) : 0);
 	cfg->streams = t->streams;
@@ -907,6 +907,10 @@ void col_pipe_config_from_profile(const struct col_profile *p,
 	cfg->requests = t->requests;
 	cfg->cores = p->envelope.cores;
 	cfg->global_bw_gbps = p->envelope.global_bw_gbps;
-	cfg->dma_peak_gbps = p->envelope.global_bw_gbps;
+	/* a core drives GLOBAL through its dma.engines engines, each at most at
+	 * the fair per-core share of the bandwidth: contention starts once more
+	 * than cores / engines launches are in their transfer at once */
+	double share = p->envelope.global_bw_gbps * p->envelope.dma_engines / p->envelope.cores;
+	cfg->dma_peak_gbps = share < p->envelope.global_bw_gbps ? share : p->envelope.global_bw_gbps;
 	cfg->hist_bins = COL_PIPE_DEFAULT_BINS;
 }

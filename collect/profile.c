@@ -899,6 +899,45 @@ static void join_names(char *buf, size_t size, int n, int first,
 	}
 }
 
+/* The keys of a traffic mapping, over the values already in *t (the
+ * defaults at the top level, the profile's traffic in a block). */
+static int parse_traffic(const struct ld *c, const struct col_ynode *m, struct col_traffic *t)
+{
+	static const char *const akeys[] = {"process", "rate_rps", NULL};
+	static const char *const bkeys[] = {"max", "timeout_us", NULL};
+	static const char *const processes[] = {"poisson", "uniform", NULL};
+	static const char *const placements[] = {"least-loaded", "round-robin", NULL};
+	struct col_ynode *v, *sub;
+	int64_t i64 = t->streams;
+	int rc, e;
+
+	if ((rc = opt_int(c, m, "streams", 1, 256, &i64)))
+		return rc;
+	t->streams = (int)i64;
+	if ((rc = opt_map(c, m, "arrival", akeys, &sub)))
+		return rc;
+	if (sub && (v = col_ymap_get(sub, "process", NULL))) {
+		if ((rc = get_enum(c, v, "process", processes, &e)))
+			return rc;
+		snprintf(t->process, sizeof t->process, "%s", processes[e]);
+	}
+	if (sub && (rc = opt_num(c, sub, "rate_rps", NUM_POSITIVE, &t->rate_rps)))
+		return rc;
+	if ((rc = opt_map(c, m, "batch", bkeys, &sub)))
+		return rc;
+	i64 = t->batch_max;
+	if (sub && ((rc = opt_int(c, sub, "max", 1, 1024, &i64)) ||
+		    (rc = opt_num(c, sub, "timeout_us", NUM_NONNEG, &t->batch_timeout_us))))
+		return rc;
+	t->batch_max = (int)i64;
+	if ((v = col_ymap_get(m, "placement", NULL))) {
+		if ((rc = get_enum(c, v, "placement", placements, &e)))
+			return rc;
+		snprintf(t->placement, sizeof t->placement, "%s", placements[e]);
+	}
+	return opt_int(c, m, "requests", 1, 10000000, &t->requests);
+}
+
 static const char *group_name_i(int i) { return ops_group_name((enum ops_group)i); }
 static const char *act_name_i(int i) { return ops_act_name((enum ops_act)i); }
 
@@ -906,7 +945,9 @@ static int parse_block(const struct ld *c, const struct col_ynode *m,
 		       struct col_profile *p, struct col_block *b)
 {
 	static const char *const keys[] = {"name", "group", "activation", "dtype", "shape",
-		"quant", "baseline", "candidate", NULL};
+		"quant", "traffic", "baseline", "candidate", NULL};
+	static const char *const tkeys[] = {"streams", "arrival", "batch", "placement",
+		"requests", NULL};
 	static const char *const float_dt[] = {"fp32", "fp16", "bf16", "int8", NULL};
 	static const enum ops_dtype float_dt_v[] = {OPS_F32, OPS_F16, OPS_BF16, OPS_S8};
 	struct ops_workload *w = &b->work;
@@ -976,6 +1017,12 @@ static int parse_block(const struct ld *c, const struct col_ynode *m,
 	if (v && !group_is_qgemm(g))
 		return fail(c, v, "'quant' applies only to qgemm groups");
 	if (group_is_qgemm(g) && (rc = parse_quant(c, v, &w->quant)))
+		return rc;
+
+	/* a block may see other traffic than the profile's (a vision stage
+	 * serves images, a decoder tokens): its keys override the profile's */
+	b->traffic = p->traffic;
+	if ((rc = opt_map(c, m, "traffic", tkeys, &v)) || (v && (rc = parse_traffic(c, v, &b->traffic))))
 		return rc;
 
 	if ((rc = parse_variant(c, col_ymap_get(m, "baseline", NULL), "baseline", g, 0,
@@ -1073,15 +1120,11 @@ static int parse_profile(const struct ld *c, const struct col_ynode *root,
 	static const char *const lsbkeys[] = {"max_abs_lsb", NULL};
 	static const char *const tkeys[] = {"streams", "arrival", "batch", "placement",
 		"requests", NULL};
-	static const char *const akeys[] = {"process", "rate_rps", NULL};
-	static const char *const bkeys[] = {"max", "timeout_us", NULL};
-	static const char *const processes[] = {"poisson", "uniform", NULL};
-	static const char *const placements[] = {"least-loaded", "round-robin", NULL};
 	static const char *const budkeys[] = {"seconds", "min_samples", "max_samples",
 		"memory_gib", NULL};
 	struct col_ynode *v, *m, *sub;
 	int64_t i64;
-	int rc, e;
+	int rc;
 
 	if (root->kind != COL_Y_MAP)
 		return fail(c, root, "expected a mapping at the top of the profile");
@@ -1152,37 +1195,8 @@ static int parse_profile(const struct ld *c, const struct col_ynode *root,
 	t->batch_timeout_us = 200;
 	snprintf(t->placement, sizeof t->placement, "least-loaded");
 	t->requests = 20000;
-	if ((rc = opt_map(c, root, "traffic", tkeys, &m)))
+	if ((rc = opt_map(c, root, "traffic", tkeys, &m)) || (m && (rc = parse_traffic(c, m, t))))
 		return rc;
-	if (m) {
-		i64 = t->streams;
-		if ((rc = opt_int(c, m, "streams", 1, 256, &i64)))
-			return rc;
-		t->streams = (int)i64;
-		if ((rc = opt_map(c, m, "arrival", akeys, &sub)))
-			return rc;
-		if (sub && (v = col_ymap_get(sub, "process", NULL))) {
-			if ((rc = get_enum(c, v, "process", processes, &e)))
-				return rc;
-			snprintf(t->process, sizeof t->process, "%s", processes[e]);
-		}
-		if (sub && (rc = opt_num(c, sub, "rate_rps", NUM_POSITIVE, &t->rate_rps)))
-			return rc;
-		if ((rc = opt_map(c, m, "batch", bkeys, &sub)))
-			return rc;
-		i64 = t->batch_max;
-		if (sub && ((rc = opt_int(c, sub, "max", 1, 1024, &i64)) ||
-			    (rc = opt_num(c, sub, "timeout_us", NUM_NONNEG, &t->batch_timeout_us))))
-			return rc;
-		t->batch_max = (int)i64;
-		if ((v = col_ymap_get(m, "placement", NULL))) {
-			if ((rc = get_enum(c, v, "placement", placements, &e)))
-				return rc;
-			snprintf(t->placement, sizeof t->placement, "%s", placements[e]);
-		}
-		if ((rc = opt_int(c, m, "requests", 1, 10000000, &t->requests)))
-			return rc;
-	}
 
 	/* budget defaults: 20 s, 50 to 2000 samples per variant, half the RAM */
 	struct col_budget *bu = &p->budget;

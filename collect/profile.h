@@ -22,9 +22,20 @@ struct col_variant {
 	int line, col;             /* where the variant was written */
 };
 
+struct col_traffic {
+	int streams;
+	char process[16];          /* poisson | uniform */
+	double rate_rps;           /* total over all streams */
+	int batch_max;
+	double batch_timeout_us;
+	char placement[16];        /* least-loaded | round-robin */
+	int64_t requests;
+};
+
 struct col_block {
 	char name[COL_NAME_MAX];   /* [A-Za-z0-9._-]+, unique: used in file names */
 	struct ops_workload work;  /* group, activation, dtype, shape, quant */
+	struct col_traffic traffic;/* the profile's traffic with the block's overrides */
 	struct col_variant baseline;
 	struct col_variant candidate;
 	int line, col;
@@ -45,16 +56,6 @@ struct col_sla {
 	double p95_us, p99_us;
 	double min_throughput_rps;
 	double max_regression;     /* regression threshold vs baseline, fraction (default 0.05) */
-};
-
-struct col_traffic {
-	int streams;
-	char process[16];          /* poisson | uniform */
-	double rate_rps;           /* total over all streams */
-	int batch_max;
-	double batch_timeout_us;
-	char placement[16];        /* least-loaded | round-robin */
-	int64_t requests;
 };
 
 struct col_budget {

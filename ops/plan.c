@@ -191,6 +191,23 @@ int ops_plan_resolve(const struct ops_envelope *env, const struct ops_workload *
 		}
 		ops_plan_describe(w->group, &p, want_desc, sizeof want_desc);
 		snprintf(why, sizeof why, "%s", one.reason);
+		/* The smallest step back a compiler takes: the same tiles with
+		 * one buffer each instead of two. Still a mapping fallback: the
+		 * transfers are no longer hidden behind compute. */
+		if (p.double_buffer) {
+			p.double_buffer = 0;
+			if ((rc = ops_plan_evaluate(env, w, &p, &one, err)) < 0)
+				return rc;
+			if (!one.rejected) {
+				*chosen = p;
+				*fell_back = 1;
+				if (reason_len)
+					snprintf(reason, reason_len,
+						 "mapping fallback: pinned plan '%s' rejected (%s); single-buffered it fits (%.3f us modelled)",
+						 want_desc, why, one.model_ns / 1000.0);
+				return 0;
+			}
+		}
 	}
 	if ((rc = ops_plan_search(env, w, fused, &ev, &n, err)) < 0)
 		return rc;

@@ -480,7 +480,10 @@ static int qg_prepare(struct ops_instance *inst, struct opr_error *err)
 		return rc;
 	if ((rc = ops_instance_add_tensor(inst, "a", w->quant.a, m * k, 0, a_lo, a_hi, err)) < 0)
 		return rc;
-	if ((rc = ops_instance_add_tensor(inst, "b", OPS_S8, n * k, 0, -128, 127, err)) < 0)
+	/* symmetric weights (mean 0, as trained weights are): with -128..127 the
+	 * -0.5 mean times K ~ 1M dominates every accumulator, every output lands
+	 * far below zero and an activation would flatten them all */
+	if ((rc = ops_instance_add_tensor(inst, "b", OPS_S8, n * k, 0, -127, 127, err)) < 0)
 		return rc;
 	if ((rc = ops_instance_add_tensor(inst, "scale_b", OPS_F32, w->quant.b_per_channel ? n : 1,
 					  0, 0.001, 0.01, err)) < 0)

@@ -9,9 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Analyzes the archive in `archive` and renders the packet into `dir`. */
-static int analyze_and_render(const char *archive, const char *dir, const char *templates,
-			      enum ana_verdict *verdict, struct opr_error *err)
+/* Analyzes the archive in `archive` and renders the packet into `dir`;
+ * `shown` is the archive's path once the packet is in place, for the
+ * packet's reproduce commands. */
+static int analyze_and_render(const char *archive, const char *shown, const char *dir,
+			      const char *templates, enum ana_verdict *verdict,
+			      struct opr_error *err)
 {
 	struct col_run *run = NULL;
 	struct ana_findings *f = NULL;
@@ -19,7 +22,7 @@ static int analyze_and_render(const char *archive, const char *dir, const char *
 	char path[1024];
 	int rc = col_archive_load(archive, &run, err);
 	if (!rc)
-		rc = ana_analyze(run, archive, &f, err);
+		rc = ana_analyze(run, shown, &f, err);
 	if (!rc) {
 		snprintf(path, sizeof path, "%s/findings.json", dir);
 		rc = ana_findings_write(f, path, err);
@@ -121,8 +124,10 @@ int cmd_run(int argc, char **argv)
 	if (!rc)
 		rc = col_archive_write(run, archive, 0, &err);
 	col_run_free(run);
+	char shown[1100];
+	snprintf(shown, sizeof shown, "%s/run", out);
 	if (!rc)
-		rc = analyze_and_render(archive, tmp, templates, &v, &err);
+		rc = analyze_and_render(archive, shown, tmp, templates, &v, &err);
 	if (!rc)
 		rc = publish(tmp, out, &err);
 	if (rc)
@@ -171,8 +176,10 @@ int cmd_report(int argc, char **argv)
 	if (!rc)
 		rc = col_archive_write(run, archive, 0, &err);
 	col_run_free(run);
+	char shown[1100];
+	snprintf(shown, sizeof shown, "%s/run", out);
 	if (!rc)
-		rc = analyze_and_render(archive, tmp, templates, &v, &err);
+		rc = analyze_and_render(archive, shown, tmp, templates, &v, &err);
 	if (!rc)
 		rc = publish(tmp, out, &err);
 	if (rc)

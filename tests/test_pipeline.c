@@ -531,8 +531,11 @@ static void test_config_from_profile(void **state)
 	p->traffic.requests = 999;
 	p->envelope.cores = 6;
 	p->envelope.global_bw_gbps = 321;
+	p->envelope.dma_engines = 2;
 	snprintf(p->blocks[0].name, sizeof p->blocks[0].name, "blk-a");
 	snprintf(p->blocks[1].name, sizeof p->blocks[1].name, "blk-b");
+	p->blocks[0].traffic = p->traffic;
+	p->blocks[1].traffic = p->traffic;
 	struct col_pipe_config a, a2, b;
 	memset(&a, 0x5a, sizeof a);
 	col_pipe_config_from_profile(p, &p->blocks[0], &a);
@@ -545,12 +548,16 @@ static void test_config_from_profile(void **state)
 	assert_int_equal(a.least_loaded, 0);
 	assert_int_equal(a.requests, 999);
 	assert_int_equal(a.cores, 6);
-	assert_true(a.global_bw_gbps == 321 && a.dma_peak_gbps == 321);
+	/* a core's DMA peak: its engines at the fair per-core share */
+	assert_true(a.global_bw_gbps == 321 && fabs(a.dma_peak_gbps - 321.0 * 2 / 6) < 1e-9);
 	assert_null(a.stream_weight);
 	assert_true(a.seed == a2.seed && a.seed != b.seed);
 	snprintf(p->traffic.process, sizeof p->traffic.process, "poisson");
 	snprintf(p->traffic.placement, sizeof p->traffic.placement, "least-loaded");
+	p->blocks[0].traffic = p->traffic;
+	p->blocks[0].traffic.rate_rps = 4321; /* a block's own traffic wins */
 	col_pipe_config_from_profile(p, &p->blocks[0], &a);
+	assert_true(a.rate_rps == 4321);
 	assert_int_equal(a.poisson, 1);
 	assert_int_equal(a.least_loaded, 1);
 	free(p);

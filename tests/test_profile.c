@@ -125,7 +125,7 @@ static void test_default_profile(void **state)
 	assert_int_equal(p->traffic.batch_max, 8);
 	assert_string_equal(p->traffic.placement, "least-loaded");
 	assert_int_equal(p->traffic.requests, 20000);
-	assert_true(p->budget.seconds == 20);
+	assert_true(p->budget.seconds == 40);
 	assert_int_equal(p->budget.min_samples, 50);
 	assert_int_equal(p->budget.max_samples, 2000);
 	assert_true(p->budget.memory_gib > 0);
@@ -159,7 +159,13 @@ static void test_default_profile(void **state)
 	assert_int_equal(b->candidate.plan.fused, 1);
 	assert_int_equal(b->candidate.plan.strategy, OPS_STRAT_DIRECT);
 	const char *const *names = ops_plan_params(b->work.group);
-	const int64_t want[] = {32, 8, 56, 64};
+	assert_int_equal(b->candidate.plan.double_buffer, 0);
+	/* the block's traffic overrides the rate only */
+	assert_true(b->traffic.rate_rps == 40000 && p->traffic.rate_rps == 2500);
+	assert_int_equal(b->traffic.streams, 4);
+	assert_int_equal(b->traffic.batch_max, 8);
+	assert_true(p->blocks[1].traffic.rate_rps == 2500);
+	const int64_t want[] = {32, 8, 56, 32};
 	const char *const want_names[] = {"tile_k", "tile_oh", "tile_ow", "tile_c"};
 	for (int i = 0; i < 4; i++)
 		for (int j = 0; names[j]; j++)
@@ -214,7 +220,7 @@ static void test_quick_profile(void **state)
 	poison_err(&err);
 	assert_int_equal(col_profile_load("fixtures/profiles/quick.yaml", NULL, &p, &err), 0);
 	assert_true(p->seed == 7);
-	assert_int_equal(p->nblocks, 4);
+	assert_int_equal(p->nblocks, 5);
 	assert_int_equal(p->traffic.requests, 2000);
 	assert_string_equal(p->traffic.placement, "round-robin");
 	assert_true(p->budget.seconds == 1.5);

@@ -1,0 +1,1550 @@
+/* tests/bench.c: the `make bench` harness. Times opreview's operators on one
+ * core against oneDNN and OpenBLAS on the same inputs, with the machine's FMA
+ * peak and copy bandwidth measured in the same run, and writes the table to
+ * out/bench.txt and out/bench.json. Times in ns; figures in 1e9 units/s. */
+#include <errno.h>
+#include <immintrin.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cblas.h>
+#include <jansson.h>
+#include <oneapi/dnnl/dnnl.h>
+
+#include "../ops/activation_int.h"
+#include "../ops/ops_int.h"
+#include "../ops/qgemm_int.h"
+
+#define SEED 20261130u
+#define MAX_SAMPLES 256
+#define MAX_ROWS 48
+#define MIB ((size_t)1 << 20)
+
+/* ---- timing ------------------------------------------------------------------ */
+
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* Median and p95 (nearest rank) of the timed repetitions. */
+struct stats {
+	double med_ns, p95_ns, min_ns;
+	int reps;
+};
+
+/* Warm-up calls, then at least min_reps and at most max_reps timed calls,
+ * stopping after min_reps once budget_s of timed calls have passed. */
+struct timing {
+	int warm, min_reps, max_reps;
+	double budget_s;
+};
+
+/* One call of a benchmarked function; before runs untimed ahead of each call
+ * (resets a device's counters, for instance). 0 or a negative opr_code. */
+typedef int (*bench_fn)(void *ctx, struct opr_error *err);
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void stats_of(double *v, int n, struct stats *st)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	st->reps = n;
+	st->min_ns = v[0];
+	st->med_ns = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+	st->p95_ns = v[(int)ceil(0.95 * n) - 1];
+}
+
+static int bench_time(bench_fn fn, bench_fn before, void *ctx, const struct timing *tm,
+		      struct stats *st, struct opr_error *err)
+{
+	double v[MAX_SAMPLES], spent = 0.0;
+	int n = 0, rc, max = tm->max_reps < MAX_SAMPLES ? tm->max_reps : MAX_SAMPLES;
+
+	for (int i = 0; i < tm->warm; i++) {
+		if (before && (rc = before(ctx, err)) < 0)
+			return rc;
+		if ((rc = fn(ctx, err)) < 0)
+			return rc;
+	}
+	while (n < max && (n < tm->min_reps || spent < tm->budget_s * 1e9)) {
+		if (before && (rc = before(ctx, err)) < 0)
+			return rc;
+		double t0 = now_ns();
+		rc = fn(ctx, err);
+		double t1 = now_ns();
+		if (rc < 0)
+			return rc;
+		v[n++] = t1 - t0;
+		spent += t1 - t0;
+	}
+	stats_of(v, n, st);
+	return 0;
+}
+
+/* ---- the result table ----------------------------------------------------------- */
+
+enum check {
+	CHECK_NONE,     /* information only */
+	CHECK_RATIO_GE, /* peer time / our time >= bound (throughput ratio) */
+	CHECK_TIME_LE,  /* our median <= bound ns */
+	CHECK_VALUE_LT, /* row.value < bound */
+};
+
+struct row {
+	char name[48];
+	struct stats ours;
+	double work;            /* flops, bytes or ops of one call (0: no figure) */
+	const char *unit;       /* of work / ns: "GFLOP/s", "GB/s", "GOPS" */
+	int has_peer;
+	char peer[40];
+	struct stats peer_st;
+	double peer_work;       /* 0: same as work */
+	enum check check;
+	double bound;
+	double value;           /* CHECK_VALUE_LT */
+	char target[40];
+	int has_diff;
+	double maxdiff;         /* max |ours - peer| (or - reference) */
+	char note[400];
+};
+
+static struct row rows[MAX_ROWS];
+static int nrows;
+
+static struct row *row_add(const char *name)
+{
+	if (nrows >= MAX_ROWS) {
+		fprintf(stderr, "bench: too many rows\n");
+		exit(1);
+	}
+	struct row *r = &rows[nrows++];
+	memset(r, 0, sizeof *r);
+	snprintf(r->name, sizeof r->name, "%s", name);
+	return r;
+}
+
+static double row_ratio(const struct row *r)
+{
+	if (!r->has_peer || r->ours.med_ns <= 0 || r->peer_st.med_ns <= 0)
+		return NAN;
+	double pw = r->peer_work > 0 ? r->peer_work : r->work;
+	if (r->work > 0 && pw > 0)
+		return (r->work / r->ours.med_ns) / (pw / r->peer_st.med_ns);
+	return r->peer_st.med_ns / r->ours.med_ns;
+}
+
+/* 1 PASS, 0 MISS, -1 no target. */
+static int row_verdict(const struct row *r)
+{
+	switch (r->check) {
+	case CHECK_RATIO_GE: {
+		double q = row_ratio(r);
+		return q >= r->bound;
+	}
+	case CHECK_TIME_LE:
+		return r->ours.reps > 0 && r->ours.med_ns <= r->bound;
+	case CHECK_VALUE_LT:
+		return r->value < r->bound;
+	case CHECK_NONE:
+		break;
+	}
+	return -1;
+}
+
+static void fmt_fig(char *buf, size_t len, double work, const char *unit, double ns)
+{
+	if (work > 0 && ns > 0 && unit)
+		snprintf(buf, len, "%.2f %s", work / ns, unit);
+	else
+		snprintf(buf, len, "-");
+}
+
+/* Relative spread of a timing, (p95 - median) / median, as the noise figure. */
+static double spread(const struct stats *s)
+{
+	return s->med_ns > 0 ? (s->p95_ns - s->med_ns) / s->med_ns : 0.0;
+}
+
+static void print_table(FILE *f)
+{
+	fprintf(f, "%-30s %13s %13s  %-26s %13s %13s %16s %16s %9s  %-18s %-7s %10s\n",
+		"case", "ours med ns", "ours p95 ns", "peer", "peer med ns", "peer p95 ns",
+		"ours", "peer", "ours/peer", "target", "verdict", "max|diff|");
+	for (int i = 0; i < nrows; i++) {
+		const struct row *r = &rows[i];
+		char of[32], pf[32], pm[24], pp[24], q[16], d[16];
+		int v = row_verdict(r);
+
+		fmt_fig(of, sizeof of, r->work, r->unit, r->ours.med_ns);
+		if (r->has_peer) {
+			fmt_fig(pf, sizeof pf, r->peer_work > 0 ? r->peer_work : r->work, r->unit,
+				r->peer_st.med_ns);
+			snprintf(pm, sizeof pm, "%.0f", r->peer_st.med_ns);
+			snprintf(pp, sizeof pp, "%.0f", r->peer_st.p95_ns);
+			/* a value-checked row shows its value there */
+			snprintf(q, sizeof q, "%.4g",
+				 r->check == CHECK_VALUE_LT ? r->value : row_ratio(r));
+		} else {
+			snprintf(pf, sizeof pf, "-");
+			snprintf(pm, sizeof pm, "-");
+			snprintf(pp, sizeof pp, "-");
+			snprintf(q, sizeof q, "-");
+		}
+		if (r->has_diff)
+			snprintf(d, sizeof d, "%.3g", r->maxdiff);
+		else
+			snprintf(d, sizeof d, "-");
+		fprintf(f, "%-30s %13.0f %13.0f  %-26s %13s %13s %16s %16s %9s  %-18s %-7s %10s\n",
+			r->name, r->ours.med_ns, r->ours.p95_ns, r->has_peer ? r->peer : "-", pm, pp,
+			of, pf, q, r->check == CHECK_NONE ? "-" : r->target,
+			v < 0 ? "-" : v ? "PASS" : "MISS", d);
+	}
+	fprintf(f, "\nnotes (reps = timed repetitions; noise = (p95 - median) / median):\n");
+	for (int i = 0; i < nrows; i++) {
+		const struct row *r = &rows[i];
+		fprintf(f, "  %-30s reps %d, noise %.1f%%", r->name, r->ours.reps,
+			100.0 * spread(&r->ours));
+		if (r->has_peer)
+			fprintf(f, "; peer reps %d, noise %.1f%%", r->peer_st.reps,
+				100.0 * spread(&r->peer_st));
+		fprintf(f, "%s%s\n", r->note[0] ? "; " : "", r->note);
+	}
+}
+
+static json_t *stats_json(const struct stats *s)
+{
+	return json_pack("{s:f, s:f, s:f, s:i}", "median_ns", s->med_ns, "p95_ns", s->p95_ns,
+			 "min_ns", s->min_ns, "reps", s->reps);
+}
+
+/* JSON numbers cannot be NaN: absent values become null. */
+static json_t *num_or_null(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static int write_json(const char *path, json_t *meta)
+{
+	json_t *arr = json_array(), *root;
+	for (int i = 0; i < nrows; i++) {
+		const struct row *r = &rows[i];
+		int v = row_verdict(r);
+		json_t *o = json_object();
+		json_object_set_new(o, "case", json_string(r->name));
+		json_object_set_new(o, "ours", stats_json(&r->ours));
+		json_object_set_new(o, "work", json_real(r->work));
+		json_object_set_new(o, "unit", r->unit ? json_string(r->unit) : json_null());
+		json_object_set_new(o, "figure", num_or_null(r->work > 0 && r->ours.med_ns > 0
+							     ? r->work / r->ours.med_ns : NAN));
+		if (r->has_peer) {
+			double pw = r->peer_work > 0 ? r->peer_work : r->work;
+			json_object_set_new(o, "peer_name", json_string(r->peer));
+			json_object_set_new(o, "peer", stats_json(&r->peer_st));
+			json_object_set_new(o, "peer_figure",
+					    num_or_null(pw > 0 ? pw / r->peer_st.med_ns : NAN));
+			json_object_set_new(o, "ratio", num_or_null(row_ratio(r)));
+		}
+		if (r->check != CHECK_NONE) {
+			json_object_set_new(o, "target", json_string(r->target));
+			json_object_set_new(o, "pass", json_boolean(v == 1));
+		}
+		if (r->check == CHECK_VALUE_LT)
+			json_object_set_new(o, "value", num_or_null(r->value));
+		if (r->has_diff)
+			json_object_set_new(o, "max_abs_diff", num_or_null(r->maxdiff));
+		json_object_set_new(o, "note", json_string(r->note));
+		json_array_append_new(arr, o);
+	}
+	root = json_pack("{s:o, s:o}", "machine", meta, "cases", arr);
+	int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_SORT_KEYS);
+	json_decref(root);
+	return rc;
+}
+
+/* ---- shared helpers -------------------------------------------------------------- */
+
+/* The reference envelope npu-a of fixtures/envelopes/npu-a.yaml: the plans the
+ * planner picks for it are the plans opreview runs by default. */
+static void bench_envelope(struct ops_envelope *e)
+{
+	memset(e, 0, sizeof *e);
+	snprintf(e->name, sizeof e->name, "npu-a");
+	snprintf(e->power_mode, sizeof e->power_mode, "nominal");
+	e->clock_ghz = 1.2;
+	e->clock_scale = 1.0;
+	e->cores = 8;
+	e->global_bw_gbps = 900;
+	e->global_capacity_gib = 32;
+	e->shared_capacity_kib = 256;
+	e->shared_bw_gbps = 4096;
+	e->local_capacity_kib = 64;
+	e->dma_max_last_dim = 65535;
+	e->dma_setup_ns = 150;
+	e->dma_engines = 2;
+	e->tops[OPS_F32] = 16;
+	e->tops[OPS_F16] = 128;
+	e->tops[OPS_BF16] = 128;
+	e->tops[OPS_S8] = 256;
+	e->tops[OPS_U8] = 256;
+	e->tops[OPS_S32] = 256;
+	e->launch_overhead_us = 3.5;
+}
+
+static struct ops_envelope env;
+
+/* 64-byte aligned, touched (so page faults are not timed); caller frees. */
+static void *big_alloc(size_t bytes)
+{
+	void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+	if (p)
+		memset(p, 0x3c, bytes);
+	return p;
+}
+
+static double max_abs_diff_f32(const float *a, const float *b, size_t n)
+{
+	double m = 0.0;
+	for (size_t i = 0; i < n; i++) {
+		double d = fabs((double)a[i] - (double)b[i]);
+		if (!(d <= m)) /* NaN propagates as infinity */
+			m = isnan(d) ? INFINITY : d;
+	}
+	return m;
+}
+
+/* An opreview operator call: the group's run on a real device, i.e.
+ * ops_instance_run without the output poisoning (a harness check of the
+ * tests, a memset of the whole output that is not part of the operator). */
+struct op_run {
+	struct ops_device *dev;
+	struct ops_instance *inst;
+	const struct ops_group_impl *impl;
+};
+
+static int op_before(void *ctx, struct opr_error *err)
+{
+	(void)err;
+	ops_device_reset(((struct op_run *)ctx)->dev);
+	return 0;
+}
+
+static int op_call(void *ctx, struct opr_error *err)
+{
+	struct op_run *r = ctx;
+	return r->impl->run(r->dev, r->inst, err);
+}
+
+/* Prepares an instance under plan (NULL: the planner's choice for env, as
+ * `opreview run` with plan: auto), runs it once through ops_instance_run
+ * (outputs poisoned first) and returns it in *r with a real device. */
+static int op_setup(const struct ops_workload *w, const struct ops_plan *plan,
+		    const char *block, struct op_run *r, char *desc, size_t desc_len,
+		    struct opr_error *err)
+{
+	struct ops_plan chosen;
+	char reason[160];
+	int fell_back = 0, rc;
+
+	memset(r, 0, sizeof *r);
+	if (!plan) {
+		rc = ops_plan_resolve(&env, w, NULL, 0, &chosen, &fell_back, reason,
+				      sizeof reason, err);
+		if (rc < 0)
+			return rc;
+		plan = &chosen;
+	}
+	if (desc)
+		ops_plan_describe(w->group, plan, desc, desc_len);
+	if ((rc = ops_device_new(&env, 0, &r->dev, err)) < 0)
+		return rc;
+	if ((rc = ops_instance_new(w, plan, SEED, block, &r->inst, err)) < 0)
+		goto fail;
+	r->impl = ops_group_impl(w->group);
+	if ((rc = ops_instance_run(r->dev, r->inst, err)) < 0)
+		goto fail;
+	return 0;
+fail:
+	ops_instance_free(r->inst);
+	ops_device_free(r->dev);
+	memset(r, 0, sizeof *r);
+	return rc;
+}
+
+static void op_release(struct op_run *r)
+{
+	ops_instance_free(r->inst);
+	ops_device_free(r->dev);
+	memset(r, 0, sizeof *r);
+}
+
+/* The data of an instance's tensor (owned by the instance), or NULL. */
+static const void *op_tensor(struct op_run *r, const char *name)
+{
+	struct ops_tensor *t = ops_instance_tensor(r->inst, name);
+	return t ? t->data : NULL;
+}
+
+/* ---- oneDNN ------------------------------------------------------------------------ */
+
+static dnnl_engine_t dn_eng;
+static dnnl_stream_t dn_stream;
+
+#define DN_TRY(call, what)                                                          \
+	do {                                                                        \
+		dnnl_status_t s_ = (call);                                          \
+		if (s_ != dnnl_success) {                                           \
+			rc = opr_error_set(err, OPR_EINTERNAL,                      \
+					   "onednn '%s' failed with status %d", what,   \
+					   (int)s_);                                        \
+			goto out;                                                   \
+		}                                                                   \
+	} while (0)
+
+struct dn_run {
+	dnnl_primitive_t prim;
+	int nargs;
+	dnnl_exec_arg_t args[4];
+};
+
+static int dn_call(void *ctx, struct opr_error *err)
+{
+	struct dn_run *d = ctx;
+	if (dnnl_primitive_execute(d->prim, dn_stream, d->nargs, d->args) != dnnl_success ||
+	    dnnl_stream_wait(dn_stream) != dnnl_success)
+		return opr_error_set(err, OPR_EINTERNAL, "onednn 'execute' failed");
+	return 0;
+}
+
+static void dn_impl_name(const_dnnl_primitive_desc_t pd, char *buf, size_t len)
+{
+	const char *s = NULL;
+	if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &s) != dnnl_success || !s)
+		s = "?";
+	snprintf(buf, len, "%s", s);
+}
+
+/* Reorders src (memory of md smd at sp) into a new memory of md dmd; *out
+ * is destroyed by the caller. */
+static int dn_reorder(const dnnl_memory_desc_t *smd, void *sp, const dnnl_memory_desc_t *dmd,
+		      dnnl_memory_t *out, struct opr_error *err)
+{
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_primitive_t prim = NULL;
+	dnnl_memory_t sm = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	DN_TRY(dnnl_memory_create(&sm, smd, dn_eng, sp), "memory");
+	DN_TRY(dnnl_memory_create(out, dmd, dn_eng, DNNL_MEMORY_ALLOCATE), "memory");
+	DN_TRY(dnnl_reorder_primitive_desc_create(&pd, smd, dn_eng, dmd, dn_eng, NULL),
+	       "reorder");
+	DN_TRY(dnnl_primitive_create(&prim, pd), "reorder");
+	dnnl_exec_arg_t a[2] = { { DNNL_ARG_FROM, sm }, { DNNL_ARG_TO, *out } };
+	DN_TRY(dnnl_primitive_execute(prim, dn_stream, 2, a), "reorder");
+	DN_TRY(dnnl_stream_wait(dn_stream), "reorder");
+out:
+	if (rc < 0 && *out) {
+		dnnl_memory_destroy(*out);
+		*out = NULL;
+	}
+	dnnl_primitive_destroy(prim);
+	dnnl_primitive_desc_destroy(pd);
+	dnnl_memory_destroy(sm);
+	return rc;
+}
+
+/* ---- machine limits ------------------------------------------------------------------ */
+
+static volatile float sink_f;
+
+/* Twelve independent FMA chains: enough to cover the FMA latency (4-5
+ * cycles) times two FMA pipes. acc = acc * m + c converges to c / (1 - m),
+ * no overflow and no subnormals. 12 chains * 8 lanes * 2 flops per iteration. */
+#define FMA_CHAINS 12
+#define FMA_FLOPS_PER_ITER (FMA_CHAINS * 8 * 2)
+
+struct fma_ctx {
+	int64_t iters;
+};
+
+static int fma_call(void *ctx, struct opr_error *err)
+{
+	(void)err;
+	int64_t iters = ((struct fma_ctx *)ctx)->iters;
+	float s = sink_f;
+	__m256 m = _mm256_set1_ps(0.999f), c = _mm256_set1_ps(1e-3f);
+	__m256 a0 = _mm256_set1_ps(s), a1 = _mm256_set1_ps(s + 1), a2 = _mm256_set1_ps(s + 2);
+	__m256 a3 = _mm256_set1_ps(s + 3), a4 = _mm256_set1_ps(s + 4), a5 = _mm256_set1_ps(s + 5);
+	__m256 a6 = _mm256_set1_ps(s + 6), a7 = _mm256_set1_ps(s + 7), a8 = _mm256_set1_ps(s + 8);
+	__m256 a9 = _mm256_set1_ps(s + 9), a10 = _mm256_set1_ps(s + 10);
+	__m256 a11 = _mm256_set1_ps(s + 11);
+
+	for (int64_t i = 0; i < iters; i++) {
+		a0 = _mm256_fmadd_ps(a0, m, c);
+		a1 = _mm256_fmadd_ps(a1, m, c);
+		a2 = _mm256_fmadd_ps(a2, m, c);
+		a3 = _mm256_fmadd_ps(a3, m, c);
+		a4 = _mm256_fmadd_ps(a4, m, c);
+		a5 = _mm256_fmadd_ps(a5, m, c);
+		a6 = _mm256_fmadd_ps(a6, m, c);
+		a7 = _mm256_fmadd_ps(a7, m, c);
+		a8 = _mm256_fmadd_ps(a8, m, c);
+		a9 = _mm256_fmadd_ps(a9, m, c);
+		a10 = _mm256_fmadd_ps(a10, m, c);
+		a11 = _mm256_fmadd_ps(a11, m, c);
+	}
+	a0 = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+			   _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
+	a0 = _mm256_add_ps(a0, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
+	sink_f = _mm256_cvtss_f32(a0) * 0.0f;
+	return 0;
+}
+
+struct copy_ctx {
+	float *dst;
+	const float *src, *src2;
+	size_t n; /* elements */
+};
+
+static int copy_call(void *ctx, struct opr_error *err)
+{
+	struct copy_ctx *c = ctx;
+	(void)err;
+	memcpy(c->dst, c->src, c->n * sizeof(float));
+	return 0;
+}
+
+/* STREAM triad a = b + s * c, 8 floats at a time (explicit FMA: the build
+ * disables contraction). */
+static int triad_call(void *ctx, struct opr_error *err)
+{
+	struct copy_ctx *c = ctx;
+	__m256 s = _mm256_set1_ps(3.0f);
+	(void)err;
+	for (size_t i = 0; i < c->n; i += 8)
+		_mm256_store_ps(c->dst + i, _mm256_fmadd_ps(s, _mm256_load_ps(c->src2 + i),
+							    _mm256_load_ps(c->src + i)));
+	return 0;
+}
+
+static double copy_gbps; /* measured 256 MiB memcpy bandwidth (read + write) */
+
+static int case_limits(struct opr_error *err)
+{
+	struct fma_ctx fc = { 4000000 };
+	struct timing t_fma = { 2, 11, 31, 1.0 };
+	struct timing t_mem = { 2, 9, 21, 1.5 };
+	struct row *r;
+	int rc;
+
+	r = row_add("peak AVX2 FMA (12 chains)");
+	if ((rc = bench_time(fma_call, NULL, &fc, &t_fma, &r->ours, err)) < 0)
+		return rc;
+	r->work = (double)fc.iters * FMA_FLOPS_PER_ITER;
+	r->unit = "GFLOP/s";
+	snprintf(r->note, sizeof r->note, "%lld iterations of 12 independent ymm FMA chains",
+		 (long long)fc.iters);
+
+	size_t n = 256 * MIB / sizeof(float);
+	float *a = big_alloc(n * sizeof(float)), *b = big_alloc(n * sizeof(float));
+	float *c = big_alloc(n * sizeof(float));
+	if (!a || !b || !c) {
+		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for the stream buffers");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		b[i] = (float)(i & 1023);
+		c[i] = 1.0f / (float)((i & 7) + 1);
+	}
+	struct copy_ctx cc = { a, b, c, n };
+	r = row_add("memcpy 256 MiB");
+	if ((rc = bench_time(copy_call, NULL, &cc, &t_mem, &r->ours, err)) < 0)
+		goto out;
+	r->work = 2.0 * (double)(n * sizeof(float));
+	r->unit = "GB/s";
+	copy_gbps = r->work / r->ours.med_ns;
+	snprintf(r->note, sizeof r->note, "bytes read + written (STREAM convention)");
+	if (memcmp(a, b, n * sizeof(float))) {
+		rc = opr_error_set(err, OPR_EINTERNAL, "memcpy check failed");
+		goto out;
+	}
+
+	r = row_add("stream triad 3 x 256 MiB");
+	if ((rc = bench_time(triad_call, NULL, &cc, &t_mem, &r->ours, err)) < 0)
+		goto out;
+	r->work = 3.0 * (double)(n * sizeof(float));
+	r->unit = "GB/s";
+	r->has_diff = 1;
+	r->maxdiff = 0.0;
+	for (size_t i = 0; i < n; i += 4099) {
+		double d = fabs((double)a[i] - ((double)b[i] + 3.0 * (double)c[i]));
+		r->maxdiff = d > r->maxdiff ? d : r->maxdiff;
+	}
+	snprintf(r->note, sizeof r->note, "a = b + 3 c, fp32; diff against fp64 on a sample");
+	rc = 0;
+out:
+	free(a);
+	free(b);
+	free(c);
+	return rc;
+}
+
+/* ---- conv2d ------------------------------------------------------------------------- */
+
+#define CV_N 1
+#define CV_C 64
+#define CV_H 56
+#define CV_W 56
+#define CV_K 64
+
+/* oneDNN's convolution on opreview's x (NCHW) and w (KCRS = OIHW): nhwc == 0
+ * runs on the user layouts; nhwc == 1 converts x to NHWC and w to the
+ * primitive's preferred layout first (untimed) and times the convolution
+ * alone. The output is returned in NCHW in y. */
+static int dn_conv(int nhwc, const float *x, const float *w, float *y, struct stats *st,
+		   char *impl, size_t impl_len, struct opr_error *err)
+{
+	dnnl_memory_desc_t smd, wmd, umd, dmd;
+	dnnl_convolution_desc_t cd;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_memory_t sm = NULL, wm = NULL, dm = NULL;
+	struct dn_run run;
+	struct timing tm = { 3, 15, 61, 1.0 };
+	size_t nx = (size_t)CV_N * CV_C * CV_H * CV_W, ny = (size_t)CV_N * CV_K * CV_H * CV_W;
+	float *xs = NULL, *ys = NULL;
+	int rc = 0;
+
+	memset(&run, 0, sizeof run);
+	dnnl_dims_t sd = { CV_N, CV_C, CV_H, CV_W }, wd = { CV_K, CV_C, 3, 3 };
+	dnnl_dims_t dd = { CV_N, CV_K, CV_H, CV_W };
+	dnnl_dims_t strides = { 1, 1 }, pad = { 1, 1 };
+	dnnl_format_tag_t act_tag = nhwc ? dnnl_nhwc : dnnl_nchw;
+
+	DN_TRY(dnnl_memory_desc_init_by_tag(&smd, 4, sd, dnnl_f32, act_tag), "memory desc");
+	DN_TRY(dnnl_memory_desc_init_by_tag(&umd, 4, wd, dnnl_f32, dnnl_oihw), "memory desc");
+	DN_TRY(dnnl_memory_desc_init_by_tag(&wmd, 4, wd, dnnl_f32,
+					    nhwc ? dnnl_format_tag_any : dnnl_oihw), "memory desc");
+	DN_TRY(dnnl_memory_desc_init_by_tag(&dmd, 4, dd, dnnl_f32, act_tag), "memory desc");
+	DN_TRY(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference,
+						  dnnl_convolution_direct, &smd, &wmd, NULL, &dmd,
+						  strides, pad, pad), "convolution desc");
+	DN_TRY(dnnl_primitive_desc_create(&pd, &cd, NULL, dn_eng, NULL), "convolution pd");
+	dn_impl_name(pd, impl, impl_len);
+
+	xs = big_alloc(nx * sizeof(float));
+	ys = big_alloc(ny * sizeof(float));
+	if (!xs || !ys) {
+		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for the onednn conv buffers");
+		goto out;
+	}
+	if (nhwc) {
+		for (size_t c = 0; c < CV_C; c++)
+			for (size_t p = 0; p < (size_t)CV_H * CV_W; p++)
+				xs[p * CV_C + c] = x[c * CV_H * CV_W + p];
+	} else {
+		memcpy(xs, x, nx * sizeof(float));
+	}
+	const dnnl_memory_desc_t *pwmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+	if (dnnl_memory_desc_equal(pwmd, &umd)) {
+		DN_TRY(dnnl_memory_create(&wm, &umd, dn_eng, (void *)w), "memory");
+	} else if ((rc = dn_reorder(&umd, (void *)w, pwmd, &wm, err)) < 0) {
+		goto out;
+	}
+	DN_TRY(dnnl_memory_create(&sm, &smd, dn_eng, xs), "memory");
+	DN_TRY(dnnl_memory_create(&dm, &dmd, dn_eng, ys), "memory");
+	DN_TRY(dnnl_primitive_create(&run.prim, pd), "convolution");
+	run.nargs = 3;
+	run.args[0] = (dnnl_exec_arg_t){ DNNL_ARG_SRC, sm };
+	run.args[1] = (dnnl_exec_arg_t){ DNNL_ARG_WEIGHTS, wm };
+	run.args[2] = (dnnl_exec_arg_t){ DNNL_ARG_DST, dm };
+	if ((rc = bench_time(dn_call, NULL, &run, &tm, st, err)) < 0)
+		goto out;
+	if (nhwc) {
+		for (size_t k = 0; k < CV_K; k++)
+			for (size_t p = 0; p < (size_t)CV_H * CV_W; p++)
+				y[k * CV_H * CV_W + p] = ys[p * CV_K + k];
+	} else {
+		memcpy(y, ys, ny * sizeof(float));
+	}
+out:
+	dnnl_primitive_destroy(run.prim);
+	dnnl_primitive_desc_destroy(pd);
+	dnnl_memory_destroy(sm);
+	dnnl_memory_destroy(wm);
+	dnnl_memory_destroy(dm);
+	free(xs);
+	free(ys);
+	return rc;
+}
+
+/* The planner's best fitting plan of strategy st (*found = 0: none). The
+ * search marks every plan but the chosen one "rejected"; the ones that fit
+ * are those whose dry run completed (at least one launch counted). */
+static int best_plan_of(const struct ops_workload *w, enum ops_strategy st,
+			struct ops_plan *out, int *found, struct opr_error *err)
+{
+	struct ops_plan_eval *ev = NULL;
+	size_t n = 0;
+	int rc = ops_plan_search(&env, w, 0, &ev, &n, err);
+
+	*found = 0;
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < n && !*found; i++)
+		if (ev[i].launches > 0 && ev[i].plan.strategy == st) {
+			*out = ev[i].plan;
+			*found = 1;
+		}
+	free(ev);
+	return 0;
+}
+
+static int case_conv(struct opr_error *err)
+{
+	static const char *const sname[OPS_NSTRATS] = { "untiled", "direct", "im2col" };
+	struct ops_workload w;
+	struct op_run run[OPS_NSTRATS];
+	struct stats st[OPS_NSTRATS], dn_st[2];
+	char desc[OPS_NSTRATS][128], dn_name[2][64];
+	size_t ny = (size_t)CV_N * CV_K * CV_H * CV_W;
+	float *dn_y[2] = { NULL, NULL };
+	double flops = 2.0 * CV_N * CV_K * CV_H * CV_W * CV_C * 9;
+	int rc = 0, best = -1, dn_best, failed[OPS_NSTRATS] = { 0 };
+	struct opr_error serr[OPS_NSTRATS];
+
+	memset(serr, 0, sizeof serr);
+	memset(run, 0, sizeof run);
+	memset(&w, 0, sizeof w);
+	w.group = OPS_G_CONV;
+	w.dtype = OPS_F32;
+	w.conv = (struct ops_conv_shape){ .n = CV_N, .c = CV_C, .h = CV_H, .w = CV_W, .k = CV_K,
+					  .r = 3, .s = 3, .stride_h = 1, .stride_w = 1,
+					  .pad_h = 1, .pad_w = 1, .dil_h = 1, .dil_w = 1,
+					  .groups = 1 };
+	for (int s = 0; s < OPS_NSTRATS; s++) {
+		struct ops_plan p;
+		int found;
+		struct timing tm = s == OPS_STRAT_UNTILED ? (struct timing){ 1, 5, 15, 2.0 }
+							  : (struct timing){ 3, 15, 61, 1.0 };
+
+		if ((rc = best_plan_of(&w, (enum ops_strategy)s, &p, &found, err)) < 0)
+			goto out;
+		if (!found) { /* the strategy's default tiles */
+			memset(&p, 0, sizeof p);
+			p.strategy = (enum ops_strategy)s;
+			p.double_buffer = 1;
+		}
+		/* a strategy that fails is reported in its row; the others go on */
+		if ((rc = op_setup(&w, &p, "bench-conv", &run[s], desc[s], sizeof desc[s],
+				   &serr[s])) < 0 ||
+		    (rc = bench_time(op_call, op_before, &run[s], &tm, &st[s], &serr[s])) < 0) {
+			failed[s] = 1;
+			memset(&st[s], 0, sizeof st[s]);
+			continue;
+		}
+		if (s != OPS_STRAT_UNTILED && (best < 0 || st[s].med_ns < st[best].med_ns))
+			best = s;
+	}
+	if (best < 0) {
+		rc = opr_error_set(err, OPR_EINTERNAL, "no tiled conv2d strategy ran: %.300s",
+				   serr[OPS_STRAT_DIRECT].msg);
+		goto out;
+	}
+	for (int v = 0; v < 2; v++) {
+		dn_y[v] = malloc(ny * sizeof(float));
+		if (!dn_y[v]) {
+			rc = opr_error_set(err, OPR_ENOMEM, "out of memory for the conv outputs");
+			goto out;
+		}
+		if ((rc = dn_conv(v, op_tensor(&run[best], "x"),
+				  op_tensor(&run[best], "w"), dn_y[v], &dn_st[v],
+				  dn_name[v], sizeof dn_name[v], err)) < 0)
+			goto out;
+	}
+	dn_best = dn_st[1].med_ns < dn_st[0].med_ns;
+
+	for (int s = 0; s < OPS_NSTRATS; s++) {
+		char name[48];
+		snprintf(name, sizeof name, "conv2d fp32 %s", sname[s]);
+		struct row *r = row_add(name);
+		r->ours = st[s];
+		r->work = flops;
+		r->unit = "GFLOP/s";
+		if (failed[s]) {
+			snprintf(r->note, sizeof r->note, "FAILED: %.300s", serr[s].msg);
+			continue;
+		}
+		r->has_diff = 1;
+		r->maxdiff = max_abs_diff_f32(ops_instance_output(run[s].inst, NULL), dn_y[dn_best],
+					      ny);
+		snprintf(r->note, sizeof r->note, "plan %s; diff vs onednn %s", desc[s],
+			 dn_best ? "nhwc" : "nchw");
+	}
+	for (int v = 0; v < 2; v++) {
+		struct row *r = row_add(v ? "onednn conv nhwc+any" : "onednn conv nchw/oihw");
+		r->ours = dn_st[v];
+		r->work = flops;
+		r->unit = "GFLOP/s";
+		r->has_diff = 1;
+		r->maxdiff = max_abs_diff_f32(dn_y[v], dn_y[!v], ny);
+		snprintf(r->note, sizeof r->note, "impl %s; %s; diff vs the other layout",
+			 dn_name[v], v ? "src nhwc and weights reordered untimed" : "user layouts");
+	}
+	struct row *r = row_add("conv2d fp32 best vs onednn");
+	r->ours = st[best];
+	r->work = flops;
+	r->unit = "GFLOP/s";
+	r->has_peer = 1;
+	snprintf(r->peer, sizeof r->peer, "onednn %s", dn_best ? "nhwc+any" : "nchw/oihw");
+	r->peer_st = dn_st[dn_best];
+	r->check = CHECK_RATIO_GE;
+	r->bound = 0.5;
+	snprintf(r->target, sizeof r->target, ">= 0.50 x onednn");
+	r->has_diff = 1;
+	r->maxdiff = max_abs_diff_f32(ops_instance_output(run[best].inst, NULL), dn_y[dn_best], ny);
+	snprintf(r->note, sizeof r->note, "ours = %s [1,64,56,56] -> 64, 3x3 pad 1; impl %s",
+		 sname[best], dn_name[dn_best]);
+
+	if (failed[OPS_STRAT_UNTILED])
+		goto out;
+	r = row_add("conv2d tiled vs untiled");
+	r->ours = st[best];
+	r->work = flops;
+	r->unit = "GFLOP/s";
+	r->has_peer = 1;
+	snprintf(r->peer, sizeof r->peer, "opreview untiled");
+	r->peer_st = st[OPS_STRAT_UNTILED];
+	r->check = CHECK_RATIO_GE;
+	r->bound = 4.0;
+	snprintf(r->target, sizeof r->target, ">= 4 x untiled");
+	r->has_diff = 1;
+	r->maxdiff = max_abs_diff_f32(ops_instance_output(run[best].inst, NULL),
+				      ops_instance_output(run[OPS_STRAT_UNTILED].inst, NULL), ny);
+	snprintf(r->note, sizeof r->note, "tiled = %s", sname[best]);
+out:
+	for (int s = 0; s < OPS_NSTRATS; s++)
+		op_release(&run[s]);
+	free(dn_y[0]);
+	free(dn_y[1]);
+	return rc;
+}
+
+/* ---- activation ----------------------------------------------------------------------- */
+
+#define ACT_N ((int64_t)64 * 1024 * 1024 / 4) /* 64 MiB of fp32 */
+
+/* oneDNN eltwise forward inference on x into y (n fp32). */
+static int dn_eltwise(dnnl_alg_kind_t alg, float alpha, const float *x, float *y, int64_t n,
+		      struct stats *st, char *impl, size_t impl_len, struct opr_error *err)
+{
+	dnnl_memory_desc_t md;
+	dnnl_eltwise_desc_t ed;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_memory_t sm = NULL, dm = NULL;
+	struct dn_run run;
+	struct timing tm = { 2, 11, 41, 1.5 };
+	int rc = 0;
+
+	memset(&run, 0, sizeof run);
+	dnnl_dims_t d = { n };
+	DN_TRY(dnnl_memory_desc_init_by_tag(&md, 1, d, dnnl_f32, dnnl_a), "memory desc");
+	DN_TRY(dnnl_eltwise_forward_desc_init(&ed, dnnl_forward_inference, alg, &md, alpha, 0.0f),
+	       "eltwise desc");
+	DN_TRY(dnnl_primitive_desc_create(&pd, &ed, NULL, dn_eng, NULL), "eltwise pd");
+	dn_impl_name(pd, impl, impl_len);
+	DN_TRY(dnnl_memory_create(&sm, &md, dn_eng, (void *)x), "memory");
+	DN_TRY(dnnl_memory_create(&dm, &md, dn_eng, y), "memory");
+	DN_TRY(dnnl_primitive_create(&run.prim, pd), "eltwise");
+	run.nargs = 2;
+	run.args[0] = (dnnl_exec_arg_t){ DNNL_ARG_SRC, sm };
+	run.args[1] = (dnnl_exec_arg_t){ DNNL_ARG_DST, dm };
+	rc = bench_time(dn_call, NULL, &run, &tm, st, err);
+out:
+	dnnl_primitive_destroy(run.prim);
+	dnnl_primitive_desc_destroy(pd);
+	dnnl_memory_destroy(sm);
+	dnnl_memory_destroy(dm);
+	return rc;
+}
+
+/* One call of ops_activation_strided on a single element, repeated calls
+ * times per timed sample. */
+struct one_ctx {
+	struct ops_device *dev;
+	int rank, calls;
+	int64_t dims[1], stride[1];
+	float x, y;
+};
+
+static int one_before(void *ctx, struct opr_error *err)
+{
+	(void)err;
+	ops_device_reset(((struct one_ctx *)ctx)->dev);
+	return 0;
+}
+
+static int one_call(void *ctx, struct opr_error *err)
+{
+	struct one_ctx *o = ctx;
+	for (int i = 0; i < o->calls; i++) {
+		int rc = ops_activation_strided(o->dev, OPS_ACT_GELU_TANH, OPS_F32, o->rank, o->dims,
+						&o->x, o->stride, &o->y, o->stride, err);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int case_one_element(struct opr_error *err)
+{
+	struct one_ctx o;
+	struct timing tm = { 3, 31, 101, 0.5 };
+	int rc;
+
+	memset(&o, 0, sizeof o);
+	if ((rc = ops_device_new(&env, 0, &o.dev, err)) < 0)
+		return rc;
+	o.calls = 2000;
+	o.dims[0] = 1;
+	o.stride[0] = 1;
+	o.x = 0.75f;
+	for (int rank = 0; rank <= 1; rank++) {
+		struct row *r = row_add(rank ? "activation 1 elem, rank 1" : "activation 1 elem, rank 0");
+		o.rank = rank;
+		o.y = NAN;
+		if ((rc = bench_time(one_call, one_before, &o, &tm, &r->ours, err)) < 0)
+			goto out;
+		r->ours.med_ns /= o.calls;
+		r->ours.p95_ns /= o.calls;
+		r->ours.min_ns /= o.calls;
+		r->check = CHECK_TIME_LE;
+		r->bound = 100.0;
+		snprintf(r->target, sizeof r->target, "<= 100 ns/call");
+		r->has_diff = 1;
+		r->maxdiff = fabs((double)o.y - ops_act_ref(OPS_ACT_GELU_TANH, (double)o.x));
+		snprintf(r->note, sizeof r->note,
+			 "gelu-tanh, fp32, one device for all calls, %d calls per sample, "
+			 "times per call; diff vs fp64", o.calls);
+	}
+out:
+	ops_device_free(o.dev);
+	return rc;
+}
+
+static struct stats relu_real; /* for the instrumentation case */
+
+static int case_activation(struct opr_error *err)
+{
+	static const struct { enum ops_act act; dnnl_alg_kind_t alg; float alpha; } acts[] = {
+		{ OPS_ACT_RELU, dnnl_eltwise_relu, 0.0f },
+		{ OPS_ACT_GELU_TANH, dnnl_eltwise_gelu_tanh, 0.0f },
+		{ OPS_ACT_SILU, dnnl_eltwise_swish, 1.0f },
+	};
+	struct timing tm = { 2, 11, 41, 1.5 };
+	struct ops_workload w;
+	struct op_run run;
+	size_t bytes = (size_t)ACT_N * sizeof(float);
+	float *y2 = big_alloc(bytes);
+	char desc[128], impl[64];
+	int rc = 0;
+
+	memset(&run, 0, sizeof run);
+	if (!y2)
+		return opr_error_set(err, OPR_ENOMEM, "out of memory for the activation output");
+	memset(&w, 0, sizeof w);
+	w.group = OPS_G_ACTIVATION;
+	w.dtype = OPS_F32;
+	w.tensor.rank = 1;
+	w.tensor.dims[0] = ACT_N;
+	for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
+		struct stats ours, peer;
+		char name[48];
+
+		w.act = acts[i].act;
+		if ((rc = op_setup(&w, NULL, "bench-act", &run, desc, sizeof desc, err)) < 0)
+			goto out;
+		if ((rc = bench_time(op_call, op_before, &run, &tm, &ours, err)) < 0)
+			goto out;
+		const float *x = op_tensor(&run, "x");
+		const float *y = ops_instance_output(run.inst, NULL);
+
+		if (acts[i].act == OPS_ACT_RELU) {
+			struct copy_ctx cc = { y2, x, NULL, (size_t)ACT_N };
+			struct row *r = row_add("relu 64 MiB vs memcpy");
+			relu_real = ours;
+			if ((rc = bench_time(copy_call, NULL, &cc, &tm, &peer, err)) < 0)
+				goto out;
+			r->ours = ours;
+			r->work = 2.0 * (double)bytes;
+			r->unit = "GB/s";
+			r->has_peer = 1;
+			snprintf(r->peer, sizeof r->peer, "memcpy 64 MiB");
+			r->peer_st = peer;
+			r->check = CHECK_RATIO_GE;
+			r->bound = 0.85;
+			snprintf(r->target, sizeof r->target, ">= 0.85 x memcpy");
+			r->has_diff = 1;
+			r->maxdiff = 0.0;
+			for (int64_t e = 0; e < ACT_N; e++) {
+				double d = fabs((double)y[e] - (x[e] > 0.0f ? (double)x[e] : 0.0));
+				if (!(d <= r->maxdiff))
+					r->maxdiff = isnan(d) ? INFINITY : d;
+			}
+			snprintf(r->note, sizeof r->note,
+				 "plan %s; bytes read + written; 256 MiB memcpy gave %.2f GB/s, "
+				 "ours/that %.3f; diff vs fmax(x, 0)",
+				 desc, copy_gbps, copy_gbps > 0
+				 ? (r->work / ours.med_ns) / copy_gbps : NAN);
+		}
+		if ((rc = dn_eltwise(acts[i].alg, acts[i].alpha, x, y2, ACT_N, &peer, impl,
+				     sizeof impl, err)) < 0)
+			goto out;
+		snprintf(name, sizeof name, "%s 64 MiB vs onednn", ops_act_name(acts[i].act));
+		struct row *r = row_add(name);
+		r->ours = ours;
+		r->work = 2.0 * (double)bytes;
+		r->unit = "GB/s";
+		r->has_peer = 1;
+		snprintf(r->peer, sizeof r->peer, "onednn eltwise %s",
+			 acts[i].act == OPS_ACT_SILU ? "swish a=1" : ops_act_name(acts[i].act));
+		r->peer_st = peer;
+		if (acts[i].act != OPS_ACT_RELU) {
+			r->check = CHECK_RATIO_GE;
+			r->bound = 1.0;
+			snprintf(r->target, sizeof r->target, "faster than onednn");
+		}
+		r->has_diff = 1;
+		r->maxdiff = max_abs_diff_f32(y, y2, (size_t)ACT_N);
+		snprintf(r->note, sizeof r->note, "plan %s; onednn impl %s", desc, impl);
+		if (acts[i].act == OPS_ACT_RELU) {
+			/* the instrumentation case below needs this instance */
+			struct op_run dry = run;
+			struct stats dst;
+			struct timing tdry = { 2, 11, 41, 1.0 };
+			struct row *ri = row_add("instrumentation overhead");
+			if ((rc = ops_device_new(&env, 1, &dry.dev, err)) < 0)
+				goto out;
+			rc = bench_time(op_call, op_before, &dry, &tdry, &dst, err);
+			ops_device_free(dry.dev);
+			if (rc < 0)
+				goto out;
+			ri->ours = dst;
+			ri->has_peer = 1;
+			snprintf(ri->peer, sizeof ri->peer, "real relu 64 MiB run");
+			ri->peer_st = relu_real;
+			ri->check = CHECK_VALUE_LT;
+			ri->value = dst.med_ns / relu_real.med_ns;
+			ri->bound = 0.02;
+			snprintf(ri->target, sizeof ri->target, "dry/real < 2%%");
+			snprintf(ri->note, sizeof ri->note,
+				 "ours = the same relu instance on a count-only device "
+				 "(the counting cost); dry/real = %.4f", ri->value);
+		}
+		op_release(&run);
+	}
+out:
+	op_release(&run);
+	free(y2);
+	return rc;
+}
+
+/* ---- qgemm ---------------------------------------------------------------------------- */
+
+#define QG_M 8
+#define QG_N 64
+#define QG_K ((int64_t)1 << 20)
+
+/* oneDNN matmul u8 (M,K) x s8 (K,N) -> s32 on opreview's a and b (b is
+ * stored [N][K], i.e. (K,N) in tag ba). any_b: weights in the primitive's
+ * preferred layout, reordered untimed. */
+static int dn_matmul(int any_b, const uint8_t *a, const int8_t *b, int32_t *c,
+		     struct stats *st, char *impl, size_t impl_len, struct opr_error *err)
+{
+	dnnl_memory_desc_t amd, bmd, umd, cmd;
+	dnnl_matmul_desc_t md;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_memory_t am = NULL, bm = NULL, cm = NULL;
+	struct dn_run run;
+	struct timing tm = { 2, 11, 41, 1.5 };
+	int rc = 0;
+
+	memset(&run, 0, sizeof run);
+	dnnl_dims_t ad = { QG_M, QG_K }, bd = { QG_K, QG_N }, cd = { QG_M, QG_N };
+	DN_TRY(dnnl_memory_desc_init_by_tag(&amd, 2, ad, dnnl_u8, dnnl_ab), "memory desc");
+	DN_TRY(dnnl_memory_desc_init_by_tag(&umd, 2, bd, dnnl_s8, dnnl_ba), "memory desc");
+	DN_TRY(dnnl_memory_desc_init_by_tag(&bmd, 2, bd, dnnl_s8,
+					    any_b ? dnnl_format_tag_any : dnnl_ba), "memory desc");
+	DN_TRY(dnnl_memory_desc_init_by_tag(&cmd, 2, cd, dnnl_s32, dnnl_ab), "memory desc");
+	DN_TRY(dnnl_matmul_desc_init(&md, &amd, &bmd, NULL, &cmd), "matmul desc");
+	DN_TRY(dnnl_primitive_desc_create(&pd, &md, NULL, dn_eng, NULL), "matmul pd");
+	dn_impl_name(pd, impl, impl_len);
+	const dnnl_memory_desc_t *pbmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+	if (dnnl_memory_desc_equal(pbmd, &umd)) {
+		DN_TRY(dnnl_memory_create(&bm, &umd, dn_eng, (void *)b), "memory");
+	} else if ((rc = dn_reorder(&umd, (void *)b, pbmd, &bm, err)) < 0) {
+		goto out;
+	}
+	DN_TRY(dnnl_memory_create(&am, &amd, dn_eng, (void *)a), "memory");
+	DN_TRY(dnnl_memory_create(&cm, &cmd, dn_eng, c), "memory");
+	DN_TRY(dnnl_primitive_create(&run.prim, pd), "matmul");
+	run.nargs = 3;
+	run.args[0] = (dnnl_exec_arg_t){ DNNL_ARG_SRC, am };
+	run.args[1] = (dnnl_exec_arg_t){ DNNL_ARG_WEIGHTS, bm };
+	run.args[2] = (dnnl_exec_arg_t){ DNNL_ARG_DST, cm };
+	rc = bench_time(dn_call, NULL, &run, &tm, st, err);
+out:
+	dnnl_primitive_destroy(run.prim);
+	dnnl_primitive_desc_destroy(pd);
+	dnnl_memory_destroy(am);
+	dnnl_memory_destroy(bm);
+	dnnl_memory_destroy(cm);
+	return rc;
+}
+
+struct sgemm_ctx {
+	const float *a, *b;
+	float *c;
+};
+
+static int sgemm_call(void *ctx, struct opr_error *err)
+{
+	struct sgemm_ctx *s = ctx;
+	(void)err;
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, QG_M, QG_N, (blasint)QG_K, 1.0f,
+		    s->a, (blasint)QG_K, s->b, (blasint)QG_K, 0.0f, s->c, QG_N);
+	return 0;
+}
+
+static int case_qgemm(struct opr_error *err)
+{
+	struct ops_workload w;
+	struct op_run run;
+	struct stats ours, dn_st[2], sg_st;
+	struct timing tm = { 2, 11, 41, 1.5 }, tsg = { 1, 5, 21, 1.5 };
+	char desc[128], impl[2][64];
+	int32_t c[2][QG_M * QG_N];
+	float *af = NULL, *bf = NULL, cf[QG_M * QG_N];
+	double ops = 2.0 * QG_M * QG_N * (double)QG_K;
+	int rc, dn_best;
+
+	memset(&w, 0, sizeof w);
+	w.group = OPS_G_QGEMM;
+	w.dtype = OPS_S8;
+	w.gemm = (struct ops_gemm_shape){ QG_M, QG_N, QG_K };
+	w.quant = (struct ops_quant){ .a = OPS_U8, .a_zero_point = 0, .a_scale = 0.02f,
+				      .b_per_channel = 1, .out = OPS_F32 };
+	if ((rc = op_setup(&w, NULL, "bench-qgemm", &run, desc, sizeof desc, err)) < 0)
+		return rc;
+	/* oneDNN's u8 x s8 path on AVX2 (no VNNI) multiplies with vpmaddubsw,
+	 * whose int16 pair sums saturate at 32767 (255 * 127 * 2 = 64770 does
+	 * not fit), so its s32 result is not exact on full-range B. B is mapped
+	 * to 7 bits (-64..63, pair sums <= 32640) so both sides are exact and
+	 * comparable; opreview is exact on the full range. */
+	struct ops_tensor *tb = ops_instance_tensor(run.inst, "b");
+	if (!tb) {
+		rc = opr_error_set(err, OPR_EINTERNAL, "qgemm instance lacks tensor 'b'");
+		goto out;
+	}
+	for (int64_t i = 0; i < tb->count; i++) {
+		int8_t *bv = tb->data;
+		bv[i] = (int8_t)(((int)bv[i] + 128) / 2 - 64);
+	}
+	if ((rc = ops_instance_run(run.dev, run.inst, err)) < 0)
+		goto out;
+	if ((rc = bench_time(op_call, op_before, &run, &tm, &ours, err)) < 0)
+		goto out;
+	const uint8_t *a = op_tensor(&run, "a");
+	const int8_t *b = op_tensor(&run, "b");
+	const float *sb = op_tensor(&run, "scale_b");
+	const float *y = ops_instance_output(run.inst, NULL);
+	const int64_t *acc = ops_qgemm_last_acc(run.inst);
+	if (!a || !b || !sb || !acc) {
+		rc = opr_error_set(err, OPR_EINTERNAL, "qgemm instance lacks its tensors");
+		goto out;
+	}
+	for (int v = 0; v < 2; v++) {
+		for (int i = 0; i < QG_M * QG_N; i++)
+			c[v][i] = INT32_MIN;
+		if ((rc = dn_matmul(v, a, b, c[v], &dn_st[v], impl[v], sizeof impl[v], err)) < 0)
+			goto out;
+	}
+	dn_best = dn_st[1].med_ns < dn_st[0].med_ns;
+
+	double acc_diff = 0.0, y_diff = 0.0;
+	for (int i = 0; i < QG_M; i++)
+		for (int j = 0; j < QG_N; j++) {
+			int e = i * QG_N + j;
+			double d = fabs((double)acc[e] - (double)c[dn_best][e]);
+			double yr = (double)(float)((double)w.quant.a_scale * (double)sb[j] *
+						    (double)c[dn_best][e]);
+			double dy = fabs((double)y[e] - yr);
+			acc_diff = d > acc_diff ? d : acc_diff;
+			y_diff = !(dy <= y_diff) ? (isnan(dy) ? INFINITY : dy) : y_diff;
+		}
+	struct row *r = row_add("qgemm u8.s8 8x64x2^20");
+	r->ours = ours;
+	r->work = ops;
+	r->unit = "GOPS";
+	r->has_peer = 1;
+	snprintf(r->peer, sizeof r->peer, "onednn matmul s32 %s", dn_best ? "b any" : "b ba");
+	r->peer_st = dn_st[dn_best];
+	r->check = CHECK_RATIO_GE;
+	r->bound = 0.5;
+	snprintf(r->target, sizeof r->target, ">= 0.50 x onednn");
+	r->has_diff = 1;
+	r->maxdiff = acc_diff;
+	snprintf(r->note, sizeof r->note,
+		 "plan %s; B mapped to 7 bits (see the source); ours timed with the dequant to "
+		 "fp32 in the same launch (y diff vs onednn s32 dequantised %.3g), diff = s32 "
+		 "accumulators; onednn impl %s; other layout %.0f ns (%s)", desc, y_diff,
+		 impl[dn_best],
+		 dn_st[!dn_best].med_ns, impl[!dn_best]);
+
+	/* OpenBLAS sgemm on the same values in fp32, a reference point only */
+	af = malloc((size_t)QG_M * QG_K * sizeof(float));
+	bf = malloc((size_t)QG_N * QG_K * sizeof(float));
+	if (!af || !bf) {
+		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for the sgemm operands");
+		goto out;
+	}
+	for (size_t i = 0; i < (size_t)QG_M * QG_K; i++)
+		af[i] = (float)a[i];
+	for (size_t i = 0; i < (size_t)QG_N * QG_K; i++)
+		bf[i] = (float)b[i];
+	struct sgemm_ctx sc = { af, bf, cf };
+	if ((rc = bench_time(sgemm_call, NULL, &sc, &tsg, &sg_st, err)) < 0)
+		goto out;
+	double rel = 0.0;
+	for (int e = 0; e < QG_M * QG_N; e++) {
+		double d = fabs((double)cf[e] - (double)acc[e]) / fmax(1.0, fabs((double)acc[e]));
+		rel = !(d <= rel) ? (isnan(d) ? INFINITY : d) : rel;
+	}
+	r = row_add("qgemm vs openblas sgemm fp32");
+	r->ours = ours;
+	r->work = ops;
+	r->unit = "GOPS";
+	r->has_peer = 1;
+	snprintf(r->peer, sizeof r->peer, "openblas sgemm (fp32)");
+	r->peer_st = sg_st;
+	r->has_diff = 1;
+	r->maxdiff = rel;
+	snprintf(r->note, sizeof r->note,
+		 "reference point: no int8 gemm in this openblas; B fp32 [N][K] (256 MiB), "
+		 "peer figure in GFLOP/s; diff = max relative error of the fp32 sums");
+	rc = 0;
+out:
+	free(af);
+	free(bf);
+	op_release(&run);
+	return rc;
+}
+
+/* ---- permute ------------------------------------------------------------------------------ */
+
+#define PM_R 4096
+#define PM_C 70000
+
+struct omat_ctx {
+	const float *x;
+	float *y;
+};
+
+static int omat_call(void *ctx, struct opr_error *err)
+{
+	struct omat_ctx *o = ctx;
+	(void)err;
+	cblas_somatcopy(CblasRowMajor, CblasTrans, PM_R, PM_C, 1.0f, o->x, PM_C, o->y, PM_R);
+	return 0;
+}
+
+static int case_permute(struct opr_error *err)
+{
+	struct ops_workload w;
+	struct op_run run;
+	struct stats ours, cp, om;
+	struct timing tm = { 1, 5, 11, 3.0 };
+	size_t n = (size_t)PM_R * PM_C, bytes = n * sizeof(float);
+	float *y2 = NULL;
+	char desc[128];
+	int rc;
+
+	memset(&w, 0, sizeof w);
+	w.group = OPS_G_PERMUTE;
+	w.dtype = OPS_F32;
+	w.tensor.rank = 2;
+	w.tensor.dims[0] = PM_R;
+	w.tensor.dims[1] = PM_C;
+	w.tensor.perm[0] = 1;
+	w.tensor.perm[1] = 0;
+	if ((rc = op_setup(&w, NULL, "bench-permute", &run, desc, sizeof desc, err)) < 0)
+		return rc;
+	if ((rc = bench_time(op_call, op_before, &run, &tm, &ours, err)) < 0)
+		goto out;
+	const float *x = op_tensor(&run, "x");
+	const float *y = ops_instance_output(run.inst, NULL);
+	y2 = big_alloc(bytes);
+	if (!y2) {
+		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for the permute peer output");
+		goto out;
+	}
+	/* exact check of ours against the definition y[c][r] = x[r][c] */
+	double diff = 0.0;
+	for (size_t rr = 0; rr < PM_R; rr++)
+		for (size_t cc = 0; cc < PM_C; cc++) {
+			double d = fabs((double)y[cc * PM_R + rr] - (double)x[rr * PM_C + cc]);
+			diff = !(d <= diff) ? (isnan(d) ? INFINITY : d) : diff;
+		}
+	struct copy_ctx cc = { y2, x, NULL, n };
+	if ((rc = bench_time(copy_call, NULL, &cc, &tm, &cp, err)) < 0)
+		goto out;
+	struct row *r = row_add("permute [4096,70000] (1,0)");
+	r->ours = ours;
+	r->work = 2.0 * (double)bytes;
+	r->unit = "GB/s";
+	r->has_peer = 1;
+	snprintf(r->peer, sizeof r->peer, "memcpy 1.07 GiB");
+	r->peer_st = cp;
+	r->check = CHECK_RATIO_GE;
+	r->bound = 0.4;
+	snprintf(r->target, sizeof r->target, ">= 0.40 x memcpy");
+	r->has_diff = 1;
+	r->maxdiff = diff;
+	snprintf(r->note, sizeof r->note,
+		 "plan %s; fp32; bytes read + written; diff vs y[c][r] = x[r][c]", desc);
+
+	struct omat_ctx oc = { x, y2 };
+	memset(y2, 0xFF, bytes);
+	if ((rc = bench_time(omat_call, NULL, &oc, &tm, &om, err)) < 0)
+		goto out;
+	r = row_add("permute vs openblas somatcopy");
+	r->ours = ours;
+	r->work = 2.0 * (double)bytes;
+	r->unit = "GB/s";
+	r->has_peer = 1;
+	snprintf(r->peer, sizeof r->peer, "cblas_somatcopy trans");
+	r->peer_st = om;
+	r->has_diff = 1;
+	r->maxdiff = max_abs_diff_f32(y, y2, n);
+	snprintf(r->note, sizeof r->note, "information only (no target)");
+	rc = 0;
+out:
+	free(y2);
+	op_release(&run);
+	return rc;
+}
+
+/* ---- end to end (measured by bench.sh) ------------------------------------------------------ */
+
+/* --e2e NAME WALL_S RSS_KIB EXIT LIMIT_S: one `opreview run` measured by the
+ * script; exit 0, 10, 11 and 12 are verdicts, anything else a failure. */
+static int add_e2e(char **argv, struct opr_error *err)
+{
+	char *end;
+	double wall = strtod(argv[1], &end), limit;
+	long rss, code;
+
+	if (*end || wall < 0)
+		return opr_error_set(err, OPR_EUSAGE, "--e2e wall time '%s' is not a number", argv[1]);
+	rss = strtol(argv[2], &end, 10);
+	if (*end)
+		return opr_error_set(err, OPR_EUSAGE, "--e2e rss '%s' is not an integer", argv[2]);
+	code = strtol(argv[3], &end, 10);
+	if (*end)
+		return opr_error_set(err, OPR_EUSAGE, "--e2e exit '%s' is not an integer", argv[3]);
+	limit = strtod(argv[4], &end);
+	if (*end || limit <= 0)
+		return opr_error_set(err, OPR_EUSAGE, "--e2e limit '%s' is not a number", argv[4]);
+	char name[48];
+	snprintf(name, sizeof name, "opreview run %s", argv[0]);
+	struct row *r = row_add(name);
+	int ok = code == 0 || (code >= 10 && code <= 12);
+	r->ours.med_ns = r->ours.p95_ns = r->ours.min_ns = wall * 1e9;
+	r->ours.reps = 1;
+	r->check = CHECK_TIME_LE;
+	r->bound = ok ? limit * 1e9 : -1.0; /* a failed run misses */
+	snprintf(r->target, sizeof r->target, "< %g s", limit);
+	snprintf(r->note, sizeof r->note, "wall %.2f s, peak RSS %.1f MiB, exit %ld%s", wall,
+		 (double)rss / 1024.0, code, ok ? "" : " (failed)");
+	return 0;
+}
+
+/* --exec CMD ARGS...: runs CMD (its stdout goes to our stderr) and prints
+ * "WALL_S MAXRSS_KIB EXIT" from the wall clock and getrusage of the child,
+ * for systems without GNU time. */
+static int exec_child(char **argv)
+{
+	struct rusage ru;
+	int status;
+	double t0 = now_ns();
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		fprintf(stderr, "bench: fork failed: %s\n", strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		dup2(2, 1);
+		execvp(argv[0], argv);
+		fprintf(stderr, "bench: cannot run '%s': %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	if (wait4(pid, &status, 0, &ru) < 0) {
+		fprintf(stderr, "bench: wait failed: %s\n", strerror(errno));
+		return 1;
+	}
+	printf("%.3f %ld %d\n", (now_ns() - t0) / 1e9, ru.ru_maxrss,
+	       WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	return 0;
+}
+
+/* ---- main ------------------------------------------------------------------------------------ */
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: bench [--out DIR] [--only limits|conv|act|qgemm|permute|none]\n"
+		   "             [--e2e NAME WALL_S RSS_KIB EXIT LIMIT_S]...\n"
+		   "       bench --exec CMD [ARG]...\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct opr_error err = { 0 };
+	const char *outdir = "out", *only = NULL;
+	double load0[3] = { 0, 0, 0 }, load1[3] = { 0, 0, 0 };
+	char path[512];
+	int rc = 0, failures = 0;
+
+	if (argc > 2 && !strcmp(argv[1], "--exec"))
+		return exec_child(argv + 2);
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--out") && i + 1 < argc) {
+			outdir = argv[++i];
+		} else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+			only = argv[++i];
+		} else if (!strcmp(argv[i], "--e2e") && i + 5 < argc) {
+			i++; /* added after the operator cases, in order */
+			i += 4;
+		} else if (!strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	bench_envelope(&env);
+	if (getloadavg(load0, 3) < 0)
+		load0[0] = NAN;
+	if (dnnl_engine_create(&dn_eng, dnnl_cpu, 0) != dnnl_success ||
+	    dnnl_stream_create(&dn_stream, dn_eng, dnnl_stream_default_flags) != dnnl_success) {
+		fprintf(stderr, "bench: onednn engine could not be created\n");
+		return 1;
+	}
+	double t0 = now_ns();
+	static const struct { const char *name; int (*fn)(struct opr_error *); } cases[] = {
+		{ "limits", case_limits }, { "conv", case_conv }, { "act", case_activation },
+		{ "act", case_one_element }, { "qgemm", case_qgemm }, { "permute", case_permute },
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		if (only && strcmp(only, cases[c].name))
+			continue;
+		fprintf(stderr, "bench: %s...\n", cases[c].name);
+		if (cases[c].fn(&err) < 0) {
+			/* reported in the table; the other cases still run */
+			char name[48];
+			snprintf(name, sizeof name, "case '%s'", cases[c].name);
+			struct row *r = row_add(name);
+			r->check = CHECK_VALUE_LT; /* always MISS */
+			r->value = 1.0;
+			snprintf(r->target, sizeof r->target, "runs");
+			snprintf(r->note, sizeof r->note, "FAILED: %.300s", err.msg);
+			fprintf(stderr, "bench: case '%s' failed: %s\n", cases[c].name, err.msg);
+			failures++;
+			memset(&err, 0, sizeof err);
+		}
+	}
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--e2e") && i + 5 < argc) {
+			if ((rc = add_e2e(argv + i + 1, &err)) < 0) {
+				opr_error_print(&err, stderr);
+				goto out;
+			}
+			i += 5;
+		}
+	double secs = (now_ns() - t0) / 1e9;
+	if (getloadavg(load1, 3) < 0)
+		load1[0] = NAN;
+
+	const char *omp = getenv("OMP_NUM_THREADS"), *obl = getenv("OPENBLAS_NUM_THREADS");
+	char head[1024];
+	time_t now = time(NULL);
+	char when[32];
+	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+	snprintf(head, sizeof head,
+		 "opreview bench %s: single thread (OMP_NUM_THREADS=%s, OPENBLAS_NUM_THREADS=%s, "
+		 "openblas threads %d, core %s), onednn %d.%d.%d cpu engine\n"
+		 "load average 1 min: %.2f at start, %.2f at end; operator cases took %.1f s\n"
+		 "ours = the operator's run on a real opreview device under the plan noted "
+		 "(the planner's choice for envelope npu-a unless said), outputs checked once "
+		 "after a poisoned run; peers run on the same input buffers\n"
+		 "figures are work / median time; ours/peer is the throughput ratio\n\n",
+		 when, omp ? omp : "unset", obl ? obl : "unset", openblas_get_num_threads(),
+		 openblas_get_corename(), dnnl_version()->major, dnnl_version()->minor,
+		 dnnl_version()->patch, load0[0], load1[0], secs);
+
+	fputs(head, stdout);
+	print_table(stdout);
+	if (mkdir(outdir, 0777) < 0 && errno != EEXIST) {
+		fprintf(stderr, "bench: cannot create '%s': %s\n", outdir, strerror(errno));
+		rc = 1;
+		goto out;
+	}
+	snprintf(path, sizeof path, "%s/bench.txt", outdir);
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "bench: cannot write '%s': %s\n", path, strerror(errno));
+		rc = 1;
+		goto out;
+	}
+	fputs(head, f);
+	print_table(f);
+	if (fclose(f) != 0) {
+		fprintf(stderr, "bench: cannot write '%s'\n", path);
+		rc = 1;
+		goto out;
+	}
+	json_t *meta = json_pack("{s:s, s:s, s:s, s:i, s:s, s:f, s:f, s:f, s:f}", "date", when,
+				 "omp_num_threads", omp ? omp : "unset",
+				 "openblas_num_threads", obl ? obl : "unset",
+				 "openblas_threads", openblas_get_num_threads(),
+				 "openblas_core", openblas_get_corename(),
+				 "load_start", isfinite(load0[0]) ? load0[0] : -1.0,
+				 "load_end", isfinite(load1[0]) ? load1[0] : -1.0,
+				 "seconds", secs, "copy_gbps", copy_gbps);
+	snprintf(path, sizeof path, "%s/bench.json", outdir);
+	if (!meta || write_json(path, meta) < 0) {
+		fprintf(stderr, "bench: cannot write '%s'\n", path);
+		rc = 1;
+		goto out;
+	}
+	printf("\nwritten: %s/bench.txt %s/bench.json\n", outdir, outdir);
+	rc = failures ? 1 : 0;
+out:
+	dnnl_stream_destroy(dn_stream);
+	dnnl_engine_destroy(dn_eng);
+	return rc < 0 ? 1 : rc;
+}
