@@ -29,7 +29,7 @@ LIB_SRC := opreview_error.c opreview_cli.c $(wildcard ops/*.c collect/*.c analyz
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 TESTS   := $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c))
 
-.PHONY: all deps test review bench golden asan clean
+.PHONY: all deps test review bench golden asan clean fuzz fuzz-build valgrind
 all: opreview
 
 opreview: $(B)/opreview.o $(LIB_OBJ)
@@ -65,7 +65,7 @@ review: deps
 	@$(MAKE) --no-print-directory opreview
 	@rm -rf out/review
 	@./opreview run --profile fixtures/profiles/default.yaml --out out/review; rc=$$?; \
-	 case $$rc in 0|10|11|12) echo "packet: out/review/packet.md, out/review/packet.html, out/review/packet.xlsx (run archive: out/review/run)";; \
+	 case $$rc in 0|10|11|12) echo "review: open out/review/packet.html (exit $$rc is the verdict; see README)";; \
 	 *) exit $$rc;; esac
 
 asan:
@@ -80,5 +80,36 @@ bench:
 	@$(MAKE) --no-print-directory opreview
 	@sh tests/bench.sh
 
+# libFuzzer targets of the loaders (fuzz/), built with clang into build-fuzz/
+# (the library too, with fuzzer-no-link instrumentation), each run for
+# FUZZ_SECONDS from a scratch copy of its corpus fixtures/fuzz/<target>/.
+FUZZ_SECONDS ?= 60
+FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+            -fno-sanitize-recover=all
+FUZZ_BINS = $(patsubst fuzz/%.c,$(B)/fuzz/%,$(wildcard fuzz/fuzz_*.c))
+
+fuzz:
+	@$(MAKE) --no-print-directory deps EXTRA_DEBS="$(FUZZ_DEBS)"
+	@$(MAKE) --no-print-directory fuzz-build CC=clang B=build-fuzz SAN="$(FUZZ_SAN)" \
+	 CFLAGS="-Wno-unknown-warning-option $(CFLAGS)"
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) sh fuzz/run.sh build-fuzz/fuzz
+
+fuzz-build: $(FUZZ_BINS)
+
+$(B)/fuzz/%: fuzz/%.c fuzz/fuzz.h $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -o $@ $< $(LIB_OBJ) $(ALL_LIBS)
+
+# The cmocka binaries under valgrind (memcheck); known library leaks are in
+# tests/valgrind.supp. Slow (minutes), so not part of `make test`.
+valgrind: deps
+	@command -v valgrind >/dev/null || $(MAKE) --no-print-directory deps EXTRA_DEBS=valgrind
+	@$(MAKE) --no-print-directory opreview tests-build
+	@fail=0; for t in $(TESTS); do \
+	  if valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+	     --suppressions=tests/valgrind.supp $$t >$(B)/valgrind.log 2>&1; \
+	  then echo "ok - $$t"; else echo "not ok - $$t"; grep -E '^==[0-9]+==' $(B)/valgrind.log | head -40; fail=1; fi; \
+	done; exit $$fail
+
 clean:
-	rm -rf build build-san opreview out
+	rm -rf build build-san build-fuzz opreview out

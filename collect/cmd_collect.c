@@ -32,6 +32,7 @@ int cmd_collect(int argc, char **argv)
 		rc = opr_error_set(&err, OPR_EUSAGE, "collect: --profile and --out are required");
 	if (rc)
 		return opr_fail(&err);
+	col_clean_stale(out);
 	if (!access(out, F_OK) && !force) {
 		opr_error_set(&err, OPR_EEXIST, "'%s' exists; pass --force to replace it", out);
 		return opr_fail(&err);

@@ -383,6 +383,28 @@ static int uncontended(const struct col_pipe_config *cfg, const struct col_pipe_
 	return 0;
 }
 
+/* Both variants' queue-wait histograms over the same bins (linear over
+ * [0, the larger maximum wait]) so they can be compared bin by bin. */
+static void common_hist(struct col_block_run *br)
+{
+	double top = 0;
+	for (int v = 0; v < 2; v++)
+		top = fmax(top, br->v[v].pipe.wait_max_ns);
+	for (int v = 0; v < 2; v++) {
+		struct col_pipe_result *r = &br->v[v].pipe;
+		size_t nb = r->hist_bins;
+		if (!nb || !r->hist_edges_ns || !r->hist_counts || !r->wait_ns)
+			continue;
+		for (size_t i = 0; i <= nb; i++)
+			r->hist_edges_ns[i] = top * (double)i / (double)nb;
+		memset(r->hist_counts, 0, nb * sizeof *r->hist_counts);
+		for (int64_t k = 0; k < r->n; k++) {
+			size_t i = top > 0 ? (size_t)(r->wait_ns[k] / top * (double)nb) : 0;
+			r->hist_counts[i < nb ? i : nb - 1]++;
+		}
+	}
+}
+
 static int simulate_pipeline(const struct col_profile *p, struct col_block_run *br,
 			     struct opr_error *err)
 {
@@ -508,6 +530,8 @@ static int collect_block(struct col_run *run, struct sampler *s, struct col_bloc
 	}
 	if (!rc)
 		rc = simulate_pipeline(p, br, err);
+	if (!rc)
+		common_hist(br);
 	ops_instance_free(inst[0]);
 	ops_instance_free(inst[1]);
 	return rc;

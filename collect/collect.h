@@ -142,6 +142,10 @@ int col_read_file(const char *path, char **data, size_t *len, size_t max,
 		  struct opr_error *err); /* *data malloc'd, NUL-terminated */
 int col_fsync_dir(const char *dir, struct opr_error *err);
 int col_rmtree(const char *path);
+/* Removes what an interrupted writer left beside target: "<target>.tmp-PID"
+ * directories of processes that no longer run; a stale "<target>.old-PID"
+ * goes back to target when target is missing. Returns how many it handled. */
+int col_clean_stale(const char *target);
 
 /* Commands (collect/cmd_*.c). */
 int cmd_collect(int argc, char **argv);

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,4 +147,58 @@ int col_rmtree(const char *path)
 	if (rmdir(path))
 		rc = -1;
 	return rc;
+}
+
+/* True when name is "<base>.<tag>-<pid>" for a process that no longer runs. */
+static int stale_sibling(const char *name, const char *base, const char *tag)
+{
+	size_t bl = strlen(base), tl = strlen(tag);
+	if (strncmp(name, base, bl) || name[bl] != '.' || strncmp(name + bl + 1, tag, tl) ||
+	    name[bl + 1 + tl] != '-')
+		return 0;
+	char *end;
+	long pid = strtol(name + bl + 2 + tl, &end, 10);
+	if (*end || pid <= 0)
+		return 0;
+	return pid != (long)getpid() && kill((pid_t)pid, 0) && errno == ESRCH;
+}
+
+int col_clean_stale(const char *target)
+{
+	char parent[1024], base[256];
+	const char *slash = strrchr(target, '/');
+	if (slash) {
+		snprintf(parent, sizeof parent, "%.*s", (int)(slash - target), target);
+		if (!parent[0])
+			snprintf(parent, sizeof parent, "/");
+		snprintf(base, sizeof base, "%s", slash + 1);
+	} else {
+		snprintf(parent, sizeof parent, ".");
+		snprintf(base, sizeof base, "%s", target);
+	}
+	if (!base[0])
+		return 0;
+	DIR *d = opendir(parent);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	int removed = 0;
+	struct stat st;
+	while ((e = readdir(d))) {
+		char path[1300];
+		snprintf(path, sizeof path, "%s/%s", parent, e->d_name);
+		if (stale_sibling(e->d_name, base, "tmp")) {
+			col_rmtree(path);
+			removed++;
+		} else if (stale_sibling(e->d_name, base, "old")) {
+			/* killed between moving the old one aside and the new one in:
+			 * put the old one back rather than lose it */
+			if (stat(target, &st) && !rename(path, target))
+				removed++;
+			else if (!col_rmtree(path))
+				removed++;
+		}
+	}
+	closedir(d);
+	return removed;
 }

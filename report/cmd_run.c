@@ -107,6 +107,7 @@ int cmd_run(int argc, char **argv)
 	if (rc)
 		return opr_fail(&err);
 	struct stat st;
+	col_clean_stale(out);
 	if (!stat(out, &st) && !force) {
 		opr_error_set(&err, OPR_EEXIST, "'%s' exists; pass --force to replace it", out);
 		return opr_fail(&err);
@@ -160,6 +161,7 @@ int cmd_report(int argc, char **argv)
 	if (rc)
 		return opr_fail(&err);
 	struct stat st;
+	col_clean_stale(out);
 	if (!stat(out, &st) && !force) {
 		opr_error_set(&err, OPR_EEXIST, "'%s' exists; pass --force to replace it", out);
 		return opr_fail(&err);

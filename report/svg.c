@@ -79,7 +79,11 @@ static double nice_step(double span)
 
 static void tick_label(char *t, size_t n, double v)
 {
-	if (v != 0 && (fabs(v) >= 1e5 || fabs(v) < 1e-2))
+	if (fabs(v) >= 1e6)
+		snprintf(t, n, "%.4gM", v / 1e6);
+	else if (fabs(v) >= 1e4)
+		snprintf(t, n, "%.4gk", v / 1e3);
+	else if (v != 0 && fabs(v) < 1e-2)
 		snprintf(t, n, "%.0e", v);
 	else if (v == floor(v))
 		snprintf(t, n, "%.0f", v);
@@ -197,7 +201,7 @@ static void chart_latency(struct rep_buf *b, int id, json_t *blk)
 	char title[256], desc[512];
 	snprintf(title, sizeof title, "%s: host latency percentiles", str(blk, "name"));
 	snprintf(desc, sizeof desc, "Bars: p50, p90, p95 and p99 of host latency in microseconds for "
-		 "baseline and candidate; whiskers: bootstrap confidence intervals; a hatched "
+		 "baseline and candidate; whiskers: distribution-free 95%% confidence intervals; a hatched "
 		 "outline marks a percentile without a CI.");
 	open_svg(&c, title, desc);
 	axes(&c, "percentile", "latency (us)", 1);
@@ -228,7 +232,7 @@ static void chart_latency(struct rep_buf *b, int id, json_t *blk)
 			}
 		}
 	}
-	close_svg(&c, "Host latency percentiles, baseline vs candidate, with 95% bootstrap CIs.");
+	close_svg(&c, "Host latency percentiles, baseline vs candidate, with distribution-free (binomial order-statistic) 95% CIs.");
 }
 
 /* (b) queue-wait histogram of the pipeline simulation, both variants. */
@@ -262,8 +266,11 @@ static void chart_wait_hist(struct rep_buf *b, int id, json_t *blk)
 	double bw = (W - ML - MR) / (nb ? (double)nb : 1) * 0.4;
 	for (size_t i = 0; i < nb; i++) {
 		double xc = px(&c, (double)i + 0.5);
-		snprintf(t, sizeof t, "%.0f", json_number_value(json_array_get(edges, i)));
-		text_at(b, px(&c, (double)i), H - MB + 16, "middle", t);
+		/* about eight labels, so they never overlap */
+		if (i % (nb / 8 + 1) == 0) {
+			snprintf(t, sizeof t, "%.0f", json_number_value(json_array_get(edges, i)));
+			text_at(b, px(&c, (double)i), H - MB + 16, "middle", t);
+		}
 		for (int k = 0; k < 2; k++) {
 			double n = json_number_value(json_array_get(get(h[k], "counts"), i));
 			rep_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"

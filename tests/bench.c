@@ -120,6 +120,9 @@ struct row {
 	int has_diff;
 	double maxdiff;         /* max |ours - peer| (or - reference) */
 	char note[400];
+	int is_e2e;             /* an `opreview run`: rss_kib and exit_code set */
+	long rss_kib;
+	long exit_code;
 };
 
 static struct row rows[MAX_ROWS];
@@ -266,6 +269,11 @@ static int write_json(const char *path, json_t *meta)
 			json_object_set_new(o, "value", num_or_null(r->value));
 		if (r->has_diff)
 			json_object_set_new(o, "max_abs_diff", num_or_null(r->maxdiff));
+		if (r->is_e2e) {
+			json_object_set_new(o, "wall_s", json_real(r->ours.med_ns / 1e9));
+			json_object_set_new(o, "peak_rss_kib", json_integer(r->rss_kib));
+			json_object_set_new(o, "exit", json_integer(r->exit_code));
+		}
 		json_object_set_new(o, "note", json_string(r->note));
 		json_array_append_new(arr, o);
 	}
@@ -1374,6 +1382,9 @@ static int add_e2e(char **argv, struct opr_error *err)
 	int ok = code == 0 || (code >= 10 && code <= 12);
 	r->ours.med_ns = r->ours.p95_ns = r->ours.min_ns = wall * 1e9;
 	r->ours.reps = 1;
+	r->is_e2e = 1;
+	r->rss_kib = rss;
+	r->exit_code = code;
 	r->check = CHECK_TIME_LE;
 	r->bound = ok ? limit * 1e9 : -1.0; /* a failed run misses */
 	snprintf(r->target, sizeof r->target, "< %g s", limit);
@@ -1415,7 +1426,7 @@ static int exec_child(char **argv)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: bench [--out DIR] [--only limits|conv|act|qgemm|permute|none]\n"
+	fprintf(f, "usage: bench [--out DIR] [--only limits|conv|act|one|qgemm|permute|none]\n"
 		   "             [--e2e NAME WALL_S RSS_KIB EXIT LIMIT_S]...\n"
 		   "       bench --exec CMD [ARG]...\n");
 }
@@ -1457,7 +1468,7 @@ int main(int argc, char **argv)
 	double t0 = now_ns();
 	static const struct { const char *name; int (*fn)(struct opr_error *); } cases[] = {
 		{ "limits", case_limits }, { "conv", case_conv }, { "act", case_activation },
-		{ "act", case_one_element }, { "qgemm", case_qgemm }, { "permute", case_permute },
+		{ "one", case_one_element }, { "qgemm", case_qgemm }, { "permute", case_permute },
 	};
 	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
 		if (only && strcmp(only, cases[c].name))

@@ -1,0 +1,54 @@
+/* fuzz/fuzz_archive.c: libFuzzer target of the run-archive loader and of the
+ * analysis that reads what it loaded. The input is manifest.json, samples.csv
+ * and pipeline.json separated by lines "----8<----"; profile.yaml is fixed
+ * (fixtures/fuzz/archive.yaml, envelope npu-a) so the blocks resolve. */
+#include "fuzz.h"
+
+#include "../analyze/analyze.h"
+#include "../collect/collect.h"
+
+#define SEP "\n----8<----\n"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fuzz_copy("fixtures/fuzz/archive.yaml", "profile.yaml");
+	fuzz_copy("fixtures/envelopes/npu-a.yaml", "npu-a.yaml");
+	return 0;
+}
+
+/* Finds the separator in [p, end); returns its start or end. */
+static const uint8_t *find_sep(const uint8_t *p, const uint8_t *end)
+{
+	size_t n = sizeof SEP - 1;
+	for (; (size_t)(end - p) >= n; p++)
+		if (!memcmp(p, SEP, n))
+			return p;
+	return end;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const names[3] = {"manifest.json", "samples.csv", "pipeline.json"};
+	const uint8_t *p = data, *end = data + size;
+	for (int i = 0; i < 3; i++) {
+		const uint8_t *q = i < 2 ? find_sep(p, end) : end;
+		fuzz_write(names[i], p, (size_t)(q - p));
+		p = q < end ? q + sizeof SEP - 1 : end;
+	}
+	struct col_run *run = NULL;
+	struct opr_error err = {0};
+	int rc = col_archive_load(fuzz_dir(), &run, &err);
+	if (rc ? (run || !err.msg[0] || strchr(err.msg, '\n')) : !run)
+		abort();
+	if (!rc) {
+		struct ana_findings *f = NULL;
+		struct opr_error e2 = {0};
+		if (ana_analyze(run, fuzz_dir(), &f, &e2) ? (f || !e2.msg[0]) : !f)
+			abort();
+		ana_findings_free(f);
+	}
+	col_run_free(run);
+	return 0;
+}
