@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "collect/calibrate.h"
 #include "collect/collect.h"
 #include "report/report.h"
 
@@ -13,8 +14,6 @@ struct command {
 	int (*fn)(int argc, char **argv);
 	const char *summary;
 };
-
-static int cmd_calibrate(int argc, char **argv);
 
 /* The one table: dispatch, `opreview --help`, and `opreview --commands` (which
  * the tests compare with the README and the man page). */
@@ -29,26 +28,8 @@ static const struct command commands[] = {
 	{"replay", cmd_replay, "re-run an archive and check that it reproduces"},
 	{"ops", cmd_ops, "list operators, dtypes, strategies and plan parameters"},
 	{"events", cmd_events, "list the PAPI events this host offers, and why others are missing"},
-	{"calibrate", cmd_calibrate, "measure this host as an envelope (not implemented yet)"},
+	{"calibrate", cmd_calibrate, "measure this host as an envelope with spreads; validates the model"},
 };
-
-static int cmd_calibrate(int argc, char **argv)
-{
-	static const struct opr_option opts[] = {{OPR_OPT_END, NULL, NULL, NULL, NULL}};
-	static const struct opr_command_help help = {
-		"calibrate", "calibrate [--out FILE]",
-		"Measure this host as an envelope. Not implemented yet: exits 3.", NULL, opts};
-	struct opr_error err = {0};
-	const char *pos[1];
-	int npos;
-	int rc = opr_parse(&help, argc, argv, pos, 0, &npos, &err);
-	if (rc == 1)
-		return OPR_EXIT_OK;
-	if (rc)
-		return opr_fail(&err);
-	fprintf(stderr, "opreview: calibrate: not implemented yet\n");
-	return OPR_EXIT_NOTIMPL;
-}
 
 static void usage(FILE *fp)
 {

@@ -703,6 +703,10 @@ int ana_analyze(const struct col_run *run, const char *archive_dir, struct ana_f
 		ana_findings_free(f);
 		return rc;
 	}
+	if ((rc = ana_model_validate(run, &f->model, err))) {
+		ana_findings_free(f);
+		return rc;
+	}
 	verdict(f);
 	*out = f;
 	return 0;
@@ -717,5 +721,6 @@ void ana_findings_free(struct ana_findings *f)
 	free(f->ws);
 	free(f->checks);
 	free(f->mit);
+	ana_model_validation_release(&f->model);
 	free(f);
 }

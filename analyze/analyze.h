@@ -129,6 +129,54 @@ struct ana_block {
 	enum ana_class primary[2];
 };
 
+/* Model validation (analyze/validate.c): the device model's time of each
+ * plan held against the host's measured time, on a calibrated envelope. */
+enum ana_term { ANA_T_OVERHEAD, ANA_T_COMPUTE, ANA_T_SHARED, ANA_T_GLOBAL, ANA_T_DMA, ANA_NTERMS };
+const char *ana_term_name(enum ana_term t); /* "launch overhead","compute","SHARED","GLOBAL","DMA setup" */
+
+struct ana_model_row {
+	int block, variant;
+	int alt;                 /* index into the variant's alternatives; -1: the plan
+				  * that ran, measured by the run's samples (median) */
+	int ran;                 /* this plan is the one the variant ran */
+	int counted;             /* enters the error statistics (a plan measured twice
+				  * counts once, by its run samples) */
+	char plan[160];
+	double model_ns, measured_ns;
+	double ratio;            /* model_ns / measured_ns */
+	double terms[ANA_NTERMS];/* the model's terms, ns */
+	enum ana_term dominant;  /* the largest term */
+};
+
+struct ana_planner_row {
+	int block, variant;
+	int candidates;          /* fitting plans with a measured time */
+	double tau;              /* Kendall's tau-a, modelled vs measured ranking; NAN if < 2 */
+	char choice_plan[160], best_plan[160];
+	double choice_ns, best_ns;
+	double slowdown;         /* choice_ns / best_ns - 1 (0: the planner chose the best) */
+};
+
+struct ana_model_validation {
+	int calibrated;
+	char reason[ANA_TEXT];   /* why not, when not calibrated */
+	struct ana_model_row *rows;     /* owned */
+	size_t nrows;
+	struct ana_planner_row *planner;/* owned */
+	size_t nplanner;
+	double median_abs_error;        /* median of |ratio - 1| over counted rows; NAN if none */
+	double worst_abs_error;
+	int worst;                      /* index of the worst counted row, -1 if none */
+};
+/* Fills mv from a run (a calibrated envelope gives rows; an uncalibrated one
+ * the reason). Release with ana_model_validation_release. */
+int ana_model_validate(const struct col_run *run, struct ana_model_validation *mv,
+		       struct opr_error *err);
+void ana_model_validation_release(struct ana_model_validation *mv);
+/* Kendall's tau-a of two paired lists: (concordant - discordant) / (n(n-1)/2);
+ * a tied pair counts as neither. NAN when n < 2. */
+double ana_kendall_tau(const double *x, const double *y, size_t n);
+
 struct ana_findings {
 	const struct col_run *run;      /* not owned */
 	struct ana_block blocks[COL_MAX_BLOCKS];
@@ -146,6 +194,7 @@ struct ana_findings {
 	char reasons[8][ANA_TEXT];
 	int nreasons;
 	char archive_dir[512];
+	struct ana_model_validation model;  /* model validation (owned arrays) */
 };
 
 /* Analyzes a loaded run. *out owned by the caller (ana_findings_free). */

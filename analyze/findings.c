@@ -374,6 +374,8 @@ static json_t *context_json(const struct ana_findings *f)
 			  num(e->dma_setup_ns), "dma_engines", e->dma_engines, "compute_tops", "fp32",
 			  num(e->tops[OPS_F32]), "fp16", num(e->tops[OPS_F16]), "bf16", num(e->tops[OPS_BF16]),
 			  "int8", num(e->tops[OPS_S8]), "launch_overhead_us", num(e->launch_overhead_us)));
+	json_object_set_new(json_object_get(o, "envelope"), "calibrated",
+			    json_boolean(p->calibration.present));
 	json_object_set_new(o, "host",
 			    json_pack("{s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:I}", "cpu_model",
 				      h->cpu_model, "cpus_online", h->cpus_online, "caches", h->caches,
@@ -397,6 +399,72 @@ static json_t *context_json(const struct ana_findings *f)
 	return o;
 }
 
+/* "model_validation": modelled vs measured per plan, the error over the run
+ * and the planner's check; {calibrated: false, reason} without a host
+ * envelope. Times in ns, errors as fractions. */
+static json_t *model_validation_json(const struct ana_findings *f)
+{
+	const struct ana_model_validation *mv = &f->model;
+	const struct col_profile *p = f->run->profile;
+	json_t *o = json_object();
+	json_object_set_new(o, "calibrated", json_boolean(mv->calibrated));
+	json_object_set_new(o, "envelope", json_string(p->envelope.name));
+	if (!mv->calibrated) {
+		json_object_set_new(o, "reason", json_string(mv->reason));
+		return o;
+	}
+	json_object_set_new(o, "calibration",
+			    json_pack("{s:s,s:s,s:s,s:I}", "host", p->calibration.host, "date",
+				      p->calibration.date, "cpu", p->calibration.cpu, "cpus_online",
+				      (json_int_t)p->calibration.cpus_online));
+	json_t *rows = json_array();
+	for (size_t i = 0; i < mv->nrows; i++) {
+		const struct ana_model_row *r = &mv->rows[i];
+		json_t *t = json_object();
+		for (int k = 0; k < ANA_NTERMS; k++) {
+			static const char *const keys[] = {"overhead_ns", "compute_ns", "shared_ns",
+							   "global_ns", "dma_ns"};
+			json_object_set_new(t, keys[k], num(r->terms[k]));
+		}
+		json_array_append_new(
+			rows, json_pack("{s:s,s:s,s:s,s:o,s:b,s:b,s:o,s:o,s:o,s:o,s:s,s:o,s:s}", "block",
+					bname(f, r->block), "variant", col_variant_name(r->variant),
+					"plan", r->plan, "alternative",
+					r->alt >= 0 ? json_integer(r->alt) : json_null(), "ran", r->ran,
+					"counted", r->counted, "model_ns", num(r->model_ns),
+					"measured_ns", num(r->measured_ns), "ratio", num(r->ratio),
+					"abs_error", num(fabs(r->ratio - 1.0)), "dominant_term",
+					ana_term_name(r->dominant), "terms", t, "measured_by",
+					r->alt >= 0 ? "alternative" : "samples"));
+	}
+	json_object_set_new(o, "rows", rows);
+	json_object_set_new(o, "median_abs_error", num(mv->median_abs_error));
+	json_object_set_new(o, "worst_abs_error", num(mv->worst_abs_error));
+	if (mv->worst >= 0) {
+		const struct ana_model_row *w = &mv->rows[mv->worst];
+		json_object_set_new(o, "worst",
+				    json_pack("{s:s,s:s,s:s,s:o,s:s}", "block", bname(f, w->block),
+					      "variant", col_variant_name(w->variant), "plan", w->plan,
+					      "ratio", num(w->ratio), "dominant_term",
+					      ana_term_name(w->dominant)));
+	} else {
+		json_object_set_new(o, "worst", json_null());
+	}
+	json_t *pl = json_array();
+	for (size_t i = 0; i < mv->nplanner; i++) {
+		const struct ana_planner_row *r = &mv->planner[i];
+		json_array_append_new(
+			pl, json_pack("{s:s,s:s,s:i,s:o,s:s,s:o,s:s,s:o,s:o}", "block", bname(f, r->block),
+				      "variant", col_variant_name(r->variant), "candidates",
+				      r->candidates, "kendall_tau", num(r->tau), "choice_plan",
+				      r->choice_plan, "choice_ns", num(r->choice_ns), "best_plan",
+				      r->best_plan, "best_ns", num(r->best_ns), "slowdown",
+				      num(r->slowdown)));
+	}
+	json_object_set_new(o, "planner", pl);
+	return o;
+}
+
 int ana_findings_write(const struct ana_findings *f, const char *path, struct opr_error *err)
 {
 	json_t *o = context_json(f);
@@ -417,6 +485,7 @@ int ana_findings_write(const struct ana_findings *f, const char *path, struct op
 	json_object_set_new(o, "mitigations", mitigations_json(f));
 	json_object_set_new(o, "counters", counters_json(f));
 	json_object_set_new(o, "rules", rules_json());
+	json_object_set_new(o, "model_validation", model_validation_json(f));
 	char *s = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(1) | JSON_REAL_PRECISION(17));
 	json_decref(o);
 	if (!s)

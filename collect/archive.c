@@ -86,13 +86,15 @@ static json_t *launch_json(const struct ops_launch_rec *r)
 			 jreal(r->model_ns));
 }
 
-static json_t *alt_json(enum ops_group g, const struct ops_plan_eval *e)
+static json_t *alt_json(enum ops_group g, const struct ops_plan_eval *e, double measured_ns)
 {
 	json_t *o = json_pack("{s:o,s:b,s:s,s:o,s:I,s:I,s:I,s:o}", "plan", plan_json(g, &e->plan),
 			      "rejected", e->rejected, "reason", e->reason, "model_ns",
 			      jreal(e->model_ns), "launches", (json_int_t)e->launches,
 			      "global_bytes", (json_int_t)e->global_bytes, "footprint_bytes",
 			      (json_int_t)e->footprint_bytes, "reuse_ratio", jreal(e->reuse_ratio));
+	json_object_set_new(o, "measured_ns", jreal(measured_ns));
+	json_object_set_new(o, "counters", counters_json(&e->counters, 0));
 	return o;
 }
 
@@ -107,7 +109,8 @@ static json_t *variant_json(const struct col_run *run, const struct col_block_ru
 	json_object_set_new(o, "plan_note", json_string(vr->plan_note));
 	json_t *alts = json_array();
 	for (size_t i = 0; i < vr->nalts; i++)
-		json_array_append_new(alts, alt_json(g, &vr->alts[i]));
+		json_array_append_new(alts, alt_json(g, &vr->alts[i],
+						     vr->alt_measured_ns ? vr->alt_measured_ns[i] : NAN));
 	json_object_set_new(o, "alternatives", alts);
 	json_object_set_new(o, "counters", counters_json(&vr->counters, run->profile->envelope.cores));
 	json_t *ls = json_array();
@@ -178,7 +181,14 @@ static json_t *manifest_json(const struct col_run *run)
 				      (json_int_t)p->seed, "model_revision", p->model_revision,
 				      "metadata", "compiler", p->compiler, "runtime", p->runtime,
 				      "firmware", p->firmware));
-	json_object_set_new(m, "envelope", envelope_json(&p->envelope, p->envelope_source));
+	json_t *env = envelope_json(&p->envelope, p->envelope_source);
+	json_object_set_new(env, "calibrated", json_boolean(p->calibration.present));
+	if (p->calibration.present)
+		json_object_set_new(env, "calibration",
+				    json_pack("{s:s,s:s,s:s,s:I}", "host", p->calibration.host, "date",
+					      p->calibration.date, "cpu", p->calibration.cpu,
+					      "cpus_online", (json_int_t)p->calibration.cpus_online));
+	json_object_set_new(m, "envelope", env);
 	json_t *ev = json_array();
 	for (size_t i = 0; i < run->nevents; i++)
 		json_array_append_new(ev, json_pack("{s:s,s:s,s:b,s:s}", "name", run->events[i].name,
@@ -507,11 +517,12 @@ static int load_variant(json_t *j, const struct col_run *run, enum ops_group g,
 	json_t *alts = json_object_get(j, "alternatives");
 	vr->nalts = json_array_size(alts);
 	vr->alts = calloc(vr->nalts ? vr->nalts : 1, sizeof *vr->alts);
+	vr->alt_measured_ns = calloc(vr->nalts ? vr->nalts : 1, sizeof *vr->alt_measured_ns);
 	json_t *ls = json_object_get(j, "launches");
 	vr->nlaunches = json_array_size(ls);
 	vr->launches = calloc(vr->nlaunches ? vr->nlaunches : 1, sizeof *vr->launches);
 	vr->event_totals = calloc(run->nevents ? run->nevents : 1, sizeof(long long));
-	if (!vr->alts || !vr->launches || !vr->event_totals)
+	if (!vr->alts || !vr->alt_measured_ns || !vr->launches || !vr->event_totals)
 		return opr_error_set(err, OPR_ENOMEM, "out of memory loading the archive");
 	for (size_t i = 0; i < vr->nalts; i++) {
 		json_t *a = json_array_get(alts, i);
@@ -524,6 +535,12 @@ static int load_variant(json_t *j, const struct col_run *run, enum ops_group g,
 		e->global_bytes = (uint64_t)jint(a, "global_bytes");
 		e->footprint_bytes = (uint64_t)jint(a, "footprint_bytes");
 		e->reuse_ratio = jnum(a, "reuse_ratio");
+		/* absent in archives written before model validation: not measured */
+		json_t *mv = json_object_get(a, "measured_ns");
+		vr->alt_measured_ns[i] = json_is_number(mv) ? json_number_value(mv) : NAN;
+		json_t *ac = json_object_get(a, "counters");
+		if (json_is_object(ac))
+			load_counters(ac, &e->counters);
 	}
 	for (size_t i = 0; i < vr->nlaunches; i++) {
 		json_t *l = json_array_get(ls, i);

@@ -180,6 +180,77 @@ out_dev:
 	return rc;
 }
 
+static int same_plan(const struct ops_plan *a, const struct ops_plan *b)
+{
+	if (a->fused != b->fused || a->strategy != b->strategy || a->split_k != b->split_k ||
+	    a->double_buffer != b->double_buffer)
+		return 0;
+	for (int i = 0; i < OPS_PLAN_MAX_PARAMS; i++)
+		if (a->p[i] != b->p[i])
+			return 0;
+	return 1;
+}
+
+/* A fitting alternative: chosen, or rejected only for being slower (not
+ * for capacity). */
+static int alt_fits(const struct ops_plan_eval *e)
+{
+	return !e->rejected || !strncmp(e->reason, "slower", 6);
+}
+
+#define ALT_REPS 15          /* repetitions per measured alternative ... */
+#define ALT_NS 300000000LL   /* ... or 0.3 s, whichever comes first */
+
+/* On a calibrated envelope, times the planner's top COL_MEASURED_ALTS fitting
+ * plans and the plan that ran (when it is among the alternatives): each on a
+ * real device, two warm-up runs, then ALT_REPS runs or ALT_NS, the median ns.
+ * The model-validation section compares these with the plans' modelled
+ * times (analyze/validate.c). */
+static int measure_alts(const struct col_profile *p, const struct col_block *b,
+			struct col_variant_run *vr, struct opr_error *err)
+{
+	vr->alt_measured_ns = malloc((vr->nalts ? vr->nalts : 1) * sizeof *vr->alt_measured_ns);
+	if (!vr->alt_measured_ns)
+		return opr_error_set(err, OPR_ENOMEM, "out of memory");
+	for (size_t i = 0; i < vr->nalts; i++)
+		vr->alt_measured_ns[i] = NAN;
+	if (!p->calibration.present)
+		return 0;
+	int fitting = 0, rc = 0;
+	for (size_t i = 0; i < vr->nalts && !rc; i++) {
+		const struct ops_plan_eval *e = &vr->alts[i];
+		if (!alt_fits(e))
+			continue;
+		int top = fitting++ < COL_MEASURED_ALTS;
+		if (!top && !same_plan(&e->plan, &vr->plan))
+			continue;
+		struct ops_instance *inst = NULL;
+		struct ops_device *dev = NULL;
+		int64_t t[ALT_REPS];
+		int n = 0;
+		rc = ops_instance_new(&b->work, &e->plan, p->seed, b->name, &inst, err);
+		if (!rc)
+			rc = ops_device_new(&p->envelope, 0, &dev, err);
+		for (int w = 0; w < 2 && !rc; w++)
+			rc = ops_instance_run(dev, inst, err);
+		int64_t start = now_ns();
+		while (!rc && n < ALT_REPS && (n < 3 || now_ns() - start < ALT_NS)) {
+			ops_device_reset(dev);
+			int64_t t0 = now_ns();
+			rc = ops_instance_run(dev, inst, err);
+			t[n++] = now_ns() - t0;
+		}
+		if (!rc && n > 0) {
+			qsort(t, (size_t)n, sizeof *t, cmp_i64);
+			vr->alt_measured_ns[i] = n % 2 ? (double)t[n / 2]
+						       : 0.5 * ((double)t[n / 2 - 1] + (double)t[n / 2]);
+		}
+		ops_device_free(dev);
+		ops_instance_free(inst);
+	}
+	return rc;
+}
+
 struct sampler {
 	struct col_papi *papi;
 	size_t nevents;
@@ -245,7 +316,7 @@ static int sample_block(const struct col_run *run, struct sampler *s, struct col
 	for (int v = 0; v < 2; v++) {
 		if ((rc = ops_device_new(&p->envelope, 0, &dev[v], err)))
 			goto out;
-		br->v[v].event_totals = calloc(s->nevents ? s->nevents : 1, sizeof(long long));
+		br->v[v].event_totals = calloc(run->nevents ? run->nevents : 1, sizeof(long long));
 		if (!br->v[v].event_totals) {
 			rc = opr_error_set(err, OPR_ENOMEM, "out of memory");
 			goto out;
@@ -495,7 +566,7 @@ static int check_memory(const struct col_profile *p, const struct col_block *b,
 	double cap = p->budget.memory_gib * 1073741824.0;
 	if ((double)need > cap)
 		return opr_error_at(err, OPR_ELIMIT, p->path, b->line, b->col,
-				    "block '%s' needs %.2f GiB of host memory; the cap is %.2f GiB (budget.memory_gib)",
+				    "block '%s' needs %.3g GiB of host memory; the cap is %.3g GiB (budget.memory_gib)",
 				    b->name, (double)need / 1073741824.0, p->budget.memory_gib);
 	return 0;
 }
@@ -532,6 +603,8 @@ static int collect_block(struct col_run *run, struct sampler *s, struct col_bloc
 		rc = simulate_pipeline(p, br, err);
 	if (!rc)
 		common_hist(br);
+	for (int v = 0; v < 2 && !rc; v++)
+		rc = measure_alts(p, b, &br->v[v], err);
 	ops_instance_free(inst[0]);
 	ops_instance_free(inst[1]);
 	return rc;
@@ -586,6 +659,7 @@ fail:
 static void variant_release(struct col_variant_run *vr)
 {
 	free(vr->alts);
+	free(vr->alt_measured_ns);
 	free(vr->launches);
 	free(vr->samples_ns);
 	free(vr->round);

@@ -16,6 +16,7 @@
 
 #define COL_ARCHIVE_VERSION 1
 #define COL_MAX_RUN_EVENTS 64
+#define COL_MEASURED_ALTS 4      /* planner candidates timed on a calibrated host */
 
 /* Facts about the host, detected (never taken from the profile). */
 struct col_host {
@@ -45,6 +46,10 @@ struct col_variant_run {
 	char plan_note[256];             /* why this plan (planner's words) */
 	struct ops_plan_eval *alts;      /* planner's candidates, best first (owned) */
 	size_t nalts;
+	/* host time of alts[i] (median ns of a short run), NAN when not measured:
+	 * measured only when the envelope is calibrated, for the planner's top
+	 * COL_MEASURED_ALTS fitting plans and the plan that ran (owned, [nalts]) */
+	double *alt_measured_ns;
 	struct ops_counters counters;    /* simulated, one execution */
 	struct ops_launch_rec *launches; /* simulated, one execution (owned) */
 	size_t nlaunches;

@@ -400,11 +400,60 @@ static int get_name(const struct ld *c, const struct col_ynode *n, const char *w
 static const char *const power_modes[] = {"low", "nominal", "boost", NULL};
 static const double power_scale[] = {0.7, 1.0, 1.2}; /* clock_scale by mode */
 
+/* The measured values a calibration may describe (collect/calibrate.c). */
+static const char *const cal_names[] = {"fp32_tops", "fp16_tops", "bf16_tops", "int8_tops",
+	"global_bandwidth_gbps", "shared_bandwidth_gbps", "dma_setup_ns",
+	"launch_overhead_us", NULL};
+
+/* calibration: {host, date, cpu, cpus_online, values: {NAME: {median, spread,
+ * samples, method}}}: what `opreview calibrate` measured, kept beside the
+ * envelope's values so a run can say its model was checked on this host. */
+static int parse_calibration(const struct ld *c, const struct col_ynode *m,
+			     struct col_calibration *cal)
+{
+	static const char *const keys[] = {"host", "date", "cpu", "cpus_online", "values", NULL};
+	static const char *const vkeys[] = {"median", "spread", "samples", "method", NULL};
+	struct col_ynode *v, *vals;
+	int rc;
+
+	memset(cal, 0, sizeof *cal);
+	if ((rc = want(c, m, COL_Y_MAP, "calibration")) || (rc = check_keys(c, m, keys)))
+		return rc;
+	if ((rc = need(c, m, "host", &v)) || (rc = get_str(c, v, "host", cal->host, sizeof cal->host, 0)) ||
+	    (rc = need(c, m, "date", &v)) || (rc = get_str(c, v, "date", cal->date, sizeof cal->date, 0)))
+		return rc;
+	if ((v = col_ymap_get(m, "cpu", NULL)) &&
+	    (rc = get_str(c, v, "cpu", cal->cpu, sizeof cal->cpu, 1)))
+		return rc;
+	if ((rc = opt_int(c, m, "cpus_online", 1, 1 << 20, &cal->cpus_online)))
+		return rc;
+	if ((rc = req_map(c, m, "values", cal_names, &vals)))
+		return rc;
+	for (size_t i = 0; i < vals->n && cal->nv < COL_CAL_MAX_VALUES; i++) {
+		const struct col_ynode *k = vals->kids[2 * i], *e = vals->kids[2 * i + 1];
+		struct col_cal_value *cv = &cal->v[cal->nv];
+		if ((rc = want(c, e, COL_Y_MAP, k->text)) || (rc = check_keys(c, e, vkeys)) ||
+		    (rc = req_num(c, e, "median", NUM_POSITIVE, &cv->median)) ||
+		    (rc = req_num(c, e, "spread", NUM_NONNEG, &cv->spread)) ||
+		    (rc = req_int(c, e, "samples", 1, INT32_MAX, &cv->samples)))
+			return rc;
+		if ((v = col_ymap_get(e, "method", NULL)) &&
+		    (rc = get_str(c, v, "method", cv->method, sizeof cv->method, 1)))
+			return rc;
+		snprintf(cv->key, sizeof cv->key, "%s", k->text);
+		cal->nv++;
+	}
+	cal->present = 1;
+	return 0;
+}
+
 static int parse_envelope(const struct ld *c, const struct col_ynode *m,
-			  const char *default_name, struct ops_envelope *env)
+			  const char *default_name, struct ops_envelope *env,
+			  struct col_calibration *cal)
 {
 	static const char *const keys[] = {"name", "power_mode", "clock_ghz", "cores",
-		"global", "shared", "local", "dma", "compute_tops", "launch_overhead_us", NULL};
+		"global", "shared", "local", "dma", "compute_tops", "launch_overhead_us",
+		"calibration", NULL};
 	static const char *const gkeys[] = {"bandwidth_gbps", "capacity_gib", NULL};
 	static const char *const skeys[] = {"capacity_kib", "bandwidth_gbps", NULL};
 	static const char *const lkeys[] = {"capacity_kib", NULL};
@@ -463,7 +512,15 @@ static int parse_envelope(const struct ld *c, const struct col_ynode *m,
 	env->tops[OPS_U8] = env->tops[OPS_S8];
 	env->tops[OPS_S32] = env->tops[OPS_S8];
 	env->launch_overhead_us = 0;
-	return opt_num(c, m, "launch_overhead_us", NUM_NONNEG, &env->launch_overhead_us);
+	if ((rc = opt_num(c, m, "launch_overhead_us", NUM_NONNEG, &env->launch_overhead_us)))
+		return rc;
+	struct col_calibration scratch;
+	if (!cal)
+		cal = &scratch;
+	memset(cal, 0, sizeof *cal);
+	if ((v = col_ymap_get(m, "calibration", NULL)))
+		return parse_calibration(c, v, cal);
+	return 0;
 }
 
 /* The file name without folder and ".yaml": the default envelope name. */
@@ -482,6 +539,12 @@ static void stem(const char *path, char *buf, size_t size)
 int col_envelope_load(const char *path, struct ops_envelope *env,
 		      struct opr_error *err)
 {
+	return col_envelope_load_cal(path, env, NULL, err);
+}
+
+int col_envelope_load_cal(const char *path, struct ops_envelope *env,
+			  struct col_calibration *cal, struct opr_error *err)
+{
 	struct ld c = {path, err};
 	struct col_ynode *root;
 	char *text, name[COL_NAME_MAX];
@@ -493,7 +556,7 @@ int col_envelope_load(const char *path, struct ops_envelope *env,
 	if (root->kind != COL_Y_MAP)
 		rc = fail(&c, root, "expected a mapping at the top of the envelope");
 	else
-		rc = parse_envelope(&c, root, name, env);
+		rc = parse_envelope(&c, root, name, env, cal);
 	col_ynode_free(root);
 	free(text);
 	return rc;
@@ -543,7 +606,7 @@ static int load_envelope(const struct ld *c, const struct col_ynode *v,
 
 	if (v->kind == COL_Y_MAP) {
 		snprintf(p->envelope_source, sizeof p->envelope_source, "inline");
-		return parse_envelope(c, v, "inline", &p->envelope);
+		return parse_envelope(c, v, "inline", &p->envelope, &p->calibration);
 	}
 	if (v->kind != COL_Y_SCALAR)
 		return fail(c, v, "'envelope' must be a name or a mapping");
@@ -553,7 +616,7 @@ static int load_envelope(const struct ld *c, const struct col_ynode *v,
 			   sizeof p->envelope_source))
 		return fail(c, v, "envelope '%s' not found (no file '%s')", name,
 			    p->envelope_source);
-	return col_envelope_load(p->envelope_source, &p->envelope, c->err);
+	return col_envelope_load_cal(p->envelope_source, &p->envelope, &p->calibration, c->err);
 }
 
 /* ---- blocks ------------------------------------------------------------------- */

@@ -14,6 +14,26 @@
 #define COL_MAX_OWNERS 16
 #define COL_MAX_EVENTS 32
 
+/* Calibration metadata of an envelope measured on a host (`opreview
+ * calibrate`): where and when, and per measured value its median, spread
+ * (interquartile range over the median) and sample count. An envelope
+ * without it is a target description: the device model is then unvalidated
+ * on the host. */
+#define COL_CAL_MAX_VALUES 12
+struct col_cal_value {
+	char key[COL_NAME_MAX];    /* global_bandwidth_gbps, fp32_tops, ... */
+	double median, spread;
+	int64_t samples;
+	char method[COL_TEXT_MAX]; /* which loop measured it */
+};
+struct col_calibration {
+	int present;               /* the envelope has a calibration: mapping */
+	char host[COL_TEXT_MAX], date[COL_NAME_MAX], cpu[COL_TEXT_MAX];
+	int64_t cpus_online;       /* the machine's CPUs (the executor uses one) */
+	struct col_cal_value v[COL_CAL_MAX_VALUES];
+	int nv;
+};
+
 /* A variant of a block: fusion and plan ("auto" lets the planner choose). */
 struct col_variant {
 	int fused;                 /* fusion: none -> 0, full -> 1 */
@@ -76,6 +96,7 @@ struct col_profile {
 	char compiler[COL_TEXT_MAX], runtime[COL_TEXT_MAX], firmware[COL_TEXT_MAX];
 	struct ops_envelope envelope;
 	char envelope_source[512]; /* file path, or "inline" */
+	struct col_calibration calibration; /* present when measured on a host */
 	struct col_sla sla;
 	struct col_precision precision;
 	struct col_traffic traffic;
@@ -98,6 +119,10 @@ int col_profile_load(const char *path, const char *envelope_dir,
 /* Loads an envelope file (same keys as the inline map). */
 int col_envelope_load(const char *path, struct ops_envelope *env,
 		      struct opr_error *err);
+/* The same, also returning the envelope's calibration metadata (cal->present
+ * is 0 when the envelope has none). */
+int col_envelope_load_cal(const char *path, struct ops_envelope *env,
+			  struct col_calibration *cal, struct opr_error *err);
 void col_profile_free(struct col_profile *p); /* NULL is fine */
 /* The same block names, group, dtype, shapes: for the packet's inputs table. */
 void col_workload_describe(const struct ops_workload *w, char *buf, size_t len);

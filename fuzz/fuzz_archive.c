@@ -18,13 +18,21 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* Finds the separator in [p, end); returns its start or end. */
+/* Finds the separator in [p, end); returns its start or end. A plain loop
+ * from each newline: libFuzzer's memcmp hooks made memcmp at every byte
+ * half the cost of an execution. */
 static const uint8_t *find_sep(const uint8_t *p, const uint8_t *end)
 {
-	size_t n = sizeof SEP - 1;
-	for (; (size_t)(end - p) >= n; p++)
-		if (!memcmp(p, SEP, n))
+	static const char sep[] = SEP;
+	size_t n = sizeof sep - 1;
+	while ((p = memchr(p, '\n', (size_t)(end - p))) && (size_t)(end - p) >= n) {
+		size_t i = 1;
+		while (i < n && p[i] == (uint8_t)sep[i])
+			i++;
+		if (i == n)
 			return p;
+		p++;
+	}
 	return end;
 }
 

@@ -2,7 +2,8 @@
 # fuzz/run.sh BINDIR: runs every fuzz_* binary of BINDIR for $FUZZ_SECONDS (60)
 # from a scratch copy of fixtures/fuzz/<target>/ and prints one summary line each:
 # executions, exec/s, coverage (cov: edges, ft: features), corpus growth.
-# A crash's input is kept in the scratch folder and named; the exit is then 1.
+# Known library leaks: fuzz/lsan.supp. A crash's input is kept in the scratch
+# folder and named; the exit is then 1.
 bindir=${1:-build-fuzz/fuzz}
 secs=${FUZZ_SECONDS:-60}
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/opreview-fuzz.XXXXXX")
@@ -14,7 +15,7 @@ for bin in "$bindir"/fuzz_*; do
 	cp fixtures/fuzz/"$t"/* "$scratch/$t/corpus/" 2>/dev/null
 	seeds=$(ls "$scratch/$t/corpus" | wc -l)
 	echo "fuzz_$t: $secs s from $seeds seeds ..."
-	TMPDIR=$scratch/$t/tmp "$bin" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+	LSAN_OPTIONS=suppressions=$PWD/fuzz/lsan.supp TMPDIR=$scratch/$t/tmp "$bin" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
 		-max_total_time="$secs" -print_final_stats=1 \
 		-artifact_prefix="$scratch/$t/" "$scratch/$t/corpus" >"$scratch/$t/log" 2>&1
 	rc=$?

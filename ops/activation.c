@@ -2,6 +2,7 @@
  * with the fused epilogues), the strided tiled operator on the device model,
  * and the activation workload (group OPS_G_ACTIVATION). Units: elements. */
 #include "activation_int.h"
+#include "device_int.h"
 
 #include <immintrin.h>
 #include <math.h>
@@ -151,17 +152,18 @@ ALWAYS_INLINE __m256 v_gelu_erf(__m256 x)
 	return fix_neg_inf(x, _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), f));
 }
 
-/* One pass of f over n floats: 8 at a time, the tail through a padded copy. */
+/* One pass of f over n floats: 8 at a time, the tail of m < 8 through a
+ * masked load (the other lanes read as 0, never touched in memory) and a
+ * masked store, i.e. a zero-padded copy without the two library calls. */
 ALWAYS_INLINE void map8(__m256 (*f)(__m256), const float *x, float *y, size_t n)
 {
 	size_t i = 0;
 	for (; i + 8 <= n; i += 8)
 		_mm256_storeu_ps(y + i, f(_mm256_loadu_ps(x + i)));
 	if (i < n) {
-		float buf[8] = { 0 };
-		memcpy(buf, x + i, (n - i) * sizeof *x);
-		_mm256_storeu_ps(buf, f(_mm256_loadu_ps(buf)));
-		memcpy(y + i, buf, (n - i) * sizeof *y);
+		__m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - i)),
+						  _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+		_mm256_maskstore_ps(y + i, mask, f(_mm256_maskload_ps(x + i, mask)));
 	}
 }
 
@@ -240,20 +242,37 @@ static int act_coalesce(int rank, const int64_t *dims, const int64_t *xs,
 	int64_t d[OPS_MAX_RANK], sx[OPS_MAX_RANK], sy[OPS_MAX_RANK];
 	int k = 0; /* kept dims, innermost first */
 
-	if (rank < 0 || rank > OPS_MAX_RANK)
-		return opr_error_set(err, OPR_EINPUT, "rank %d is outside 0..%d",
-				     rank, OPS_MAX_RANK);
+	/* rank 0 and a positive rank 1 directly (the general rule gives the
+	 * same: a size-1 dim is dropped, leaving [1] with unit strides) */
+	if (rank == 0 || (rank == 1 && dims[0] > 0)) {
+		const int keep = rank == 1 && dims[0] > 1;
+		v->rank = 1;
+		v->n = rank ? dims[0] : 1;
+		v->dims[0] = v->n;
+		v->xs[0] = keep ? xs[0] : 1;
+		v->ys[0] = keep ? ys[0] : 1;
+		return 0;
+	}
+	/* errors return the constant (not opr_error_set's value) so the compiler
+	 * sees that v is filled whenever 0 is returned */
+	if (rank < 0 || rank > OPS_MAX_RANK) {
+		opr_error_set(err, OPR_EINPUT, "rank %d is outside 0..%d", rank, OPS_MAX_RANK);
+		return OPR_EINPUT;
+	}
 	v->n = 1;
 	for (int i = 0; i < rank; i++) {
-		if (dims[i] < 0)
-			return opr_error_set(err, OPR_EINPUT, "dimension %d is negative (%lld)",
-					     i, (long long)dims[i]);
+		if (dims[i] < 0) {
+			opr_error_set(err, OPR_EINPUT, "dimension %d is negative (%lld)", i,
+				      (long long)dims[i]);
+			return OPR_EINPUT;
+		}
 		if (dims[i] == 0)
 			v->n = 0;
-		else if (v->n > INT64_MAX / dims[i])
-			return opr_error_set(err, OPR_EINPUT, "shape product overflows");
-		else
-			v->n *= dims[i];
+		else if (v->n && __builtin_mul_overflow(v->n, dims[i], &v->n)) {
+			/* (no division per dimension on the one-element path) */
+			opr_error_set(err, OPR_EINPUT, "shape product overflows");
+			return OPR_EINPUT;
+		}
 	}
 	for (int i = rank - 1; i >= 0; i--) {
 		if (dims[i] == 1)
@@ -283,8 +302,10 @@ static int act_coalesce(int rank, const int64_t *dims, const int64_t *xs,
 
 int64_t ops_activation_default_tile(const struct ops_envelope *env, enum ops_dtype t)
 {
-	double cap = env->shared_capacity_kib * 1024.0;
-	int64_t e = (int64_t)(cap / 2.0 / (double)ops_dtype_size(t));
+	/* floor(cap / 2 / size) by integer shifts: the same value as in doubles
+	 * since the sizes are powers of two, without two divisions per call */
+	int64_t cap = (int64_t)(env->shared_capacity_kib * 1024.0);
+	int64_t e = (cap >> 1) >> __builtin_ctzll((unsigned long long)ops_dtype_size(t));
 	e -= e % 16;
 	return e < 16 ? 16 : e;
 }
@@ -306,13 +327,71 @@ static void act_tile(enum ops_act a, enum ops_dtype t, void *buf, int64_t n)
 	}
 }
 
+/* The walk of ops_activation_strided_plan for a non-empty tensor that
+ * coalesces to one dimension (k = 0, no outer dims): the same buffers,
+ * launch, tiles, descriptors and device calls in the same order, without the
+ * general bookkeeping, which was a quarter of a one-element call. */
+static int act_1d(struct ops_device *dev, enum ops_act a, enum ops_dtype t, size_t es,
+		  const struct act_view *v, int64_t tile, int dbuf, int launch_db,
+		  const void *x, void *y, int dry, struct opr_error *err)
+{
+	const int64_t len = v->dims[0], xs = v->xs[0], ys = v->ys[0];
+	const int64_t q = tile < len ? (tile < 1 ? 1 : tile) : len;
+	const int64_t chunks = q >= len ? 1 : (len + q - 1) / q;
+	struct ops_buf buf[2];
+	struct ops_dma_desc din, dout;
+	int nbuf, rc;
+
+	if (chunks <= 1)
+		dbuf = 0;
+	for (nbuf = 0; nbuf < 1 + dbuf; nbuf++)
+		if ((rc = ops_buf_alloc(dev, OPS_SHARED, (size_t)q * es, &buf[nbuf], err)) < 0)
+			goto release;
+	if ((rc = ops_launch_begin(dev, "activation", launch_db, err)) < 0)
+		goto release;
+	ops_launch_stream_hint(dev, (uint64_t)v->n * es);
+	din.rank = dout.rank = 1;
+	din.elem_bytes = dout.elem_bytes = es;
+	din.src_stride[0] = xs;
+	din.dst_stride[0] = dout.src_stride[0] = 1;
+	dout.dst_stride[0] = ys;
+	for (int64_t c = 0; c < chunks; c++) {
+		const int64_t n = c == chunks - 1 ? len - c * q : q;
+		struct ops_buf *b = &buf[c & dbuf];
+		const char *xp = dry ? NULL : (const char *)x + c * q * xs * (int64_t)es;
+		char *yp = dry ? NULL : (char *)y + c * q * ys * (int64_t)es;
+		din.shape[0] = dout.shape[0] = n;
+		ops_tile_begin(dev, c);
+		if ((rc = ops_dma_split(dev, OPS_SHARED, b->data, OPS_GLOBAL, xp, &din, err)) < 0)
+			goto end;
+		ops_compute(dev, t, 0, (uint64_t)n, (uint64_t)n * es, (uint64_t)n * es);
+		if (!dry)
+			act_tile(a, t, b->data, n);
+		if ((rc = ops_dma_split(dev, OPS_GLOBAL, yp, OPS_SHARED, b->data, &dout, err)) < 0)
+			goto end;
+	}
+	rc = ops_launch_end(dev, err);
+	goto release;
+end:
+	{
+		struct opr_error ignored;
+		ops_launch_end(dev, &ignored);
+	}
+release:
+	while (nbuf-- > 0)
+		ops_buf_release(dev, &buf[nbuf]);
+	return rc;
+}
+
 int ops_activation_strided_plan(struct ops_device *dev, const struct ops_plan *plan,
 				enum ops_act a, enum ops_dtype t, int rank,
 				const int64_t *dims, const void *x,
 				const int64_t *xstride, void *y,
 				const int64_t *ystride, struct opr_error *err)
 {
-	struct act_view v = { 0 };
+	/* no zero-initialisers of the (large) locals below: filled as used, they
+	 * were a tenth of a one-element call */
+	struct act_view v;
 	struct ops_buf buf[2];
 	int nbuf = 0, rc, dry = ops_device_dry_run(dev);
 	size_t es = ops_dtype_size(t);
@@ -327,6 +406,9 @@ int ops_activation_strided_plan(struct ops_device *dev, const struct ops_plan *p
 		return rc;
 	if (!dry && v.n > 0 && (!x || !y))
 		return opr_error_set(err, OPR_EINTERNAL, "activation needs data in a real run");
+	if (v.rank == 1 && v.n > 0)
+		return act_1d(dev, a, t, es, &v, tile, dbuf, plan ? plan->double_buffer != 0 : 1,
+			      x, y, dry, err);
 
 	/* Tile shape: the k innermost dims whole (k <= 3, product P <= tile) and
 	 * q = min(dims[j], tile / P) of dim j = rank-1-k; tiles walk the outer
@@ -338,10 +420,13 @@ int ops_activation_strided_plan(struct ops_device *dev, const struct ops_plan *p
 		k++;
 	}
 	int j = r - 1 - k;
-	int64_t q = tile / P < v.dims[j] ? tile / P : v.dims[j];
+	/* (the divisions only when they matter: a small call has P == 1 and
+	 * fits one chunk) */
+	int64_t per = P == 1 ? tile : tile / P;
+	int64_t q = per < v.dims[j] ? per : v.dims[j];
 	if (q < 1)
 		q = 1;
-	int64_t chunks = v.n ? (v.dims[j] + q - 1) / q : 0;
+	int64_t chunks = !v.n ? 0 : q >= v.dims[j] ? 1 : (v.dims[j] + q - 1) / q;
 
 	/* one buffer when there is one tile: the second of a double-buffered
 	 * plan would never be used (and a tiny call stays cheap) */
@@ -359,9 +444,11 @@ int ops_activation_strided_plan(struct ops_device *dev, const struct ops_plan *p
 	if ((rc = ops_launch_begin(dev, "activation", plan ? plan->double_buffer != 0 : 1,
 				   err)) < 0)
 		goto release;
+	ops_launch_stream_hint(dev, (uint64_t)v.n * es);
 
-	struct ops_dma_desc din = { .rank = k + 1, .elem_bytes = es };
-	struct ops_dma_desc dout = din;
+	struct ops_dma_desc din, dout;
+	din.rank = dout.rank = k + 1;
+	din.elem_bytes = dout.elem_bytes = es;
 	for (int i = 0; i < k; i++) {
 		int dim = j + 1 + i;
 		din.shape[1 + i] = dout.shape[1 + i] = v.dims[dim];
@@ -377,11 +464,13 @@ int ops_activation_strided_plan(struct ops_device *dev, const struct ops_plan *p
 		ps *= i == 0 ? q : din.shape[i];
 	}
 
-	int64_t idx[OPS_MAX_RANK] = { 0 };
+	int64_t idx[OPS_MAX_RANK];
 	int64_t xoff = 0, yoff = 0, tno = 0;
 	int64_t outer = 1;
-	for (int i = 0; i < j; i++)
+	for (int i = 0; i < j; i++) {
+		idx[i] = 0;
 		outer *= v.dims[i];
+	}
 	if (v.n == 0)
 		outer = 0;
 	for (int64_t o = 0; o < outer; o++) {

@@ -24,9 +24,34 @@ struct ops_live_buf {
 	size_t bytes;
 };
 
+/* Constants of the time model for one envelope, computed once per device by
+ * ops_model_prepare with the very expressions ops_model_launch evaluates, so
+ * the modelled times are bit-identical (two divisions fewer per launch). */
+struct ops_model_consts {
+	double rate[OPS_NDTYPES];          /* ops_model_core_rate(env, t) */
+	double gbw[OPS_MAX_CORES + 1];     /* global_bw_gbps / max(1, active cores) */
+};
+
+/* Host memory of a released SHARED/LOCAL buffer, kept for the next
+ * allocation of the same size. Host side only: footprints, peaks and
+ * counters are those of a fresh allocation. */
+#define OPS_POOL_SLOTS 16
+#define OPS_POOL_MAX_BYTES ((size_t)16 << 20) /* pooled host bytes at most */
+struct ops_host_block {
+	void *data;
+	size_t bytes;
+};
+
 struct ops_device {
 	struct ops_envelope env;
 	int dry_run;
+	struct ops_model_consts mc;
+	/* host execution only, never counted */
+	struct ops_host_block pool[OPS_POOL_SLOTS]; /* oldest first */
+	int npool;
+	size_t pool_bytes;
+	uint64_t stream_min_bytes; /* host last-level cache bytes (0: never stream) */
+	int stream_global;         /* this launch streams its GLOBAL writes */
 	struct ops_counters c;
 	uint64_t footprint[OPS_MAX_CORES][OPS_NSPACES]; /* live on-chip bytes */
 	struct ops_live_buf *live;
@@ -39,12 +64,26 @@ struct ops_device {
 	char launch_name[48];
 	int double_buffer;
 	struct ops_core_acc acc[OPS_MAX_CORES];
+	uint64_t acc_mask;      /* bit c: acc[c].active (the others are all zero) */
 };
 
+/* Host hint for the open launch (no effect on counters or the model): it
+ * writes global_write_bytes into GLOBAL. When that exceeds the host's
+ * last-level cache the output cannot stay cached for its consumer anyway, so
+ * DMA writes into GLOBAL store whole cache lines of contiguous runs with
+ * non-temporal stores (no read for ownership: 2 bytes of DRAM traffic per
+ * byte copied instead of 3). Cleared by ops_launch_begin and ops_launch_end. */
+void ops_launch_stream_hint(struct ops_device *dev, uint64_t global_write_bytes);
+
 /* Fills rec's time terms from the per-core accumulators acc[0..cores-1]
- * (ops/model.c). rec->name and rec->double_buffer are set by the caller. */
-void ops_model_launch(const struct ops_envelope *env, const struct ops_core_acc *acc,
-		      int double_buffer, struct ops_launch_rec *rec);
+ * (ops/model.c). rec->name is set by the caller. mc: the envelope's
+ * constants from ops_model_prepare, or NULL to compute them here. mask: bit
+ * c set for every active core, when every inactive acc[c] is all zero (the
+ * device keeps it so), which lets the sums skip them; ~0 to scan them all. */
+void ops_model_launch(const struct ops_envelope *env, const struct ops_model_consts *mc,
+		      const struct ops_core_acc *acc, uint64_t mask, int double_buffer,
+		      struct ops_launch_rec *rec);
+void ops_model_prepare(const struct ops_envelope *env, struct ops_model_consts *mc);
 /* Compute rate of one core in ops/ns for dtype t (ops/model.c). */
 double ops_model_core_rate(const struct ops_envelope *env, enum ops_dtype t);
 

@@ -43,36 +43,59 @@ double ops_model_core_rate(const struct ops_envelope *env, enum ops_dtype t)
  * The record keeps the terms of that slowest core (the first on a tie).
  * imbalance = max_c work_c / mean work over all the envelope's cores: an idle
  * core counts as zero work, so 1 tile on 4 cores is an imbalance of 4. */
-void ops_model_launch(const struct ops_envelope *env, const struct ops_core_acc *acc,
-		      int double_buffer, struct ops_launch_rec *rec)
+void ops_model_prepare(const struct ops_envelope *env, struct ops_model_consts *mc)
+{
+	for (int t = 0; t < OPS_NDTYPES; t++)
+		mc->rate[t] = ops_model_core_rate(env, (enum ops_dtype)t);
+	for (int a = 0; a <= OPS_MAX_CORES; a++)
+		mc->gbw[a] = env->global_bw_gbps / (a > 0 ? a : 1);
+}
+
+void ops_model_launch(const struct ops_envelope *env, const struct ops_model_consts *mc,
+		      const struct ops_core_acc *acc, uint64_t mask, int double_buffer,
+		      struct ops_launch_rec *rec)
 {
 	int active = 0, slow = -1;
 	double best = -1.0;
-	uint64_t max_work = 0, sum_work = 0;
+	uint64_t max_work = 0, sum_work = 0, gsum = 0, ssum = 0, tsum = 0;
+	uint64_t act = 0; /* the active cores (OPS_MAX_CORES is 64) */
 	double cterm = 0, sterm = 0, gterm = 0, dterm = 0;
 
-	for (int c = 0; c < env->cores; c++)
-		active += acc[c].active != 0;
-	rec->cores_used = active;
-	rec->double_buffer = double_buffer != 0;
-	rec->global_bytes = rec->shared_bytes = rec->transfers = rec->work = 0;
-	const double gbw = env->global_bw_gbps / (active > 0 ? active : 1);
-
-	for (int c = 0; c < env->cores; c++) {
+	if (env->cores < 64)
+		mask &= ((uint64_t)1 << env->cores) - 1;
+	/* one pass for the sums (the cores outside mask add zero), then the
+	 * terms of the active cores only, in increasing order (a tie keeps the
+	 * first core) */
+	for (uint64_t m = mask; m; m &= m - 1) {
+		const int c = __builtin_ctzll(m);
 		const struct ops_core_acc *a = &acc[c];
-		double comp = 0.0;
-		rec->global_bytes += a->global_bytes;
-		rec->shared_bytes += a->shared_bytes;
-		rec->transfers += a->transfers;
-		rec->work += a->work;
+		gsum += a->global_bytes;
+		ssum += a->shared_bytes;
+		tsum += a->transfers;
 		sum_work += a->work;
 		if (a->work > max_work)
 			max_work = a->work;
-		if (!a->active)
-			continue;
+		if (a->active) {
+			active++;
+			act |= (uint64_t)1 << c;
+		}
+	}
+	mask = act;
+	rec->cores_used = active;
+	rec->double_buffer = double_buffer != 0;
+	rec->global_bytes = gsum;
+	rec->shared_bytes = ssum;
+	rec->transfers = tsum;
+	rec->work = sum_work;
+	const double gbw = mc ? mc->gbw[active] : env->global_bw_gbps / (active > 0 ? active : 1);
+
+	for (; mask; mask &= mask - 1) {
+		const struct ops_core_acc *a = &acc[__builtin_ctzll(mask)];
+		double comp = 0.0;
 		for (int t = 0; t < OPS_NDTYPES; t++)
 			if (a->ops[t])
-				comp += (double)a->ops[t] / ops_model_core_rate(env, (enum ops_dtype)t);
+				comp += (double)a->ops[t] /
+					(mc ? mc->rate[t] : ops_model_core_rate(env, (enum ops_dtype)t));
 		double s = (double)a->shared_bytes / env->shared_bw_gbps;
 		double g = (double)a->global_bytes / gbw;
 		double d = (double)a->transfers * env->dma_setup_ns / env->dma_engines;
@@ -89,7 +112,7 @@ void ops_model_launch(const struct ops_envelope *env, const struct ops_core_acc 
 		}
 		if (tc > best) {
 			best = tc;
-			slow = c;
+			slow = __builtin_ctzll(mask);
 			cterm = comp;
 			sterm = s;
 			gterm = g;

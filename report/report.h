@@ -23,7 +23,7 @@ int rep_html(const char *md, json_t *findings, char **html, struct opr_error *er
 /* Checks that md parses with cmark-gfm; *tables gets the number of tables. */
 int rep_markdown_check(const char *md, int *tables, struct opr_error *err);
 /* Workbook (Summary, Findings, Worksheet, Validation, Pipeline, Samples,
- * Counters, Environment) with native charts; byte-reproducible for a given
+ * Counters, Environment, Model) with native charts; byte-reproducible for a given
  * `created` time. samples_csv: the archive's samples.csv (may be NULL). */
 int rep_xlsx(json_t *findings, const char *samples_csv, const char *path,
 	     time_t created, struct opr_error *err);

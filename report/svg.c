@@ -409,6 +409,62 @@ static void chart_fusion(struct rep_buf *b, int id, json_t *blocks)
 	close_svg(&c, "Fusion effect: fewer launches and less GLOBAL traffic do not guarantee a better tail.");
 }
 
+/* (e) model validation: modelled against measured time per plan, log-log,
+ * with the line y = x (a perfect model) and the +-30% band around it. */
+static void chart_model(struct rep_buf *b, int id, json_t *mv)
+{
+	json_t *rows = get(mv, "rows"), *r;
+	double lo = INFINITY, hi = -INFINITY;
+	size_t i;
+	json_array_foreach(rows, i, r) {
+		double m = num(r, "model_ns") / 1e3, t = num(r, "measured_ns") / 1e3;
+		if (m > 0 && t > 0 && isfinite(m) && isfinite(t)) {
+			lo = fmin(lo, fmin(m, t));
+			hi = fmax(hi, fmax(m, t));
+		}
+	}
+	if (!isfinite(lo))
+		return;
+	struct chart c = { b, id, floor(log10(lo / 1.5)), ceil(log10(hi * 1.5)), 0, 0, 1, 1 };
+	if (c.x1 <= c.x0)
+		c.x1 = c.x0 + 1;
+	c.y0 = c.x0;
+	c.y1 = c.x1;
+	open_svg(&c, "Model validation: modelled vs measured time",
+		 "Log-log scatter of each plan's modelled time against its measured host time; "
+		 "the diagonal is a perfect model, the dashed lines are +-30%; points below the "
+		 "diagonal are plans the model thinks faster than they are.");
+	axes(&c, "measured host time (us, log)", "modelled time (us, log)", 0);
+	legend(&c, VNAMES, VCOLORS, 2);
+	double e0 = pow(10.0, c.x0), e1 = pow(10.0, c.x1);
+	rep_buf_printf(b, "<path d=\"M%.1f %.1fL%.1f %.1f\" stroke=\"#222\" stroke-width=\"1.5\"/>\n",
+		       px(&c, e0), py(&c, e0), px(&c, e1), py(&c, e1));
+	for (int k = 0; k < 2; k++) {
+		double f = k ? 1.3 : 0.7, a = e0, z = e1;
+		if (f > 1)
+			z = e1 / f;
+		else
+			a = e0 / f;
+		rep_buf_printf(b, "<path d=\"M%.1f %.1fL%.1f %.1f\" stroke=\"#888\" stroke-dasharray=\"5 3\"/>\n",
+			       px(&c, a), py(&c, a * f), px(&c, z), py(&c, z * f));
+	}
+	json_array_foreach(rows, i, r) {
+		double m = num(r, "model_ns") / 1e3, t = num(r, "measured_ns") / 1e3;
+		if (!(m > 0 && t > 0 && isfinite(m) && isfinite(t)))
+			continue;
+		int cand = !strcmp(str(r, "variant"), "candidate");
+		int ran = json_is_null(get(r, "alternative"));
+		rep_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\" fill-opacity=\"%s\" "
+			       "stroke=\"#222\"><title>", px(&c, t), py(&c, m), ran ? 6 : 4, VCOLORS[cand],
+			       ran ? "1" : "0.5");
+		xml(b, str(r, "block"));
+		rep_buf_printf(b, " %s: modelled %.1f us, measured %.1f us (x%.2f)</title></circle>\n",
+			       VNAMES[cand], m, t, m / t);
+	}
+	close_svg(&c, "Model validation: large points are the plans each variant ran (run samples), "
+		      "small ones the planner's alternatives timed briefly.");
+}
+
 int rep_svg_charts(json_t *findings, char **html, int *ncharts, struct opr_error *err)
 {
 	struct rep_buf b = { 0 };
@@ -424,6 +480,9 @@ int rep_svg_charts(json_t *findings, char **html, int *ncharts, struct opr_error
 		chart_roofline(&b, ++id, blk, env);
 	if (json_array_size(blocks))
 		chart_fusion(&b, ++id, blocks);
+	json_t *mv = get(findings, "model_validation");
+	if (json_is_true(get(mv, "calibrated")) && json_array_size(get(mv, "rows")))
+		chart_model(&b, ++id, mv);
 	char *s = rep_buf_take(&b);
 	if (!s)
 		return opr_error_set(err, OPR_ENOMEM, "out of memory");

@@ -774,6 +774,92 @@ static void view_owners(struct vb *vb, json_t *view, json_t *f)
 	}
 }
 
+/* Model validation: modelled vs measured per plan, the run's error and the
+ * planner's check; without a host envelope the reason it is unvalidated. */
+static void view_model(struct vb *vb, json_t *view, json_t *f)
+{
+	json_t *mv = get(f, "model_validation"), *o = json_object(), *rows = json_array(),
+	       *pl = json_array(), *x;
+	set(vb, view, "model", o);
+	set(vb, o, "rows", rows);
+	set(vb, o, "planner", pl);
+	if (!json_is_object(mv)) {
+		set(vb, o, "calibrated", json_false());
+		sets(vb, o, "reason", "this findings file has no model validation (written before it existed)");
+		return;
+	}
+	int cal = json_is_true(get(mv, "calibrated"));
+	set(vb, o, "calibrated", json_boolean(cal));
+	sets(vb, o, "envelope", str(mv, "envelope"));
+	if (!cal) {
+		sets(vb, o, "reason", str(mv, "reason"));
+		return;
+	}
+	json_t *c = get(mv, "calibration");
+	setf(vb, o, "calibration", "envelope '%s' calibrated on host '%s' (%s, %.0f CPUs) at %s",
+	     str(mv, "envelope"), str(c, "host"), str(c, "cpu"), num(c, "cpus_online"), str(c, "date"));
+	double med = num(mv, "median_abs_error"), worst = num(mv, "worst_abs_error");
+	json_t *w = get(mv, "worst");
+	char a[64], b[64];
+	if (isfinite(med)) {
+		setf(vb, o, "median_error", "%.1f%%", 100 * med);
+		setf(vb, o, "worst_error", "%.1f%%", 100 * worst);
+		setf(vb, o, "summary",
+		     "On this host the model's median error is %.1f%% and its worst %.1f%% "
+		     "(%s, %s: modelled/measured x%.2f, the model's largest term %s). %s",
+		     100 * med, 100 * worst, str(w, "block"), str(w, "variant"), num(w, "ratio"),
+		     str(w, "dominant_term"),
+		     med <= 0.30 ? "Within the 30% the model is trusted to on this machine."
+				 : "Beyond 30%: treat modelled times on this machine as indicative only.");
+	} else {
+		sets(vb, o, "median_error", "n/a");
+		sets(vb, o, "worst_error", "n/a");
+		sets(vb, o, "summary", "No plan has both a modelled and a measured time.");
+	}
+	size_t i;
+	json_array_foreach(get(mv, "rows"), i, x) {
+		json_t *r = push(vb, rows);
+		if (!r)
+			return;
+		sets(vb, r, "block", str(x, "block"));
+		sets(vb, r, "variant", str(x, "variant"));
+		set_code(vb, r, "plan", str(x, "plan"));
+		json_t *alt = get(x, "alternative");
+		if (json_is_integer(alt))
+			setf(vb, r, "source", "alternative #%lld%s", (long long)json_integer_value(alt),
+			     json_is_true(get(x, "ran")) ? " (ran)" : "");
+		else
+			sets(vb, r, "source", "run samples (median)");
+		f_us(a, sizeof a, num(x, "model_ns") / 1e3);
+		sets(vb, r, "modelled", a);
+		f_us(b, sizeof b, num(x, "measured_ns") / 1e3);
+		sets(vb, r, "measured", b);
+		f_fixed(a, sizeof a, num(x, "ratio"), 2);
+		setf(vb, r, "ratio", "x%s", a);
+		setf(vb, r, "error", "%.1f%%", 100 * num(x, "abs_error"));
+		sets(vb, r, "dominant", str(x, "dominant_term"));
+		sets(vb, r, "counted", json_is_true(get(x, "counted")) ? "yes" : "no (same plan as the run)");
+	}
+	json_array_foreach(get(mv, "planner"), i, x) {
+		json_t *r = push(vb, pl);
+		if (!r)
+			return;
+		sets(vb, r, "block", str(x, "block"));
+		sets(vb, r, "variant", str(x, "variant"));
+		setf(vb, r, "candidates", "%.0f", num(x, "candidates"));
+		f_fixed(a, sizeof a, num(x, "kendall_tau"), 2);
+		sets(vb, r, "tau", isfinite(num(x, "kendall_tau")) ? a : "n/a (one candidate)");
+		set_code(vb, r, "choice", str(x, "choice_plan"));
+		set_code(vb, r, "best", str(x, "best_plan"));
+		f_us(a, sizeof a, num(x, "choice_ns") / 1e3);
+		f_us(b, sizeof b, num(x, "best_ns") / 1e3);
+		setf(vb, r, "times", "%s / %s", a, b);
+		double sd = num(x, "slowdown");
+		setf(vb, r, "slowdown", "%+.1f%%", 100 * sd);
+		sets(vb, r, "verdict", !isfinite(sd) ? "n/a" : sd <= 0.10 ? "within 10%" : "beyond 10%");
+	}
+}
+
 int rep_view_new(json_t *findings, json_t **view, struct opr_error *err)
 {
 	if (!json_is_object(findings))
@@ -818,6 +904,8 @@ int rep_view_new(json_t *findings, json_t **view, struct opr_error *err)
 		view_lists(&vb, v, findings);
 	if (!vb.oom)
 		view_owners(&vb, v, findings);
+	if (!vb.oom)
+		view_model(&vb, v, findings);
 	if (vb.oom) {
 		json_decref(v);
 		return opr_error_set(err, OPR_ENOMEM, "out of memory");

@@ -1,6 +1,6 @@
 /* report/xlsx.c: packet.xlsx from findings.json (a jansson tree) and the
  * archive's samples.csv, through libxlsxwriter (the only file that includes it).
- * Eight sheets of stored values, no formulas; native charts; byte-reproducible. */
+ * Nine sheets of stored values, no formulas; native charts; byte-reproducible. */
 #include "report.h"
 
 #include <errno.h>
@@ -993,6 +993,65 @@ static void sheet_environment(struct xw *x, lxw_worksheet *ws, json_t *f)
 	finish_sheet(x, ws, r - 1, 0, (lxw_col_t)NCOLS(cols) - 1);
 }
 
+/* ---- Model: model validation, modelled vs measured per plan; the planner -------- */
+
+static const struct col model_cols[] = {
+	{"block", 0, "block", F_TEXT, 18},
+	{"variant", 0, "variant", F_TEXT, 10},
+	{"plan", 0, "plan", F_WRAP, 44},
+	{"measured by", 0, "measured_by", F_TEXT, 12},
+	{"alternative", 0, "alternative", F_INT, 11},
+	{"modelled ns", 0, "model_ns", F_NS, 14},
+	{"measured ns", 0, "measured_ns", F_NS, 14},
+	{"modelled / measured", 0, "ratio", F_RATIO, 12},
+	{"|ratio - 1|", 0, "abs_error", F_RATIO, 11},
+	{"largest model term", 0, "dominant_term", F_TEXT, 16},
+	{"counted", 0, "counted", F_TEXT, 8},
+};
+
+static const struct col planner_cols[] = {
+	{"block", 0, "block", F_TEXT, 18},
+	{"variant", 0, "variant", F_TEXT, 10},
+	{"planner's choice", 0, "choice_plan", F_WRAP, 44},
+	{"measured plans", 0, "candidates", F_INT, 12},
+	{"choice ns", 0, "choice_ns", F_NS, 14},
+	{"best ns", 0, "best_ns", F_NS, 14},
+	{"slowdown", 0, "slowdown", F_RATIO, 12},
+	{"Kendall tau", 0, "kendall_tau", F_RATIO, 11},
+	{"best measured plan", 0, "best_plan", F_WRAP, 44},
+};
+
+/* Rows per plan, then the summary and the planner table below; without a
+ * host envelope, one row saying why the model is unvalidated. */
+static void sheet_model(struct xw *x, lxw_worksheet *ws, json_t *f)
+{
+	json_t *mv = jget(f, "model_validation"), *e;
+	write_head(x, ws, 0, 0, model_cols, NCOLS(model_cols));
+	set_widths(x, ws, 0, model_cols, NCOLS(model_cols));
+	size_t i, n = jlen(mv, "rows");
+	json_array_foreach(jget(mv, "rows"), i, e)
+		write_row(x, ws, (lxw_row_t)(1 + i), 0, model_cols, NCOLS(model_cols), &e);
+	finish_sheet(x, ws, (lxw_row_t)n, 0, (lxw_col_t)NCOLS(model_cols) - 1);
+	lxw_row_t r = (lxw_row_t)n + 2;
+	put_str(x, ws, r, 0, "calibrated", x->head);
+	put_json(x, ws, r++, 1, json_is_object(mv) ? jget(mv, "calibrated") : json_false(), F_TEXT,
+		 NULL, NULL);
+	if (!json_is_true(jget(mv, "calibrated"))) {
+		put_str(x, ws, r, 0, "reason", x->head);
+		put_str(x, ws, r, 1, json_is_object(mv) ? jstr(mv, "reason") : "no model validation in findings",
+			x->fmt[F_TEXT]);
+		return;
+	}
+	put_str(x, ws, r, 0, "median |ratio - 1|", x->head);
+	put_json(x, ws, r++, 1, jget(mv, "median_abs_error"), F_RATIO, NULL, NULL);
+	put_str(x, ws, r, 0, "worst |ratio - 1|", x->head);
+	put_json(x, ws, r++, 1, jget(mv, "worst_abs_error"), F_RATIO, NULL, NULL);
+	r++;
+	write_head(x, ws, r++, 0, planner_cols, NCOLS(planner_cols));
+	json_array_foreach(jget(mv, "planner"), i, e)
+		write_row(x, ws, r++, 0, planner_cols, NCOLS(planner_cols), &e);
+}
+
 /* ---- the workbook --------------------------------------------------------------- */
 
 static lxw_format *new_format(struct xw *x, const char *num, int wrap)
@@ -1041,7 +1100,7 @@ static void add_formats(struct xw *x)
 }
 
 static const char *const sheet_names[] = {"Summary", "Findings", "Worksheet", "Validation",
-					  "Pipeline", "Samples", "Counters", "Environment"};
+					  "Pipeline", "Samples", "Counters", "Environment", "Model"};
 
 /* Creates the temporary file tmp beside the output (mode 0666 less the umask,
  * as a plain fopen would), so that a directory that cannot take it fails
@@ -1131,6 +1190,7 @@ int rep_xlsx(json_t *findings, const char *samples_csv, const char *path, time_t
 	sheet_pipeline(&x, ws[4], findings);
 	sheet_counters(&x, ws[6], findings);
 	sheet_environment(&x, ws[7], findings);
+	sheet_model(&x, ws[8], findings);
 	if (x.lerr != LXW_NO_ERROR)
 		goto lxw_fail;
 

@@ -68,31 +68,58 @@ static void stats_of(double *v, int n, struct stats *st)
 	st->p95_ns = v[(int)ceil(0.95 * n) - 1];
 }
 
+/* One benchmarked function with its context. */
+struct bench_item {
+	bench_fn fn, before;
+	void *ctx;
+};
+
+#define BENCH_MAX_ITEMS 6
+
+/* Times n items interleaved: every round runs each item once, so load from
+ * other processes falls on all of them alike and their ratios stay fair.
+ * tm->warm untimed rounds first; then rounds until every item has min_reps
+ * and the rounds took budget_s, or max_reps rounds. st[i] for item i. */
+static int bench_group(const struct bench_item *it, int n, const struct timing *tm,
+		       struct stats *st, struct opr_error *err)
+{
+	static double v[BENCH_MAX_ITEMS][MAX_SAMPLES];
+	double spent = 0.0;
+	int rounds = 0, rc, max = tm->max_reps < MAX_SAMPLES ? tm->max_reps : MAX_SAMPLES;
+
+	if (n < 1 || n > BENCH_MAX_ITEMS)
+		return opr_error_set(err, OPR_EINTERNAL, "bench group of %d items", n);
+	for (int w = 0; w < tm->warm; w++)
+		for (int i = 0; i < n; i++) {
+			if (it[i].before && (rc = it[i].before(it[i].ctx, err)) < 0)
+				return rc;
+			if ((rc = it[i].fn(it[i].ctx, err)) < 0)
+				return rc;
+		}
+	while (rounds < max && (rounds < tm->min_reps || spent < tm->budget_s * 1e9)) {
+		for (int i = 0; i < n; i++) {
+			if (it[i].before && (rc = it[i].before(it[i].ctx, err)) < 0)
+				return rc;
+			double t0 = now_ns();
+			rc = it[i].fn(it[i].ctx, err);
+			double t1 = now_ns();
+			if (rc < 0)
+				return rc;
+			v[i][rounds] = t1 - t0;
+			spent += t1 - t0;
+		}
+		rounds++;
+	}
+	for (int i = 0; i < n; i++)
+		stats_of(v[i], rounds, &st[i]);
+	return 0;
+}
+
 static int bench_time(bench_fn fn, bench_fn before, void *ctx, const struct timing *tm,
 		      struct stats *st, struct opr_error *err)
 {
-	double v[MAX_SAMPLES], spent = 0.0;
-	int n = 0, rc, max = tm->max_reps < MAX_SAMPLES ? tm->max_reps : MAX_SAMPLES;
-
-	for (int i = 0; i < tm->warm; i++) {
-		if (before && (rc = before(ctx, err)) < 0)
-			return rc;
-		if ((rc = fn(ctx, err)) < 0)
-			return rc;
-	}
-	while (n < max && (n < tm->min_reps || spent < tm->budget_s * 1e9)) {
-		if (before && (rc = before(ctx, err)) < 0)
-			return rc;
-		double t0 = now_ns();
-		rc = fn(ctx, err);
-		double t1 = now_ns();
-		if (rc < 0)
-			return rc;
-		v[n++] = t1 - t0;
-		spent += t1 - t0;
-	}
-	stats_of(v, n, st);
-	return 0;
+	struct bench_item it = { fn, before, ctx };
+	return bench_group(&it, 1, tm, st, err);
 }
 
 /* ---- the result table ----------------------------------------------------------- */
@@ -128,6 +155,7 @@ struct row {
 static struct row rows[MAX_ROWS];
 static int nrows;
 
+/* A new zeroed row at the end of the table (owned by the table). */
 static struct row *row_add(const char *name)
 {
 	if (nrows >= MAX_ROWS) {
@@ -148,6 +176,17 @@ static double row_ratio(const struct row *r)
 	if (r->work > 0 && pw > 0)
 		return (r->work / r->ours.med_ns) / (pw / r->peer_st.med_ns);
 	return r->peer_st.med_ns / r->ours.med_ns;
+}
+
+/* The same ratio on the fastest repetitions: less sensitive to other load. */
+static double row_ratio_min(const struct row *r)
+{
+	if (!r->has_peer || r->ours.min_ns <= 0 || r->peer_st.min_ns <= 0)
+		return NAN;
+	double pw = r->peer_work > 0 ? r->peer_work : r->work;
+	if (r->work > 0 && pw > 0)
+		return (r->work / r->ours.min_ns) / (pw / r->peer_st.min_ns);
+	return r->peer_st.min_ns / r->ours.min_ns;
 }
 
 /* 1 PASS, 0 MISS, -1 no target. */
@@ -216,18 +255,24 @@ static void print_table(FILE *f)
 			of, pf, q, r->check == CHECK_NONE ? "-" : r->target,
 			v < 0 ? "-" : v ? "PASS" : "MISS", d);
 	}
-	fprintf(f, "\nnotes (reps = timed repetitions; noise = (p95 - median) / median):\n");
+	fprintf(f, "\nnotes (reps = timed repetitions; noise = (p95 - median) / median; peers "
+		   "timed interleaved with ours, one call each per round):\n");
 	for (int i = 0; i < nrows; i++) {
 		const struct row *r = &rows[i];
 		fprintf(f, "  %-30s reps %d, noise %.1f%%", r->name, r->ours.reps,
 			100.0 * spread(&r->ours));
-		if (r->has_peer)
-			fprintf(f, "; peer reps %d, noise %.1f%%", r->peer_st.reps,
-				100.0 * spread(&r->peer_st));
+		if (r->has_peer && r->check == CHECK_VALUE_LT)
+			fprintf(f, "; peer reps %d, noise %.1f%%; ours/peer time on min times %.4f",
+				r->peer_st.reps, 100.0 * spread(&r->peer_st),
+				r->ours.min_ns / r->peer_st.min_ns);
+		else if (r->has_peer)
+			fprintf(f, "; peer reps %d, noise %.1f%%; ratio on min times %.3f",
+				r->peer_st.reps, 100.0 * spread(&r->peer_st), row_ratio_min(r));
 		fprintf(f, "%s%s\n", r->note[0] ? "; " : "", r->note);
 	}
 }
 
+/* New JSON references, stolen by the object they are set into. */
 static json_t *stats_json(const struct stats *s)
 {
 	return json_pack("{s:f, s:f, s:f, s:i}", "median_ns", s->med_ns, "p95_ns", s->p95_ns,
@@ -260,6 +305,7 @@ static int write_json(const char *path, json_t *meta)
 			json_object_set_new(o, "peer_figure",
 					    num_or_null(pw > 0 ? pw / r->peer_st.med_ns : NAN));
 			json_object_set_new(o, "ratio", num_or_null(row_ratio(r)));
+			json_object_set_new(o, "ratio_min", num_or_null(row_ratio_min(r)));
 		}
 		if (r->check != CHECK_NONE) {
 			json_object_set_new(o, "target", json_string(r->target));
@@ -422,19 +468,50 @@ static dnnl_stream_t dn_stream;
 		}                                                                   \
 	} while (0)
 
-struct dn_run {
+/* A oneDNN primitive ready to run: its descriptor, the primitive, its
+ * arguments' memories and the host buffers it owns; dn_prim_free releases
+ * everything (a zeroed one is fine). */
+struct dn_prim {
+	dnnl_primitive_desc_t pd;
 	dnnl_primitive_t prim;
 	int nargs;
 	dnnl_exec_arg_t args[4];
+	dnnl_memory_t mem[4];
+	void *buf[2];
+	char impl[64];
 };
+
+static void dn_prim_free(struct dn_prim *p)
+{
+	dnnl_primitive_destroy(p->prim);
+	dnnl_primitive_desc_destroy(p->pd);
+	for (int i = 0; i < 4; i++)
+		dnnl_memory_destroy(p->mem[i]);
+	free(p->buf[0]);
+	free(p->buf[1]);
+	memset(p, 0, sizeof *p);
+}
 
 static int dn_call(void *ctx, struct opr_error *err)
 {
-	struct dn_run *d = ctx;
-	if (dnnl_primitive_execute(d->prim, dn_stream, d->nargs, d->args) != dnnl_success ||
+	struct dn_prim *p = ctx;
+	if (dnnl_primitive_execute(p->prim, dn_stream, p->nargs, p->args) != dnnl_success ||
 	    dnnl_stream_wait(dn_stream) != dnnl_success)
 		return opr_error_set(err, OPR_EINTERNAL, "onednn 'execute' failed");
 	return 0;
+}
+
+/* The primitive of p->pd with the memories p->mem[0..n-1] as the arguments
+ * named in kinds. */
+static int dn_finish(struct dn_prim *p, int n, const int *kinds, struct opr_error *err)
+{
+	int rc = 0;
+	DN_TRY(dnnl_primitive_create(&p->prim, p->pd), "primitive");
+	p->nargs = n;
+	for (int i = 0; i < n; i++)
+		p->args[i] = (dnnl_exec_arg_t){ kinds[i], p->mem[i] };
+out:
+	return rc;
 }
 
 static void dn_impl_name(const_dnnl_primitive_desc_t pd, char *buf, size_t len)
@@ -620,28 +697,24 @@ out:
 #define CV_K 64
 
 /* oneDNN's convolution on opreview's x (NCHW) and w (KCRS = OIHW): nhwc == 0
- * runs on the user layouts; nhwc == 1 converts x to NHWC and w to the
- * primitive's preferred layout first (untimed) and times the convolution
- * alone. The output is returned in NCHW in y. */
-static int dn_conv(int nhwc, const float *x, const float *w, float *y, struct stats *st,
-		   char *impl, size_t impl_len, struct opr_error *err)
+ * runs on the user layouts; nhwc == 1 takes x in NHWC and w in the
+ * primitive's preferred layout, both converted here, untimed. The primitive
+ * owns copies of its input and output (buf[0], buf[1]). */
+static int dn_conv_new(int nhwc, const float *x, const float *w, struct dn_prim *p,
+		       struct opr_error *err)
 {
+	static const int kinds[3] = { DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST };
 	dnnl_memory_desc_t smd, wmd, umd, dmd;
 	dnnl_convolution_desc_t cd;
-	dnnl_primitive_desc_t pd = NULL;
-	dnnl_memory_t sm = NULL, wm = NULL, dm = NULL;
-	struct dn_run run;
-	struct timing tm = { 3, 15, 61, 1.0 };
 	size_t nx = (size_t)CV_N * CV_C * CV_H * CV_W, ny = (size_t)CV_N * CV_K * CV_H * CV_W;
-	float *xs = NULL, *ys = NULL;
-	int rc = 0;
-
-	memset(&run, 0, sizeof run);
 	dnnl_dims_t sd = { CV_N, CV_C, CV_H, CV_W }, wd = { CV_K, CV_C, 3, 3 };
 	dnnl_dims_t dd = { CV_N, CV_K, CV_H, CV_W };
 	dnnl_dims_t strides = { 1, 1 }, pad = { 1, 1 };
 	dnnl_format_tag_t act_tag = nhwc ? dnnl_nhwc : dnnl_nchw;
+	float *xs;
+	int rc = 0;
 
+	memset(p, 0, sizeof *p);
 	DN_TRY(dnnl_memory_desc_init_by_tag(&smd, 4, sd, dnnl_f32, act_tag), "memory desc");
 	DN_TRY(dnnl_memory_desc_init_by_tag(&umd, 4, wd, dnnl_f32, dnnl_oihw), "memory desc");
 	DN_TRY(dnnl_memory_desc_init_by_tag(&wmd, 4, wd, dnnl_f32,
@@ -650,53 +723,47 @@ static int dn_conv(int nhwc, const float *x, const float *w, float *y, struct st
 	DN_TRY(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference,
 						  dnnl_convolution_direct, &smd, &wmd, NULL, &dmd,
 						  strides, pad, pad), "convolution desc");
-	DN_TRY(dnnl_primitive_desc_create(&pd, &cd, NULL, dn_eng, NULL), "convolution pd");
-	dn_impl_name(pd, impl, impl_len);
-
-	xs = big_alloc(nx * sizeof(float));
-	ys = big_alloc(ny * sizeof(float));
-	if (!xs || !ys) {
+	DN_TRY(dnnl_primitive_desc_create(&p->pd, &cd, NULL, dn_eng, NULL), "convolution pd");
+	dn_impl_name(p->pd, p->impl, sizeof p->impl);
+	p->buf[0] = xs = big_alloc(nx * sizeof(float));
+	p->buf[1] = big_alloc(ny * sizeof(float));
+	if (!p->buf[0] || !p->buf[1]) {
 		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for the onednn conv buffers");
 		goto out;
 	}
 	if (nhwc) {
 		for (size_t c = 0; c < CV_C; c++)
-			for (size_t p = 0; p < (size_t)CV_H * CV_W; p++)
-				xs[p * CV_C + c] = x[c * CV_H * CV_W + p];
+			for (size_t q = 0; q < (size_t)CV_H * CV_W; q++)
+				xs[q * CV_C + c] = x[c * CV_H * CV_W + q];
 	} else {
 		memcpy(xs, x, nx * sizeof(float));
 	}
-	const dnnl_memory_desc_t *pwmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+	const dnnl_memory_desc_t *pwmd = dnnl_primitive_desc_query_md(p->pd, dnnl_query_weights_md, 0);
 	if (dnnl_memory_desc_equal(pwmd, &umd)) {
-		DN_TRY(dnnl_memory_create(&wm, &umd, dn_eng, (void *)w), "memory");
-	} else if ((rc = dn_reorder(&umd, (void *)w, pwmd, &wm, err)) < 0) {
+		DN_TRY(dnnl_memory_create(&p->mem[1], &umd, dn_eng, (void *)w), "memory");
+	} else if ((rc = dn_reorder(&umd, (void *)w, pwmd, &p->mem[1], err)) < 0) {
 		goto out;
 	}
-	DN_TRY(dnnl_memory_create(&sm, &smd, dn_eng, xs), "memory");
-	DN_TRY(dnnl_memory_create(&dm, &dmd, dn_eng, ys), "memory");
-	DN_TRY(dnnl_primitive_create(&run.prim, pd), "convolution");
-	run.nargs = 3;
-	run.args[0] = (dnnl_exec_arg_t){ DNNL_ARG_SRC, sm };
-	run.args[1] = (dnnl_exec_arg_t){ DNNL_ARG_WEIGHTS, wm };
-	run.args[2] = (dnnl_exec_arg_t){ DNNL_ARG_DST, dm };
-	if ((rc = bench_time(dn_call, NULL, &run, &tm, st, err)) < 0)
-		goto out;
-	if (nhwc) {
-		for (size_t k = 0; k < CV_K; k++)
-			for (size_t p = 0; p < (size_t)CV_H * CV_W; p++)
-				y[k * CV_H * CV_W + p] = ys[p * CV_K + k];
-	} else {
-		memcpy(y, ys, ny * sizeof(float));
-	}
+	DN_TRY(dnnl_memory_create(&p->mem[0], &smd, dn_eng, xs), "memory");
+	DN_TRY(dnnl_memory_create(&p->mem[2], &dmd, dn_eng, p->buf[1]), "memory");
+	rc = dn_finish(p, 3, kinds, err);
 out:
-	dnnl_primitive_destroy(run.prim);
-	dnnl_primitive_desc_destroy(pd);
-	dnnl_memory_destroy(sm);
-	dnnl_memory_destroy(wm);
-	dnnl_memory_destroy(dm);
-	free(xs);
-	free(ys);
+	if (rc < 0)
+		dn_prim_free(p);
 	return rc;
+}
+
+/* The last output of dn_conv_new's primitive, in NCHW. */
+static void dn_conv_output(const struct dn_prim *p, int nhwc, float *y)
+{
+	const float *ys = p->buf[1];
+	if (!nhwc) {
+		memcpy(y, ys, (size_t)CV_N * CV_K * CV_H * CV_W * sizeof(float));
+		return;
+	}
+	for (size_t k = 0; k < CV_K; k++)
+		for (size_t q = 0; q < (size_t)CV_H * CV_W; q++)
+			y[k * CV_H * CV_W + q] = ys[q * CV_K + k];
 }
 
 /* The planner's best fitting plan of strategy st (*found = 0: none). The
@@ -724,18 +791,25 @@ static int best_plan_of(const struct ops_workload *w, enum ops_strategy st,
 static int case_conv(struct opr_error *err)
 {
 	static const char *const sname[OPS_NSTRATS] = { "untiled", "direct", "im2col" };
+	static const char *const dname[2] = { "nchw/oihw", "nhwc+any" };
+	struct timing t_untiled = { 1, 5, 15, 2.0 }, t_group = { 3, 15, 61, 3.0 };
 	struct ops_workload w;
 	struct op_run run[OPS_NSTRATS];
-	struct stats st[OPS_NSTRATS], dn_st[2];
-	char desc[OPS_NSTRATS][128], dn_name[2][64];
+	struct dn_prim dn[2];
+	struct bench_item items[BENCH_MAX_ITEMS];
+	struct stats st[OPS_NSTRATS], dn_st[2], gst[BENCH_MAX_ITEMS];
+	struct opr_error serr[OPS_NSTRATS];
+	char desc[OPS_NSTRATS][128];
 	size_t ny = (size_t)CV_N * CV_K * CV_H * CV_W;
 	float *dn_y[2] = { NULL, NULL };
 	double flops = 2.0 * CV_N * CV_K * CV_H * CV_W * CV_C * 9;
-	int rc = 0, best = -1, dn_best, failed[OPS_NSTRATS] = { 0 };
-	struct opr_error serr[OPS_NSTRATS];
+	int rc = 0, best = -1, dn_best, any = -1, ni = 0, failed[OPS_NSTRATS] = { 0 };
+	int slot[OPS_NSTRATS];
 
 	memset(serr, 0, sizeof serr);
 	memset(run, 0, sizeof run);
+	memset(dn, 0, sizeof dn);
+	memset(st, 0, sizeof st);
 	memset(&w, 0, sizeof w);
 	w.group = OPS_G_CONV;
 	w.dtype = OPS_F32;
@@ -746,8 +820,6 @@ static int case_conv(struct opr_error *err)
 	for (int s = 0; s < OPS_NSTRATS; s++) {
 		struct ops_plan p;
 		int found;
-		struct timing tm = s == OPS_STRAT_UNTILED ? (struct timing){ 1, 5, 15, 2.0 }
-							  : (struct timing){ 3, 15, 61, 1.0 };
 
 		if ((rc = best_plan_of(&w, (enum ops_strategy)s, &p, &found, err)) < 0)
 			goto out;
@@ -757,32 +829,52 @@ static int case_conv(struct opr_error *err)
 			p.double_buffer = 1;
 		}
 		/* a strategy that fails is reported in its row; the others go on */
-		if ((rc = op_setup(&w, &p, "bench-conv", &run[s], desc[s], sizeof desc[s],
-				   &serr[s])) < 0 ||
-		    (rc = bench_time(op_call, op_before, &run[s], &tm, &st[s], &serr[s])) < 0) {
+		if (op_setup(&w, &p, "bench-conv", &run[s], desc[s], sizeof desc[s], &serr[s]) < 0) {
 			failed[s] = 1;
-			memset(&st[s], 0, sizeof st[s]);
 			continue;
 		}
-		if (s != OPS_STRAT_UNTILED && (best < 0 || st[s].med_ns < st[best].med_ns))
-			best = s;
+		if (any < 0)
+			any = s;
 	}
-	if (best < 0) {
-		rc = opr_error_set(err, OPR_EINTERNAL, "no tiled conv2d strategy ran: %.300s",
+	if (any < 0) {
+		rc = opr_error_set(err, OPR_EINTERNAL, "no conv2d strategy ran: %.300s",
 				   serr[OPS_STRAT_DIRECT].msg);
 		goto out;
 	}
+	if (!failed[OPS_STRAT_UNTILED] &&
+	    bench_time(op_call, op_before, &run[OPS_STRAT_UNTILED], &t_untiled,
+		       &st[OPS_STRAT_UNTILED], &serr[OPS_STRAT_UNTILED]) < 0)
+		failed[OPS_STRAT_UNTILED] = 1;
 	for (int v = 0; v < 2; v++) {
 		dn_y[v] = malloc(ny * sizeof(float));
 		if (!dn_y[v]) {
 			rc = opr_error_set(err, OPR_ENOMEM, "out of memory for the conv outputs");
 			goto out;
 		}
-		if ((rc = dn_conv(v, op_tensor(&run[best], "x"),
-				  op_tensor(&run[best], "w"), dn_y[v], &dn_st[v],
-				  dn_name[v], sizeof dn_name[v], err)) < 0)
+		if ((rc = dn_conv_new(v, op_tensor(&run[any], "x"), op_tensor(&run[any], "w"),
+				      &dn[v], err)) < 0)
 			goto out;
 	}
+	/* the tiled strategies and both oneDNN layouts, interleaved */
+	for (int s = OPS_STRAT_DIRECT; s < OPS_NSTRATS; s++)
+		if (!failed[s]) {
+			slot[s] = ni;
+			items[ni++] = (struct bench_item){ op_call, op_before, &run[s] };
+		}
+	items[ni++] = (struct bench_item){ dn_call, NULL, &dn[0] };
+	items[ni++] = (struct bench_item){ dn_call, NULL, &dn[1] };
+	if ((rc = bench_group(items, ni, &t_group, gst, err)) < 0)
+		goto out;
+	dn_st[0] = gst[ni - 2];
+	dn_st[1] = gst[ni - 1];
+	for (int s = OPS_STRAT_DIRECT; s < OPS_NSTRATS; s++)
+		if (!failed[s]) {
+			st[s] = gst[slot[s]];
+			if (best < 0 || st[s].med_ns < st[best].med_ns)
+				best = s;
+		}
+	dn_conv_output(&dn[0], 0, dn_y[0]);
+	dn_conv_output(&dn[1], 1, dn_y[1]);
 	dn_best = dn_st[1].med_ns < dn_st[0].med_ns;
 
 	for (int s = 0; s < OPS_NSTRATS; s++) {
@@ -799,8 +891,8 @@ static int case_conv(struct opr_error *err)
 		r->has_diff = 1;
 		r->maxdiff = max_abs_diff_f32(ops_instance_output(run[s].inst, NULL), dn_y[dn_best],
 					      ny);
-		snprintf(r->note, sizeof r->note, "plan %s; diff vs onednn %s", desc[s],
-			 dn_best ? "nhwc" : "nchw");
+		snprintf(r->note, sizeof r->note, "plan %s; diff vs onednn %s%s", desc[s],
+			 dname[dn_best], s ? "; timed interleaved with onednn" : "");
 	}
 	for (int v = 0; v < 2; v++) {
 		struct row *r = row_add(v ? "onednn conv nhwc+any" : "onednn conv nchw/oihw");
@@ -809,43 +901,52 @@ static int case_conv(struct opr_error *err)
 		r->unit = "GFLOP/s";
 		r->has_diff = 1;
 		r->maxdiff = max_abs_diff_f32(dn_y[v], dn_y[!v], ny);
-		snprintf(r->note, sizeof r->note, "impl %s; %s; diff vs the other layout",
-			 dn_name[v], v ? "src nhwc and weights reordered untimed" : "user layouts");
+		snprintf(r->note, sizeof r->note, "impl %s; %s; diff vs the other layout", dn[v].impl,
+			 v ? "src nhwc and weights reordered untimed" : "user layouts");
+	}
+	if (best < 0) {
+		rc = opr_error_set(err, OPR_EINTERNAL, "no tiled conv2d strategy ran: %.300s",
+				   serr[OPS_STRAT_DIRECT].msg);
+		goto out;
 	}
 	struct row *r = row_add("conv2d fp32 best vs onednn");
 	r->ours = st[best];
 	r->work = flops;
 	r->unit = "GFLOP/s";
 	r->has_peer = 1;
-	snprintf(r->peer, sizeof r->peer, "onednn %s", dn_best ? "nhwc+any" : "nchw/oihw");
+	snprintf(r->peer, sizeof r->peer, "onednn %s", dname[dn_best]);
 	r->peer_st = dn_st[dn_best];
 	r->check = CHECK_RATIO_GE;
 	r->bound = 0.5;
 	snprintf(r->target, sizeof r->target, ">= 0.50 x onednn");
 	r->has_diff = 1;
 	r->maxdiff = max_abs_diff_f32(ops_instance_output(run[best].inst, NULL), dn_y[dn_best], ny);
-	snprintf(r->note, sizeof r->note, "ours = %s [1,64,56,56] -> 64, 3x3 pad 1; impl %s",
-		 sname[best], dn_name[dn_best]);
+	snprintf(r->note, sizeof r->note, "ours = %s [1,64,56,56] -> 64, 3x3 pad 1; onednn impl %s",
+		 sname[best], dn[dn_best].impl);
 
-	if (failed[OPS_STRAT_UNTILED])
-		goto out;
-	r = row_add("conv2d tiled vs untiled");
-	r->ours = st[best];
-	r->work = flops;
-	r->unit = "GFLOP/s";
-	r->has_peer = 1;
-	snprintf(r->peer, sizeof r->peer, "opreview untiled");
-	r->peer_st = st[OPS_STRAT_UNTILED];
-	r->check = CHECK_RATIO_GE;
-	r->bound = 4.0;
-	snprintf(r->target, sizeof r->target, ">= 4 x untiled");
-	r->has_diff = 1;
-	r->maxdiff = max_abs_diff_f32(ops_instance_output(run[best].inst, NULL),
-				      ops_instance_output(run[OPS_STRAT_UNTILED].inst, NULL), ny);
-	snprintf(r->note, sizeof r->note, "tiled = %s", sname[best]);
+	if (!failed[OPS_STRAT_UNTILED]) {
+		r = row_add("conv2d tiled vs untiled");
+		r->ours = st[best];
+		r->work = flops;
+		r->unit = "GFLOP/s";
+		r->has_peer = 1;
+		snprintf(r->peer, sizeof r->peer, "opreview untiled");
+		r->peer_st = st[OPS_STRAT_UNTILED];
+		r->check = CHECK_RATIO_GE;
+		r->bound = 4.0;
+		snprintf(r->target, sizeof r->target, ">= 4 x untiled");
+		r->has_diff = 1;
+		r->maxdiff = max_abs_diff_f32(ops_instance_output(run[best].inst, NULL),
+					      ops_instance_output(run[OPS_STRAT_UNTILED].inst, NULL),
+					      ny);
+		snprintf(r->note, sizeof r->note, "tiled = %s (untiled timed on its own)",
+			 sname[best]);
+	}
 out:
 	for (int s = 0; s < OPS_NSTRATS; s++)
 		op_release(&run[s]);
+	dn_prim_free(&dn[0]);
+	dn_prim_free(&dn[1]);
 	free(dn_y[0]);
 	free(dn_y[1]);
 	return rc;
@@ -855,37 +956,28 @@ out:
 
 #define ACT_N ((int64_t)64 * 1024 * 1024 / 4) /* 64 MiB of fp32 */
 
-/* oneDNN eltwise forward inference on x into y (n fp32). */
-static int dn_eltwise(dnnl_alg_kind_t alg, float alpha, const float *x, float *y, int64_t n,
-		      struct stats *st, char *impl, size_t impl_len, struct opr_error *err)
+/* oneDNN eltwise forward inference on x into y (n fp32, both caller's). */
+static int dn_eltwise_new(dnnl_alg_kind_t alg, float alpha, const float *x, float *y,
+			  int64_t n, struct dn_prim *p, struct opr_error *err)
 {
+	static const int kinds[2] = { DNNL_ARG_SRC, DNNL_ARG_DST };
 	dnnl_memory_desc_t md;
 	dnnl_eltwise_desc_t ed;
-	dnnl_primitive_desc_t pd = NULL;
-	dnnl_memory_t sm = NULL, dm = NULL;
-	struct dn_run run;
-	struct timing tm = { 2, 11, 41, 1.5 };
+	dnnl_dims_t d = { n };
 	int rc = 0;
 
-	memset(&run, 0, sizeof run);
-	dnnl_dims_t d = { n };
+	memset(p, 0, sizeof *p);
 	DN_TRY(dnnl_memory_desc_init_by_tag(&md, 1, d, dnnl_f32, dnnl_a), "memory desc");
 	DN_TRY(dnnl_eltwise_forward_desc_init(&ed, dnnl_forward_inference, alg, &md, alpha, 0.0f),
 	       "eltwise desc");
-	DN_TRY(dnnl_primitive_desc_create(&pd, &ed, NULL, dn_eng, NULL), "eltwise pd");
-	dn_impl_name(pd, impl, impl_len);
-	DN_TRY(dnnl_memory_create(&sm, &md, dn_eng, (void *)x), "memory");
-	DN_TRY(dnnl_memory_create(&dm, &md, dn_eng, y), "memory");
-	DN_TRY(dnnl_primitive_create(&run.prim, pd), "eltwise");
-	run.nargs = 2;
-	run.args[0] = (dnnl_exec_arg_t){ DNNL_ARG_SRC, sm };
-	run.args[1] = (dnnl_exec_arg_t){ DNNL_ARG_DST, dm };
-	rc = bench_time(dn_call, NULL, &run, &tm, st, err);
+	DN_TRY(dnnl_primitive_desc_create(&p->pd, &ed, NULL, dn_eng, NULL), "eltwise pd");
+	dn_impl_name(p->pd, p->impl, sizeof p->impl);
+	DN_TRY(dnnl_memory_create(&p->mem[0], &md, dn_eng, (void *)x), "memory");
+	DN_TRY(dnnl_memory_create(&p->mem[1], &md, dn_eng, y), "memory");
+	rc = dn_finish(p, 2, kinds, err);
 out:
-	dnnl_primitive_destroy(run.prim);
-	dnnl_primitive_desc_destroy(pd);
-	dnnl_memory_destroy(sm);
-	dnnl_memory_destroy(dm);
+	if (rc < 0)
+		dn_prim_free(p);
 	return rc;
 }
 
@@ -946,14 +1038,12 @@ static int case_one_element(struct opr_error *err)
 		r->maxdiff = fabs((double)o.y - ops_act_ref(OPS_ACT_GELU_TANH, (double)o.x));
 		snprintf(r->note, sizeof r->note,
 			 "gelu-tanh, fp32, one device for all calls, %d calls per sample, "
-			 "times per call; diff vs fp64", o.calls);
+			 "times per call (min %.0f ns); diff vs fp64", o.calls, r->ours.min_ns);
 	}
 out:
 	ops_device_free(o.dev);
 	return rc;
 }
-
-static struct stats relu_real; /* for the instrumentation case */
 
 static int case_activation(struct opr_error *err)
 {
@@ -962,46 +1052,65 @@ static int case_activation(struct opr_error *err)
 		{ OPS_ACT_GELU_TANH, dnnl_eltwise_gelu_tanh, 0.0f },
 		{ OPS_ACT_SILU, dnnl_eltwise_swish, 1.0f },
 	};
-	struct timing tm = { 2, 11, 41, 1.5 };
+	struct timing tm = { 2, 11, 41, 3.0 };
 	struct ops_workload w;
-	struct op_run run;
+	struct op_run run, dry;
+	struct dn_prim dn;
 	size_t bytes = (size_t)ACT_N * sizeof(float);
-	float *y2 = big_alloc(bytes);
-	char desc[128], impl[64];
+	float *y2 = big_alloc(bytes), *y3 = big_alloc(bytes);
+	char desc[128];
 	int rc = 0;
 
 	memset(&run, 0, sizeof run);
-	if (!y2)
-		return opr_error_set(err, OPR_ENOMEM, "out of memory for the activation output");
+	memset(&dn, 0, sizeof dn);
+	if (!y2 || !y3) {
+		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for the activation outputs");
+		goto out;
+	}
 	memset(&w, 0, sizeof w);
 	w.group = OPS_G_ACTIVATION;
 	w.dtype = OPS_F32;
 	w.tensor.rank = 1;
 	w.tensor.dims[0] = ACT_N;
 	for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
-		struct stats ours, peer;
+		int relu = acts[i].act == OPS_ACT_RELU;
+		struct stats gst[4];
+		struct bench_item items[4];
 		char name[48];
 
 		w.act = acts[i].act;
 		if ((rc = op_setup(&w, NULL, "bench-act", &run, desc, sizeof desc, err)) < 0)
 			goto out;
-		if ((rc = bench_time(op_call, op_before, &run, &tm, &ours, err)) < 0)
-			goto out;
 		const float *x = op_tensor(&run, "x");
 		const float *y = ops_instance_output(run.inst, NULL);
+		struct copy_ctx cc = { y3, x, NULL, (size_t)ACT_N };
 
-		if (acts[i].act == OPS_ACT_RELU) {
-			struct copy_ctx cc = { y2, x, NULL, (size_t)ACT_N };
-			struct row *r = row_add("relu 64 MiB vs memcpy");
-			relu_real = ours;
-			if ((rc = bench_time(copy_call, NULL, &cc, &tm, &peer, err)) < 0)
+		if ((rc = dn_eltwise_new(acts[i].alg, acts[i].alpha, x, y2, ACT_N, &dn, err)) < 0)
+			goto out;
+		items[0] = (struct bench_item){ op_call, op_before, &run };
+		items[1] = (struct bench_item){ dn_call, NULL, &dn };
+		if (relu) {
+			/* the same instance on a count-only device: the counting cost */
+			dry = run;
+			if ((rc = ops_device_new(&env, 1, &dry.dev, err)) < 0)
 				goto out;
-			r->ours = ours;
+			items[2] = (struct bench_item){ copy_call, NULL, &cc };
+			items[3] = (struct bench_item){ op_call, op_before, &dry };
+		}
+		rc = bench_group(items, relu ? 4 : 2, &tm, gst, err);
+		if (relu)
+			ops_device_free(dry.dev);
+		if (rc < 0)
+			goto out;
+
+		if (relu) {
+			struct row *r = row_add("relu 64 MiB vs memcpy");
+			r->ours = gst[0];
 			r->work = 2.0 * (double)bytes;
 			r->unit = "GB/s";
 			r->has_peer = 1;
 			snprintf(r->peer, sizeof r->peer, "memcpy 64 MiB");
-			r->peer_st = peer;
+			r->peer_st = gst[2];
 			r->check = CHECK_RATIO_GE;
 			r->bound = 0.85;
 			snprintf(r->target, sizeof r->target, ">= 0.85 x memcpy");
@@ -1013,60 +1122,49 @@ static int case_activation(struct opr_error *err)
 					r->maxdiff = isnan(d) ? INFINITY : d;
 			}
 			snprintf(r->note, sizeof r->note,
-				 "plan %s; bytes read + written; 256 MiB memcpy gave %.2f GB/s, "
+				 "plan %s; bytes read + written; the 256 MiB memcpy gave %.2f GB/s, "
 				 "ours/that %.3f; diff vs fmax(x, 0)",
 				 desc, copy_gbps, copy_gbps > 0
-				 ? (r->work / ours.med_ns) / copy_gbps : NAN);
+				 ? (r->work / gst[0].med_ns) / copy_gbps : NAN);
+
+			struct row *ri = row_add("instrumentation overhead");
+			ri->ours = gst[3];
+			ri->has_peer = 1;
+			snprintf(ri->peer, sizeof ri->peer, "real relu 64 MiB run");
+			ri->peer_st = gst[0];
+			ri->check = CHECK_VALUE_LT;
+			ri->value = gst[3].med_ns / gst[0].med_ns;
+			ri->bound = 0.02;
+			snprintf(ri->target, sizeof ri->target, "dry/real < 2%%");
+			snprintf(ri->note, sizeof ri->note,
+				 "ours = the relu instance on a count-only device (the counting "
+				 "cost), peer = the real run; the ratio column shows dry/real");
 		}
-		if ((rc = dn_eltwise(acts[i].alg, acts[i].alpha, x, y2, ACT_N, &peer, impl,
-				     sizeof impl, err)) < 0)
-			goto out;
 		snprintf(name, sizeof name, "%s 64 MiB vs onednn", ops_act_name(acts[i].act));
 		struct row *r = row_add(name);
-		r->ours = ours;
+		r->ours = gst[0];
 		r->work = 2.0 * (double)bytes;
 		r->unit = "GB/s";
 		r->has_peer = 1;
 		snprintf(r->peer, sizeof r->peer, "onednn eltwise %s",
 			 acts[i].act == OPS_ACT_SILU ? "swish a=1" : ops_act_name(acts[i].act));
-		r->peer_st = peer;
-		if (acts[i].act != OPS_ACT_RELU) {
+		r->peer_st = gst[1];
+		if (!relu) {
 			r->check = CHECK_RATIO_GE;
 			r->bound = 1.0;
 			snprintf(r->target, sizeof r->target, "faster than onednn");
 		}
 		r->has_diff = 1;
 		r->maxdiff = max_abs_diff_f32(y, y2, (size_t)ACT_N);
-		snprintf(r->note, sizeof r->note, "plan %s; onednn impl %s", desc, impl);
-		if (acts[i].act == OPS_ACT_RELU) {
-			/* the instrumentation case below needs this instance */
-			struct op_run dry = run;
-			struct stats dst;
-			struct timing tdry = { 2, 11, 41, 1.0 };
-			struct row *ri = row_add("instrumentation overhead");
-			if ((rc = ops_device_new(&env, 1, &dry.dev, err)) < 0)
-				goto out;
-			rc = bench_time(op_call, op_before, &dry, &tdry, &dst, err);
-			ops_device_free(dry.dev);
-			if (rc < 0)
-				goto out;
-			ri->ours = dst;
-			ri->has_peer = 1;
-			snprintf(ri->peer, sizeof ri->peer, "real relu 64 MiB run");
-			ri->peer_st = relu_real;
-			ri->check = CHECK_VALUE_LT;
-			ri->value = dst.med_ns / relu_real.med_ns;
-			ri->bound = 0.02;
-			snprintf(ri->target, sizeof ri->target, "dry/real < 2%%");
-			snprintf(ri->note, sizeof ri->note,
-				 "ours = the same relu instance on a count-only device "
-				 "(the counting cost); dry/real = %.4f", ri->value);
-		}
+		snprintf(r->note, sizeof r->note, "plan %s; onednn impl %s", desc, dn.impl);
+		dn_prim_free(&dn);
 		op_release(&run);
 	}
 out:
+	dn_prim_free(&dn);
 	op_release(&run);
 	free(y2);
+	free(y3);
 	return rc;
 }
 
@@ -1077,49 +1175,38 @@ out:
 #define QG_K ((int64_t)1 << 20)
 
 /* oneDNN matmul u8 (M,K) x s8 (K,N) -> s32 on opreview's a and b (b is
- * stored [N][K], i.e. (K,N) in tag ba). any_b: weights in the primitive's
- * preferred layout, reordered untimed. */
-static int dn_matmul(int any_b, const uint8_t *a, const int8_t *b, int32_t *c,
-		     struct stats *st, char *impl, size_t impl_len, struct opr_error *err)
+ * stored [N][K], i.e. (K,N) in tag ba) into c (caller's). any_b: weights in
+ * the primitive's preferred layout, reordered here, untimed. */
+static int dn_matmul_new(int any_b, const uint8_t *a, const int8_t *b, int32_t *c,
+			 struct dn_prim *p, struct opr_error *err)
 {
+	static const int kinds[3] = { DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST };
 	dnnl_memory_desc_t amd, bmd, umd, cmd;
 	dnnl_matmul_desc_t md;
-	dnnl_primitive_desc_t pd = NULL;
-	dnnl_memory_t am = NULL, bm = NULL, cm = NULL;
-	struct dn_run run;
-	struct timing tm = { 2, 11, 41, 1.5 };
+	dnnl_dims_t ad = { QG_M, QG_K }, bd = { QG_K, QG_N }, cd = { QG_M, QG_N };
 	int rc = 0;
 
-	memset(&run, 0, sizeof run);
-	dnnl_dims_t ad = { QG_M, QG_K }, bd = { QG_K, QG_N }, cd = { QG_M, QG_N };
+	memset(p, 0, sizeof *p);
 	DN_TRY(dnnl_memory_desc_init_by_tag(&amd, 2, ad, dnnl_u8, dnnl_ab), "memory desc");
 	DN_TRY(dnnl_memory_desc_init_by_tag(&umd, 2, bd, dnnl_s8, dnnl_ba), "memory desc");
 	DN_TRY(dnnl_memory_desc_init_by_tag(&bmd, 2, bd, dnnl_s8,
 					    any_b ? dnnl_format_tag_any : dnnl_ba), "memory desc");
 	DN_TRY(dnnl_memory_desc_init_by_tag(&cmd, 2, cd, dnnl_s32, dnnl_ab), "memory desc");
 	DN_TRY(dnnl_matmul_desc_init(&md, &amd, &bmd, NULL, &cmd), "matmul desc");
-	DN_TRY(dnnl_primitive_desc_create(&pd, &md, NULL, dn_eng, NULL), "matmul pd");
-	dn_impl_name(pd, impl, impl_len);
-	const dnnl_memory_desc_t *pbmd = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+	DN_TRY(dnnl_primitive_desc_create(&p->pd, &md, NULL, dn_eng, NULL), "matmul pd");
+	dn_impl_name(p->pd, p->impl, sizeof p->impl);
+	const dnnl_memory_desc_t *pbmd = dnnl_primitive_desc_query_md(p->pd, dnnl_query_weights_md, 0);
 	if (dnnl_memory_desc_equal(pbmd, &umd)) {
-		DN_TRY(dnnl_memory_create(&bm, &umd, dn_eng, (void *)b), "memory");
-	} else if ((rc = dn_reorder(&umd, (void *)b, pbmd, &bm, err)) < 0) {
+		DN_TRY(dnnl_memory_create(&p->mem[1], &umd, dn_eng, (void *)b), "memory");
+	} else if ((rc = dn_reorder(&umd, (void *)b, pbmd, &p->mem[1], err)) < 0) {
 		goto out;
 	}
-	DN_TRY(dnnl_memory_create(&am, &amd, dn_eng, (void *)a), "memory");
-	DN_TRY(dnnl_memory_create(&cm, &cmd, dn_eng, c), "memory");
-	DN_TRY(dnnl_primitive_create(&run.prim, pd), "matmul");
-	run.nargs = 3;
-	run.args[0] = (dnnl_exec_arg_t){ DNNL_ARG_SRC, am };
-	run.args[1] = (dnnl_exec_arg_t){ DNNL_ARG_WEIGHTS, bm };
-	run.args[2] = (dnnl_exec_arg_t){ DNNL_ARG_DST, cm };
-	rc = bench_time(dn_call, NULL, &run, &tm, st, err);
+	DN_TRY(dnnl_memory_create(&p->mem[0], &amd, dn_eng, (void *)a), "memory");
+	DN_TRY(dnnl_memory_create(&p->mem[2], &cmd, dn_eng, c), "memory");
+	rc = dn_finish(p, 3, kinds, err);
 out:
-	dnnl_primitive_destroy(run.prim);
-	dnnl_primitive_desc_destroy(pd);
-	dnnl_memory_destroy(am);
-	dnnl_memory_destroy(bm);
-	dnnl_memory_destroy(cm);
+	if (rc < 0)
+		dn_prim_free(p);
 	return rc;
 }
 
@@ -1141,14 +1228,17 @@ static int case_qgemm(struct opr_error *err)
 {
 	struct ops_workload w;
 	struct op_run run;
-	struct stats ours, dn_st[2], sg_st;
-	struct timing tm = { 2, 11, 41, 1.5 }, tsg = { 1, 5, 21, 1.5 };
-	char desc[128], impl[2][64];
+	struct dn_prim dn[2];
+	struct stats gst[4];
+	struct bench_item items[4];
+	struct timing tm = { 2, 11, 41, 4.0 };
+	char desc[128];
 	int32_t c[2][QG_M * QG_N];
 	float *af = NULL, *bf = NULL, cf[QG_M * QG_N];
 	double ops = 2.0 * QG_M * QG_N * (double)QG_K;
 	int rc, dn_best;
 
+	memset(dn, 0, sizeof dn);
 	memset(&w, 0, sizeof w);
 	w.group = OPS_G_QGEMM;
 	w.dtype = OPS_S8;
@@ -1173,55 +1263,20 @@ static int case_qgemm(struct opr_error *err)
 	}
 	if ((rc = ops_instance_run(run.dev, run.inst, err)) < 0)
 		goto out;
-	if ((rc = bench_time(op_call, op_before, &run, &tm, &ours, err)) < 0)
-		goto out;
 	const uint8_t *a = op_tensor(&run, "a");
 	const int8_t *b = op_tensor(&run, "b");
 	const float *sb = op_tensor(&run, "scale_b");
 	const float *y = ops_instance_output(run.inst, NULL);
-	const int64_t *acc = ops_qgemm_last_acc(run.inst);
-	if (!a || !b || !sb || !acc) {
+	if (!a || !b || !sb) {
 		rc = opr_error_set(err, OPR_EINTERNAL, "qgemm instance lacks its tensors");
 		goto out;
 	}
 	for (int v = 0; v < 2; v++) {
 		for (int i = 0; i < QG_M * QG_N; i++)
 			c[v][i] = INT32_MIN;
-		if ((rc = dn_matmul(v, a, b, c[v], &dn_st[v], impl[v], sizeof impl[v], err)) < 0)
+		if ((rc = dn_matmul_new(v, a, b, c[v], &dn[v], err)) < 0)
 			goto out;
 	}
-	dn_best = dn_st[1].med_ns < dn_st[0].med_ns;
-
-	double acc_diff = 0.0, y_diff = 0.0;
-	for (int i = 0; i < QG_M; i++)
-		for (int j = 0; j < QG_N; j++) {
-			int e = i * QG_N + j;
-			double d = fabs((double)acc[e] - (double)c[dn_best][e]);
-			double yr = (double)(float)((double)w.quant.a_scale * (double)sb[j] *
-						    (double)c[dn_best][e]);
-			double dy = fabs((double)y[e] - yr);
-			acc_diff = d > acc_diff ? d : acc_diff;
-			y_diff = !(dy <= y_diff) ? (isnan(dy) ? INFINITY : dy) : y_diff;
-		}
-	struct row *r = row_add("qgemm u8.s8 8x64x2^20");
-	r->ours = ours;
-	r->work = ops;
-	r->unit = "GOPS";
-	r->has_peer = 1;
-	snprintf(r->peer, sizeof r->peer, "onednn matmul s32 %s", dn_best ? "b any" : "b ba");
-	r->peer_st = dn_st[dn_best];
-	r->check = CHECK_RATIO_GE;
-	r->bound = 0.5;
-	snprintf(r->target, sizeof r->target, ">= 0.50 x onednn");
-	r->has_diff = 1;
-	r->maxdiff = acc_diff;
-	snprintf(r->note, sizeof r->note,
-		 "plan %s; B mapped to 7 bits (see the source); ours timed with the dequant to "
-		 "fp32 in the same launch (y diff vs onednn s32 dequantised %.3g), diff = s32 "
-		 "accumulators; onednn impl %s; other layout %.0f ns (%s)", desc, y_diff,
-		 impl[dn_best],
-		 dn_st[!dn_best].med_ns, impl[!dn_best]);
-
 	/* OpenBLAS sgemm on the same values in fp32, a reference point only */
 	af = malloc((size_t)QG_M * QG_K * sizeof(float));
 	bf = malloc((size_t)QG_N * QG_K * sizeof(float));
@@ -1234,20 +1289,59 @@ static int case_qgemm(struct opr_error *err)
 	for (size_t i = 0; i < (size_t)QG_N * QG_K; i++)
 		bf[i] = (float)b[i];
 	struct sgemm_ctx sc = { af, bf, cf };
-	if ((rc = bench_time(sgemm_call, NULL, &sc, &tsg, &sg_st, err)) < 0)
+	items[0] = (struct bench_item){ op_call, op_before, &run };
+	items[1] = (struct bench_item){ dn_call, NULL, &dn[0] };
+	items[2] = (struct bench_item){ dn_call, NULL, &dn[1] };
+	items[3] = (struct bench_item){ sgemm_call, NULL, &sc };
+	if ((rc = bench_group(items, 4, &tm, gst, err)) < 0)
 		goto out;
-	double rel = 0.0;
-	for (int e = 0; e < QG_M * QG_N; e++) {
-		double d = fabs((double)cf[e] - (double)acc[e]) / fmax(1.0, fabs((double)acc[e]));
-		rel = !(d <= rel) ? (isnan(d) ? INFINITY : d) : rel;
+	dn_best = gst[2].med_ns < gst[1].med_ns;
+
+	const int64_t *acc = ops_qgemm_last_acc(run.inst);
+	if (!acc) {
+		rc = opr_error_set(err, OPR_EINTERNAL, "qgemm instance has no accumulators");
+		goto out;
 	}
+	double acc_diff = 0.0, y_diff = 0.0, other = 0.0, rel = 0.0;
+	for (int i = 0; i < QG_M; i++)
+		for (int j = 0; j < QG_N; j++) {
+			int e = i * QG_N + j;
+			double d = fabs((double)acc[e] - (double)c[dn_best][e]);
+			double d2 = fabs((double)acc[e] - (double)c[!dn_best][e]);
+			double yr = (double)(float)((double)w.quant.a_scale * (double)sb[j] *
+						    (double)c[dn_best][e]);
+			double dy = fabs((double)y[e] - yr);
+			double dr = fabs((double)cf[e] - (double)acc[e]) / fmax(1.0, fabs((double)acc[e]));
+			acc_diff = d > acc_diff ? d : acc_diff;
+			other = d2 > other ? d2 : other;
+			y_diff = !(dy <= y_diff) ? (isnan(dy) ? INFINITY : dy) : y_diff;
+			rel = !(dr <= rel) ? (isnan(dr) ? INFINITY : dr) : rel;
+		}
+	struct row *r = row_add("qgemm u8.s8 8x64x2^20");
+	r->ours = gst[0];
+	r->work = ops;
+	r->unit = "GOPS";
+	r->has_peer = 1;
+	snprintf(r->peer, sizeof r->peer, "onednn matmul s32 %s", dn_best ? "b any" : "b ba");
+	r->peer_st = gst[1 + dn_best];
+	r->check = CHECK_RATIO_GE;
+	r->bound = 0.5;
+	snprintf(r->target, sizeof r->target, ">= 0.50 x onednn");
+	r->has_diff = 1;
+	r->maxdiff = acc_diff;
+	snprintf(r->note, sizeof r->note,
+		 "plan %s; B mapped to 7 bits (see the source); ours timed with the dequant to "
+		 "fp32 in the same launch (y diff vs onednn s32 dequantised %.3g); diff = s32 "
+		 "accumulators; onednn impl %s; other B layout %.0f ns (%s, diff %.3g)", desc,
+		 y_diff, dn[dn_best].impl, gst[1 + !dn_best].med_ns, dn[!dn_best].impl, other);
+
 	r = row_add("qgemm vs openblas sgemm fp32");
-	r->ours = ours;
+	r->ours = gst[0];
 	r->work = ops;
 	r->unit = "GOPS";
 	r->has_peer = 1;
 	snprintf(r->peer, sizeof r->peer, "openblas sgemm (fp32)");
-	r->peer_st = sg_st;
+	r->peer_st = gst[3];
 	r->has_diff = 1;
 	r->maxdiff = rel;
 	snprintf(r->note, sizeof r->note,
@@ -1257,6 +1351,8 @@ static int case_qgemm(struct opr_error *err)
 out:
 	free(af);
 	free(bf);
+	dn_prim_free(&dn[0]);
+	dn_prim_free(&dn[1]);
 	op_release(&run);
 	return rc;
 }
@@ -1283,10 +1379,11 @@ static int case_permute(struct opr_error *err)
 {
 	struct ops_workload w;
 	struct op_run run;
-	struct stats ours, cp, om;
-	struct timing tm = { 1, 5, 11, 3.0 };
+	struct stats gst[3];
+	struct bench_item items[3];
+	struct timing tm = { 1, 5, 11, 5.0 };
 	size_t n = (size_t)PM_R * PM_C, bytes = n * sizeof(float);
-	float *y2 = NULL;
+	float *y2 = NULL, *y3 = NULL;
 	char desc[128];
 	int rc;
 
@@ -1300,57 +1397,59 @@ static int case_permute(struct opr_error *err)
 	w.tensor.perm[1] = 0;
 	if ((rc = op_setup(&w, NULL, "bench-permute", &run, desc, sizeof desc, err)) < 0)
 		return rc;
-	if ((rc = bench_time(op_call, op_before, &run, &tm, &ours, err)) < 0)
-		goto out;
 	const float *x = op_tensor(&run, "x");
 	const float *y = ops_instance_output(run.inst, NULL);
 	y2 = big_alloc(bytes);
-	if (!y2) {
-		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for the permute peer output");
+	y3 = big_alloc(bytes);
+	if (!y2 || !y3) {
+		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for the permute peer outputs");
 		goto out;
 	}
+	memset(y3, 0xFF, bytes);
+	struct copy_ctx cc = { y2, x, NULL, n };
+	struct omat_ctx oc = { x, y3 };
+	items[0] = (struct bench_item){ op_call, op_before, &run };
+	items[1] = (struct bench_item){ copy_call, NULL, &cc };
+	items[2] = (struct bench_item){ omat_call, NULL, &oc };
+	if ((rc = bench_group(items, 3, &tm, gst, err)) < 0)
+		goto out;
 	/* exact check of ours against the definition y[c][r] = x[r][c] */
 	double diff = 0.0;
 	for (size_t rr = 0; rr < PM_R; rr++)
-		for (size_t cc = 0; cc < PM_C; cc++) {
-			double d = fabs((double)y[cc * PM_R + rr] - (double)x[rr * PM_C + cc]);
+		for (size_t col = 0; col < PM_C; col++) {
+			double d = fabs((double)y[col * PM_R + rr] - (double)x[rr * PM_C + col]);
 			diff = !(d <= diff) ? (isnan(d) ? INFINITY : d) : diff;
 		}
-	struct copy_ctx cc = { y2, x, NULL, n };
-	if ((rc = bench_time(copy_call, NULL, &cc, &tm, &cp, err)) < 0)
-		goto out;
 	struct row *r = row_add("permute [4096,70000] (1,0)");
-	r->ours = ours;
+	r->ours = gst[0];
 	r->work = 2.0 * (double)bytes;
 	r->unit = "GB/s";
 	r->has_peer = 1;
 	snprintf(r->peer, sizeof r->peer, "memcpy 1.07 GiB");
-	r->peer_st = cp;
+	r->peer_st = gst[1];
 	r->check = CHECK_RATIO_GE;
 	r->bound = 0.4;
 	snprintf(r->target, sizeof r->target, ">= 0.40 x memcpy");
 	r->has_diff = 1;
 	r->maxdiff = diff;
 	snprintf(r->note, sizeof r->note,
-		 "plan %s; fp32; bytes read + written; diff vs y[c][r] = x[r][c]", desc);
+		 "plan %s; fp32; bytes read + written; diff vs y[c][r] = x[r][c]; the 256 MiB "
+		 "memcpy gave %.2f GB/s", desc, copy_gbps);
 
-	struct omat_ctx oc = { x, y2 };
-	memset(y2, 0xFF, bytes);
-	if ((rc = bench_time(omat_call, NULL, &oc, &tm, &om, err)) < 0)
-		goto out;
 	r = row_add("permute vs openblas somatcopy");
-	r->ours = ours;
+	r->ours = gst[0];
 	r->work = 2.0 * (double)bytes;
 	r->unit = "GB/s";
 	r->has_peer = 1;
 	snprintf(r->peer, sizeof r->peer, "cblas_somatcopy trans");
-	r->peer_st = om;
+	r->peer_st = gst[2];
 	r->has_diff = 1;
-	r->maxdiff = max_abs_diff_f32(y, y2, n);
+	r->maxdiff = max_abs_diff_f32(y, y3, n);
 	snprintf(r->note, sizeof r->note, "information only (no target)");
 	rc = 0;
 out:
 	free(y2);
+	free(y3);
 	op_release(&run);
 	return rc;
 }
@@ -1447,8 +1546,7 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
 			only = argv[++i];
 		} else if (!strcmp(argv[i], "--e2e") && i + 5 < argc) {
-			i++; /* added after the operator cases, in order */
-			i += 4;
+			i += 5; /* added after the operator cases, in order */
 		} else if (!strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return 0;

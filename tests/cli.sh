@@ -22,7 +22,27 @@ for c in $($OPR --commands); do
 	check "$c is in opreview.1" grep -q "^\\.B $c\$\\|^\\.SS $c\$\\|^\\\\fB$c\\\\fR" opreview.1
 done
 check "an unknown option exits 2 with one line" sh -c "test \$($OPR run --frob 2>$T/e >/dev/null; echo \$?) = 2 && test \$(wc -l <$T/e) = 1"
-check "calibrate says not implemented (3)" test "$(code $OPR calibrate)" = 3
+
+# --- calibrate: an envelope of this host, never over a file without --force ------
+mkdir -p "$T/cal"
+check "calibrate --quick writes an envelope (0)" test "$(code $OPR calibrate --quick --name h --out $T/cal/h.yaml)" = 0
+check "the envelope carries its calibration" sh -c "grep -q '^calibration:' $T/cal/h.yaml && grep -q 'int8_tops: {median: ' $T/cal/h.yaml && grep -q '^cores: 1' $T/cal/h.yaml"
+cp "$T/cal/h.yaml" "$T/cal/h.copy"
+check "calibrate refuses an existing file (5), one line" sh -c "test \$($OPR calibrate --quick --out $T/cal/h.yaml 2>$T/e >/dev/null; echo \$?) = 5 && test \$(wc -l <$T/e) = 1 && cmp -s $T/cal/h.yaml $T/cal/h.copy"
+check "calibrate --force replaces it (0)" test "$(code $OPR calibrate --quick --force --name h --out $T/cal/h.yaml)" = 0
+check "no temporary file is left beside the envelope" sh -c "! ls $T/cal/h.yaml.tmp-* 2>/dev/null"
+sed -e 's/^envelope: npu-a.*/envelope: h/' -e "s#key: \.\./owners#key: $PWD/fixtures/owners#" \
+    fixtures/profiles/quick.yaml >"$T/cal/quick-host.yaml"
+rc=$(code $OPR run --profile "$T/cal/quick-host.yaml" --envelopes "$T/cal" --out "$T/qh" --quiet --no-papi)
+check "a profile on the calibrated envelope runs (verdict exit)" sh -c "case $rc in 0|10|11|12) exit 0;; *) exit 1;; esac"
+check "its findings are calibrated, with rows and a planner check" /usr/bin/python3 -c "
+import json,sys
+m=json.load(open('$T/qh/findings.json'))['model_validation']
+ok=m['calibrated'] and len(m['rows'])>=2 and len(m['planner'])>=1 and m['median_abs_error'] is not None
+ok=ok and all(abs(r['ratio']-r['model_ns']/r['measured_ns'])<1e-9*r['ratio'] for r in m['rows'])
+sys.exit(0 if ok else 1)"
+check "its packet has the model validation table" sh -c "grep -q '^## Model validation' $T/qh/packet.md && grep -q 'median error is' $T/qh/packet.md && grep -q 'Model validation: modelled vs measured' $T/qh/packet.html"
+check "the archive records measured alternatives" grep -q '"measured_ns": [0-9]' "$T/qh/run/manifest.json"
 
 # --- bad profiles: one line, file:line:col, exit 2, nothing written ------------
 while read -r name loc substr; do
@@ -51,6 +71,7 @@ for f in packet.md packet.html packet.xlsx findings.json owners.json run/manifes
 done
 check "no temporary directory is left beside the packet" sh -c "! ls -d $T/q.tmp-* 2>/dev/null"
 check "packet.md has GFM tables" sh -c "test \$(grep -c '^| ---\\|^|---\\|^| :--' $T/q/packet.md) -ge 5"
+check "an uncalibrated run says the model is unvalidated" sh -c "grep -q 'The model is unvalidated on this host: the envelope' $T/q/packet.md && grep -q '\"calibrated\": false' $T/q/findings.json"
 check "packet.md names the verdict in its title" sh -c "head -1 $T/q/packet.md | grep -q 'SHIP\\|HOLD\\|ROLLBACK'"
 check "packet.md has a sign-off checkbox per role" sh -c "test \$(grep -c '^- \\[ \\]' $T/q/packet.md) -ge 3"
 check "packet.html references nothing external" sh -c "! grep -qi 'http://\\|https://\\|src=\\|<link' $T/q/packet.html"
@@ -64,10 +85,10 @@ sys.exit(1 if bad else 0)'"
 rc2=$(code $OPR run --profile fixtures/profiles/quick.yaml --out "$T/q" --quiet)
 check "an existing packet is not overwritten without --force (5)" test "$rc2" = 5
 if /usr/bin/python3 -c 'import openpyxl' 2>/dev/null; then
-	check "the workbook holds the eight sheets" /usr/bin/python3 -c "
+	check "the workbook holds the nine sheets" /usr/bin/python3 -c "
 import openpyxl,sys
 wb=openpyxl.load_workbook('$T/q/packet.xlsx')
-want=['Summary','Findings','Worksheet','Validation','Pipeline','Samples','Counters','Environment']
+want=['Summary','Findings','Worksheet','Validation','Pipeline','Samples','Counters','Environment','Model']
 sys.exit(0 if wb.sheetnames==want else 1)"
 else
 	echo "ok $((n = n + 1)) # SKIP python3-openpyxl missing"

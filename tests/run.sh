@@ -1,9 +1,10 @@
 #!/bin/sh
-# tests/run.sh: runs every cmocka binary given and the command-line tests, all
-# in TAP form, and ends with one line "tests: N passed, M failed".
+# tests/run.sh: runs every cmocka binary given, the command-line tests and the
+# fault tests (tests/faults.sh), all in TAP form, and ends with one line
+# "tests: N passed, M failed".
 pass=0; fail=0
 log=$(mktemp); trap 'rm -f "$log"' EXIT
-for t in "$@" tests/cli.sh; do
+for t in "$@" tests/cli.sh tests/faults.sh; do
 	[ -e "$t" ] || continue
 	case "$t" in *.sh) cmd="sh $t";; *) cmd="$t";; esac
 	CMOCKA_MESSAGE_OUTPUT=TAP $cmd >"$log" 2>&1

@@ -14,7 +14,7 @@ except ImportError:
     sys.exit(77)
 
 SHEETS = ["Summary", "Findings", "Worksheet", "Validation", "Pipeline",
-          "Samples", "Counters", "Environment"]
+          "Samples", "Counters", "Environment", "Model"]
 failures = []
 
 
@@ -158,6 +158,20 @@ def main(path, findings_path, samples_path):
           "Environment clock_read_ns")
     check(env.get(("profile", "metadata.firmware")) == f["profile"]["metadata"]["firmware"],
           "Environment firmware")
+
+    # Model: modelled vs measured rows, or why the model is unvalidated
+    ws = wb["Model"]
+    mv = f.get("model_validation", {})
+    rows = mv.get("rows", [])
+    for i, r in enumerate(rows):
+        check(ws.cell(i + 2, 1).value == r["block"], "Model block %d" % i)
+        check(close(ws.cell(i + 2, 8).value, r["ratio"]), "Model ratio %d" % i)
+    k = len(rows) + 3
+    check(ws.cell(k, 1).value == "calibrated", "Model calibrated label")
+    check(ws.cell(k, 2).value == bool(mv.get("calibrated")), "Model calibrated value")
+    if not mv.get("calibrated"):
+        check(ws.cell(k + 1, 2).value == mv.get("reason", "no model validation in findings"),
+              "Model reason")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,641 @@
+/* collect/calibrate.c: measures this host as an envelope, the way kerncraft
+ * builds its machine files from measured bandwidths and loop rates. Every value
+ * is the median of several timed samples (CLOCK_MONOTONIC, ns) with its spread
+ * (interquartile range / median); bandwidths in GB/s (bytes/ns), rates in TOPS
+ * (1e12 ops/s, one FMA or MAC = 2 ops), setup in ns, launch cost in us. */
+#include "calibrate.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <immintrin.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_SAMPLES 16
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Linear-interpolated q-quantile of sorted x[0..n). */
+static double quant(const double *x, int n, double q)
+{
+	double pos = q * (n - 1);
+	int i = (int)floor(pos);
+	if (i >= n - 1)
+		return x[n - 1];
+	return x[i] + (pos - i) * (x[i + 1] - x[i]);
+}
+
+/* Adds one calibrated value: median of x[0..n) and spread = IQR / median. */
+static void record(struct col_calibration *cal, const char *key, double *x, int n,
+		   const char *method)
+{
+	if (cal->nv >= COL_CAL_MAX_VALUES || n < 1)
+		return;
+	struct col_cal_value *v = &cal->v[cal->nv++];
+	qsort(x, (size_t)n, sizeof *x, cmp_d);
+	v->median = quant(x, n, 0.5);
+	v->spread = v->median > 0 ? (quant(x, n, 0.75) - quant(x, n, 0.25)) / v->median : 0;
+	v->samples = n;
+	snprintf(v->key, sizeof v->key, "%s", key);
+	snprintf(v->method, sizeof v->method, "%s", method);
+}
+
+const struct col_cal_value *col_cal_find(const struct col_calibration *cal, const char *key)
+{
+	for (int i = 0; cal && i < cal->nv; i++)
+		if (!strcmp(cal->v[i].key, key))
+			return &cal->v[i];
+	return NULL;
+}
+
+/* ---- host facts from sysfs and procfs ---------------------------------------- */
+
+/* Size in KiB of cpu0's cache at level with a type other than Instruction;
+ * 0 when sysfs does not say. */
+static double cache_kib(int level)
+{
+	char path[128], buf[64];
+	for (int i = 0; i < 8; i++) {
+		snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			break;
+		int lv = 0;
+		if (fscanf(f, "%d", &lv) != 1)
+			lv = 0;
+		fclose(f);
+		if (lv != level)
+			continue;
+		snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+		if ((f = fopen(path, "r"))) {
+			int instr = fgets(buf, sizeof buf, f) && !strncmp(buf, "Instruction", 11);
+			fclose(f);
+			if (instr)
+				continue;
+		}
+		snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+		if (!(f = fopen(path, "r")))
+			continue;
+		double kib = 0;
+		char unit = 'K';
+		if (fscanf(f, "%lf%c", &kib, &unit) < 1)
+			kib = 0;
+		fclose(f);
+		return unit == 'M' ? kib * 1024 : kib;
+	}
+	return 0;
+}
+
+static double clock_ghz(void)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[256];
+	double mhz = 0;
+	if (!f)
+		return 1.0;
+	while (fgets(line, sizeof line, f))
+		if (!strncmp(line, "cpu MHz", 7)) {
+			char *c = strchr(line, ':');
+			if (c)
+				mhz = strtod(c + 1, NULL);
+			break;
+		}
+	fclose(f);
+	return mhz > 0 ? mhz / 1000.0 : 1.0;
+}
+
+/* ---- the loops ----------------------------------------------------------------- */
+
+static volatile float sink_f;
+
+/* fp32 peak: 12 independent FMA chains of 8 lanes (more than latency x
+ * throughput = 4 x 2 in flight on current x86 cores), no memory traffic.
+ * Returns ops/ns (2 ops per lane per FMA). */
+static double fma_rate(int64_t iters)
+{
+	__m256 a[12];
+	const __m256 m = _mm256_set1_ps(0.9999999f), c = _mm256_set1_ps(1e-7f);
+	for (int k = 0; k < 12; k++)
+		a[k] = _mm256_set1_ps(1.0f + (float)k * 1e-3f);
+	int64_t t0 = now_ns();
+	for (int64_t i = 0; i < iters; i++) {
+		a[0] = _mm256_fmadd_ps(a[0], m, c);
+		a[1] = _mm256_fmadd_ps(a[1], m, c);
+		a[2] = _mm256_fmadd_ps(a[2], m, c);
+		a[3] = _mm256_fmadd_ps(a[3], m, c);
+		a[4] = _mm256_fmadd_ps(a[4], m, c);
+		a[5] = _mm256_fmadd_ps(a[5], m, c);
+		a[6] = _mm256_fmadd_ps(a[6], m, c);
+		a[7] = _mm256_fmadd_ps(a[7], m, c);
+		a[8] = _mm256_fmadd_ps(a[8], m, c);
+		a[9] = _mm256_fmadd_ps(a[9], m, c);
+		a[10] = _mm256_fmadd_ps(a[10], m, c);
+		a[11] = _mm256_fmadd_ps(a[11], m, c);
+	}
+	int64_t t1 = now_ns();
+	__m256 s = a[0];
+	for (int k = 1; k < 12; k++)
+		s = _mm256_add_ps(s, a[k]);
+	float out[8];
+	_mm256_storeu_ps(out, s);
+	sink_f = out[0];
+	double ns = (double)(t1 - t0);
+	return ns > 0 ? (double)iters * 12 * 8 * 2 / ns : 0;
+}
+
+/* A provisional device for the device-level loops: one core, SHARED as
+ * large as asked, no other cost. */
+static void base_envelope(struct ops_envelope *e, double shared_kib)
+{
+	memset(e, 0, sizeof *e);
+	snprintf(e->name, sizeof e->name, "host");
+	snprintf(e->power_mode, sizeof e->power_mode, "nominal");
+	e->clock_ghz = 1;
+	e->clock_scale = 1;
+	e->cores = 1;
+	e->global_bw_gbps = 10;
+	e->global_capacity_gib = 1;
+	e->shared_capacity_kib = shared_kib;
+	e->shared_bw_gbps = 100;
+	e->local_capacity_kib = 32;
+	e->dma_max_last_dim = 65535;
+	e->dma_setup_ns = 0;
+	e->dma_engines = 1;
+	for (int t = 0; t < OPS_NDTYPES; t++)
+		e->tops[t] = 1;
+	e->launch_overhead_us = 0;
+}
+
+/* Launch cost: ns of ops_launch_begin + ops_tile_begin + ops_launch_end with
+ * an empty body on a real device, per launch over a batch of n. */
+static int launch_cost(struct ops_device *dev, int n, double *ns, struct opr_error *err)
+{
+	ops_device_reset(dev);
+	int64_t t0 = now_ns();
+	for (int i = 0; i < n; i++) {
+		int rc = ops_launch_begin(dev, "calibrate", 0, err);
+		if (rc)
+			return rc;
+		ops_tile_begin(dev, 0);
+		if ((rc = ops_launch_end(dev, err)))
+			return rc;
+	}
+	*ns = (double)(now_ns() - t0) / n;
+	ops_device_reset(dev);
+	return 0;
+}
+
+/* DMA setup: per-transfer time of ops_dma GLOBAL -> SHARED for small
+ * contiguous transfers of several sizes, regressed on bytes by least squares
+ * (t = setup + bytes / bw): the intercept is the per-descriptor cost. */
+static const int DMA_SIZES[] = {64, 256, 1024, 2048, 4096};
+#define NDMA_SIZES (int)(sizeof DMA_SIZES / sizeof DMA_SIZES[0])
+
+static int dma_setup(struct ops_device *dev, unsigned char *g, unsigned char *s, int reps,
+		     double *setup, struct opr_error *err)
+{
+	double sx = 0, sy = 0, sxx = 0, sxy = 0, first = 0;
+	ops_device_reset(dev);
+	int rc = ops_launch_begin(dev, "calibrate-dma", 0, err);
+	if (rc)
+		return rc;
+	ops_tile_begin(dev, 0);
+	for (int k = 0; k < NDMA_SIZES; k++) {
+		struct ops_dma_desc d = {1, {DMA_SIZES[k] / 4}, {1}, {1}, 4};
+		int64_t t0 = now_ns();
+		for (int i = 0; i < reps; i++) {
+			size_t off = (size_t)(i & 63) * 4096;
+			if ((rc = ops_dma(dev, OPS_SHARED, s, OPS_GLOBAL, g + off, &d, err)))
+				return rc;
+		}
+		double y = (double)(now_ns() - t0) / reps, x = DMA_SIZES[k];
+		if (!k)
+			first = y;
+		sx += x;
+		sy += y;
+		sxx += x * x;
+		sxy += x * y;
+	}
+	if ((rc = ops_launch_end(dev, err)))
+		return rc;
+	ops_device_reset(dev);
+	double n = NDMA_SIZES, den = n * sxx - sx * sx;
+	double slope = den != 0 ? (n * sxy - sx * sy) / den : 0;
+	double icpt = (sy - slope * sx) / n;
+	/* a non-positive intercept (noise on a tiny setup) falls back to the
+	 * smallest transfer's whole time, an upper bound of the setup */
+	*setup = icpt > 0 ? icpt : first;
+	return 0;
+}
+
+/* GLOBAL: ops_dma round trips of 64 KiB chunks through a SHARED buffer over
+ * arrays far larger than the last-level cache, GLOBAL -> SHARED -> GLOBAL.
+ * The device model counts both directions as GLOBAL bytes, so bw = 2 x
+ * array bytes / time. */
+static int global_bw(struct ops_device *dev, unsigned char *src, unsigned char *dst, size_t bytes,
+		     unsigned char *buf, double *gbps, struct opr_error *err)
+{
+	const int64_t chunk = 65536;
+	struct ops_dma_desc d = {2, {2, chunk / 2}, {chunk / 2, 1}, {chunk / 2, 1}, 1};
+	ops_device_reset(dev);
+	int rc = ops_launch_begin(dev, "calibrate-global", 0, err);
+	if (rc)
+		return rc;
+	ops_tile_begin(dev, 0);
+	int64_t t0 = now_ns();
+	for (size_t off = 0; off + (size_t)chunk <= bytes; off += (size_t)chunk) {
+		if ((rc = ops_dma(dev, OPS_SHARED, buf, OPS_GLOBAL, src + off, &d, err)) ||
+		    (rc = ops_dma(dev, OPS_GLOBAL, dst + off, OPS_SHARED, buf, &d, err)))
+			return rc;
+	}
+	double ns = (double)(now_ns() - t0);
+	if ((rc = ops_launch_end(dev, err)))
+		return rc;
+	ops_device_reset(dev);
+	*gbps = ns > 0 ? 2.0 * (double)bytes / ns : 0;
+	return 0;
+}
+
+/* SHARED: ops_dma SHARED -> SHARED copies between two halves of a buffer of
+ * about half the cache level that plays SHARED; each byte is read and written
+ * in SHARED (2 x bytes, as the model counts it). */
+static int shared_bw(struct ops_device *dev, unsigned char *a, unsigned char *b, size_t half,
+		     int reps, double *gbps, struct opr_error *err)
+{
+	struct ops_dma_desc d = {2, {(int64_t)(half / 32768), 32768}, {32768, 1}, {32768, 1}, 1};
+	ops_device_reset(dev);
+	int rc = ops_launch_begin(dev, "calibrate-shared", 0, err);
+	if (rc)
+		return rc;
+	ops_tile_begin(dev, 0);
+	int64_t t0 = now_ns();
+	for (int i = 0; i < reps; i++)
+		if ((rc = ops_dma(dev, OPS_SHARED, (i & 1) ? a : b, OPS_SHARED, (i & 1) ? b : a, &d, err)))
+			return rc;
+	double ns = (double)(now_ns() - t0);
+	if ((rc = ops_launch_end(dev, err)))
+		return rc;
+	ops_device_reset(dev);
+	*gbps = ns > 0 ? 2.0 * (double)(half / 32768 * 32768) * reps / ns : 0;
+	return 0;
+}
+
+/* A kernel's sustained rate: the project's own operator, run for real on a
+ * device with the envelope measured so far. The model's non-compute terms
+ * of each launch (overhead, DMA setup, and the bandwidth terms when the launch
+ * is single-buffered) are subtracted from the measured time, so that the
+ * model reproduces this calibration workload:
+ *   rate = (2 MACs + element ops) / (T_measured - sum_launches other_terms)
+ * (at least half of T_measured is left to compute, so noise cannot make the
+ * rate absurd). Returns ops/ns. */
+static int kernel_rate(const struct ops_envelope *env, const struct ops_workload *w, int samples,
+		       double *x, struct opr_error *err)
+{
+	struct ops_plan plan;
+	int fell;
+	char why[160];
+	struct ops_device *dev = NULL;
+	struct ops_instance *inst = NULL;
+	int rc = ops_plan_resolve(env, w, NULL, 0, &plan, &fell, why, sizeof why, err);
+	if (!rc)
+		rc = ops_instance_new(w, &plan, 7, "calibrate", &inst, err);
+	if (!rc)
+		rc = ops_device_new(env, 0, &dev, err);
+	for (int i = 0; !rc && i < 2; i++) /* warm-up */
+		rc = ops_instance_run(dev, inst, err);
+	for (int s = 0; !rc && s < samples; s++) {
+		ops_device_reset(dev);
+		int64_t t0 = now_ns();
+		rc = ops_instance_run(dev, inst, err);
+		double t = (double)(now_ns() - t0);
+		if (rc)
+			break;
+		const struct ops_counters *c = ops_device_counters(dev);
+		double ops = (double)c->elem_ops;
+		for (int k = 0; k < OPS_NDTYPES; k++)
+			ops += 2.0 * (double)c->macs[k];
+		size_t nl;
+		const struct ops_launch_rec *l = ops_device_launches(dev, &nl);
+		double other = 0;
+		for (size_t i = 0; i < nl; i++)
+			other += l[i].overhead_ns + l[i].dma_ns +
+				 (l[i].double_buffer ? 0 : l[i].shared_ns + l[i].global_ns);
+		double comp = t - other > 0.5 * t ? t - other : 0.5 * t;
+		x[s] = comp > 0 ? ops / comp : 0;
+	}
+	ops_device_free(dev);
+	ops_instance_free(inst);
+	return rc;
+}
+
+static void conv_workload(struct ops_workload *w, enum ops_dtype t)
+{
+	memset(w, 0, sizeof *w);
+	w->group = OPS_G_CONV;
+	w->act = OPS_ACT_NONE;
+	w->dtype = t;
+	struct ops_conv_shape c = {1, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1};
+	w->conv = c;
+}
+
+static void qgemm_workload(struct ops_workload *w, int64_t k)
+{
+	memset(w, 0, sizeof *w);
+	w->group = OPS_G_QGEMM;
+	w->act = OPS_ACT_NONE;
+	w->dtype = OPS_S8;
+	w->gemm.m = 8;
+	w->gemm.n = 64;
+	w->gemm.k = k;
+	w->quant.a = OPS_U8;
+	w->quant.a_zero_point = 3;
+	w->quant.a_scale = 0.02f;
+	w->quant.b_per_channel = 1;
+	w->quant.out = OPS_F32;
+}
+
+static void utc_now(char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
+		  struct col_calibration *cal, struct opr_error *err)
+{
+	const int quick = o && o->quick;
+	const int ns = quick ? 5 : 11;         /* samples per value */
+	const size_t gbytes = (size_t)(quick ? 64 : 256) << 20;
+	double x[MAX_SAMPLES];
+	struct col_host host;
+	struct ops_device *dev = NULL;
+	unsigned char *src = NULL, *dst = NULL, *buf = NULL;
+	int rc = 0;
+
+	memset(cal, 0, sizeof *cal);
+	col_host_detect(&host);
+	snprintf(cal->host, sizeof cal->host, "%s", host.hostname[0] ? host.hostname : "unknown");
+	snprintf(cal->cpu, sizeof cal->cpu, "%s", host.cpu_model);
+	utc_now(cal->date, sizeof cal->date);
+	cal->cpus_online = host.cpus_online > 0 ? host.cpus_online : 1;
+
+	/* SHARED plays the private L2 (a tile buffer reused across a launch
+	 * lives there; L1d is too small for the tiles the planner forms);
+	 * LOCAL the L1d. Fallbacks when sysfs is silent: 256 and 32 KiB. */
+	double l2 = cache_kib(2), l1 = cache_kib(1);
+	base_envelope(env, l2 > 0 ? l2 : 256);
+	snprintf(env->name, sizeof env->name, "%s", o && o->name ? o->name : "host");
+	env->local_capacity_kib = l1 > 0 ? l1 : 32;
+	env->clock_ghz = clock_ghz();
+	env->global_capacity_gib = host.mem_total_bytes ? (double)host.mem_total_bytes / 1073741824.0 : 1;
+
+	struct ops_envelope big = *env; /* room for the calibration buffers */
+	big.shared_capacity_kib = 1024 * 1024;
+	if ((rc = ops_device_new(&big, 0, &dev, err)))
+		return rc;
+	if (posix_memalign((void **)&src, 64, gbytes) || posix_memalign((void **)&dst, 64, gbytes) ||
+	    posix_memalign((void **)&buf, 64, 1 << 20)) {
+		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for %zu MiB calibration arrays",
+				   gbytes >> 20);
+		goto out;
+	}
+	memset(src, 0x5a, gbytes); /* first touch: page faults stay out of the timing */
+	memset(dst, 0xa5, gbytes);
+	memset(buf, 0x3c, 1 << 20);
+
+	/* launch overhead */
+	for (int s = 0; !rc && s < ns; s++)
+		rc = launch_cost(dev, quick ? 2000 : 10000, &x[s], err);
+	if (rc)
+		goto out;
+	record(cal, "launch_overhead_us", x, ns,
+	       "ops_launch_begin + ops_tile_begin + ops_launch_end, empty body, real device");
+	env->launch_overhead_us = cal->v[cal->nv - 1].median / 1000.0;
+	for (int i = 0; i < cal->nv; i++)
+		if (!strcmp(cal->v[i].key, "launch_overhead_us"))
+			cal->v[i].median /= 1000.0;
+
+	/* DMA setup */
+	for (int s = 0; !rc && s < ns; s++)
+		rc = dma_setup(dev, src, buf, quick ? 2000 : 8000, &x[s], err);
+	if (rc)
+		goto out;
+	record(cal, "dma_setup_ns", x, ns,
+	       "ops_dma GLOBAL->SHARED of 64..4096 bytes, intercept of time vs bytes");
+	env->dma_setup_ns = cal->v[cal->nv - 1].median;
+
+	/* GLOBAL bandwidth */
+	for (int s = 0; !rc && s < ns; s++)
+		rc = global_bw(dev, src, dst, gbytes, buf, &x[s], err);
+	if (rc)
+		goto out;
+	record(cal, "global_bandwidth_gbps", x, ns,
+	       quick ? "ops_dma GLOBAL->SHARED->GLOBAL over 64 MiB arrays, 64 KiB chunks"
+		     : "ops_dma GLOBAL->SHARED->GLOBAL over 256 MiB arrays, 64 KiB chunks");
+	env->global_bw_gbps = cal->v[cal->nv - 1].median;
+
+	/* SHARED bandwidth: two buffers of a quarter of the capacity each */
+	size_t half = (size_t)(env->shared_capacity_kib * 1024 / 4);
+	if (half < 32768)
+		half = 32768;
+	if (half > (1u << 19))
+		half = 1u << 19;
+	for (int s = 0; !rc && s < ns; s++)
+		rc = shared_bw(dev, buf, buf + half, half, quick ? 100 : 400, &x[s], err);
+	if (rc)
+		goto out;
+	record(cal, "shared_bandwidth_gbps", x, ns,
+	       "ops_dma SHARED->SHARED between two quarter-capacity buffers (half the L2)");
+	env->shared_bw_gbps = cal->v[cal->nv - 1].median;
+
+	/* fp32 FMA peak */
+	for (int s = 0; s < ns; s++)
+		x[s] = fma_rate(quick ? 300000 : 3000000) / 1000.0;
+	record(cal, "fp32_tops", x, ns, "12 independent 8-lane FMA chains in registers (peak)");
+	env->tops[OPS_F32] = cal->v[cal->nv - 1].median;
+
+	/* the kernels' sustained rates, with the memory terms measured above */
+	struct ops_workload w;
+	static const struct {
+		const char *key, *method;
+		enum ops_dtype t;
+	} kern[] = {
+		{"fp16_tops", "conv2d fp16 64x28x28 k64 3x3 (F16C conversion + FMA microkernel), "
+			      "model's other terms subtracted", OPS_F16},
+		{"bf16_tops", "conv2d bf16 64x28x28 k64 3x3 (bf16 conversion + FMA microkernel), "
+			      "model's other terms subtracted", OPS_BF16},
+		{"int8_tops", "qgemm u8 x s8 8x64x65536 (widen + madd_epi16, exact int32), "
+			      "model's other terms subtracted", OPS_S8},
+	};
+	for (size_t k = 0; k < sizeof kern / sizeof kern[0]; k++) {
+		if (kern[k].t == OPS_S8)
+			qgemm_workload(&w, quick ? 16384 : 65536);
+		else
+			conv_workload(&w, kern[k].t);
+		for (int t = 0; t < OPS_NDTYPES; t++)
+			if (t != OPS_F32)
+				env->tops[t] = env->tops[OPS_F32]; /* provisional */
+		if ((rc = kernel_rate(env, &w, ns, x, err)))
+			goto out;
+		for (int s = 0; s < ns; s++)
+			x[s] /= 1000.0;
+		record(cal, kern[k].key, x, ns, kern[k].method);
+		double v = cal->v[cal->nv - 1].median;
+		if (kern[k].t == OPS_S8)
+			env->tops[OPS_S8] = env->tops[OPS_U8] = env->tops[OPS_S32] = v;
+		else
+			env->tops[kern[k].t] = v;
+	}
+	/* the provisional copies above are replaced by the measured values */
+	env->tops[OPS_F16] = col_cal_find(cal, "fp16_tops")->median;
+	env->tops[OPS_BF16] = col_cal_find(cal, "bf16_tops")->median;
+	cal->present = 1;
+	for (int i = 0; i < cal->nv && !rc; i++)
+		if (!(cal->v[i].median > 0) || !isfinite(cal->v[i].median))
+			rc = opr_error_set(err, OPR_EINTERNAL, "calibration of '%s' gave %g",
+					   cal->v[i].key, cal->v[i].median);
+out:
+	ops_device_free(dev);
+	free(src);
+	free(dst);
+	free(buf);
+	return rc;
+}
+
+/* ---- the envelope file --------------------------------------------------------- */
+
+struct sbuf {
+	char *s;
+	size_t len, cap;
+	int oom;
+};
+
+static void out(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void out(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	for (;;) {
+		va_start(ap, fmt);
+		int n = b->oom ? -1 : vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return;
+		if ((size_t)n < b->cap - b->len) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t nc = (b->cap + (size_t)n + 1) * 2;
+		char *p = realloc(b->s, nc);
+		if (!p) {
+			b->oom = 1;
+			return;
+		}
+		b->s = p;
+		b->cap = nc;
+	}
+}
+
+/* A YAML double-quoted scalar body: quotes and backslashes escaped, control
+ * characters dropped. */
+static void quoted(struct sbuf *b, const char *s)
+{
+	out(b, "\"");
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			out(b, "\\%c", *s);
+		else if ((unsigned char)*s >= 0x20)
+			out(b, "%c", *s);
+	}
+	out(b, "\"");
+}
+
+int col_calibration_yaml(const struct ops_envelope *e, const struct col_calibration *cal,
+			 char **text, struct opr_error *err)
+{
+	struct sbuf b = {0};
+	out(&b, "# %s: this host measured by `opreview calibrate` (%s).\n", e->name, cal->date);
+	out(&b, "# cores is 1: the host executor runs every tile on one thread; the\n"
+		"# machine's CPU count is calibration.cpus_online. SHARED is the private L2\n"
+		"# and LOCAL the L1d (sizes from sysfs). Each value is the median of the\n"
+		"# samples under calibration.values, spread = interquartile range / median.\n");
+	out(&b, "name: %s\npower_mode: nominal\nclock_ghz: %.4g\ncores: 1\n", e->name, e->clock_ghz);
+	out(&b, "global: {bandwidth_gbps: %.6g, capacity_gib: %.4g}   # DRAM round trips through SHARED\n",
+	    e->global_bw_gbps, e->global_capacity_gib);
+	out(&b, "shared: {capacity_kib: %.6g, bandwidth_gbps: %.6g}   # L2 per core\n",
+	    e->shared_capacity_kib, e->shared_bw_gbps);
+	out(&b, "local:  {capacity_kib: %.6g}                          # L1d per core\n",
+	    e->local_capacity_kib);
+	out(&b, "dma:    {max_last_dim: %lld, setup_ns: %.6g, engines: 1}   # ops_dma per descriptor\n",
+	    (long long)e->dma_max_last_dim, e->dma_setup_ns);
+	out(&b, "# fp32: FMA peak; fp16/bf16: conv microkernel incl. conversions; int8: qgemm\n");
+	out(&b, "compute_tops: {fp32: %.6g, fp16: %.6g, bf16: %.6g, int8: %.6g}\n", e->tops[OPS_F32],
+	    e->tops[OPS_F16], e->tops[OPS_BF16], e->tops[OPS_S8]);
+	out(&b, "launch_overhead_us: %.6g\n", e->launch_overhead_us);
+	out(&b, "calibration:\n  host: ");
+	quoted(&b, cal->host);
+	out(&b, "\n  date: ");
+	quoted(&b, cal->date);
+	out(&b, "\n  cpu: ");
+	quoted(&b, cal->cpu);
+	out(&b, "\n  cpus_online: %lld\n  values:\n", (long long)cal->cpus_online);
+	for (int i = 0; i < cal->nv; i++) {
+		const struct col_cal_value *v = &cal->v[i];
+		out(&b, "    %s: {median: %.6g, spread: %.4f, samples: %lld,\n      method: ", v->key,
+		    v->median, v->spread, (long long)v->samples);
+		quoted(&b, v->method);
+		out(&b, "}\n");
+	}
+	if (b.oom) {
+		free(b.s);
+		return opr_error_set(err, OPR_ENOMEM, "out of memory writing the envelope");
+	}
+	*text = b.s;
+	return 0;
+}
+
+int col_write_atomic(const char *path, const char *text, int force, struct opr_error *err)
+{
+	char tmp[1100];
+	if (!force && !access(path, F_OK))
+		return opr_error_set(err, OPR_EEXIST, "'%s' exists; pass --force to replace it", path);
+	snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
+	int rc = col_write_file(tmp, text, strlen(text), err);
+	if (rc)
+		return rc;
+	/* without --force, link() refuses a file that appeared meanwhile */
+	if (force ? rename(tmp, path) : link(tmp, path)) {
+		int e = errno;
+		unlink(tmp);
+		if (e == EEXIST)
+			return opr_error_set(err, OPR_EEXIST, "'%s' exists; pass --force to replace it",
+					     path);
+		return opr_error_set(err, OPR_EIO, "cannot write '%s': %s", path, strerror(e));
+	}
+	if (!force)
+		unlink(tmp);
+	char dir[1024];
+	snprintf(dir, sizeof dir, "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		snprintf(dir, sizeof dir, ".");
+	return col_fsync_dir(dir[0] ? dir : "/", err);
+}

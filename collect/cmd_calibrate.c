@@ -1,0 +1,60 @@
+/* collect/cmd_calibrate.c: `opreview calibrate`: measure this host and write
+ * it as an envelope file (atomically; never over an existing file without
+ * --force), or print it on stdout when --out is not given. */
+#include "calibrate.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+int cmd_calibrate(int argc, char **argv)
+{
+	const char *out = NULL, *name = NULL;
+	int force = 0, quick = 0;
+	const struct opr_option opts[] = {
+		{OPR_OPT_STRING, "out", "FILE", "write the envelope to FILE (default: stdout)", &out},
+		{OPR_OPT_FLAG, "force", NULL, "replace FILE if it exists", &force},
+		{OPR_OPT_STRING, "name", "NAME", "the envelope's name (default: host)", &name},
+		{OPR_OPT_FLAG, "quick", NULL, "fewer samples and smaller arrays (about 2 s; for tests)", &quick},
+		{OPR_OPT_END, NULL, NULL, NULL, NULL}};
+	const struct opr_command_help help = {
+		"calibrate", "calibrate [--out FILE] [--force] [--name NAME] [--quick]",
+		"Measure this host as an envelope: cores 1 (the host executor is single-threaded),\n"
+		"fp32 FMA peak, the conv microkernel's fp16/bf16 rates and the qgemm int8 rate,\n"
+		"DRAM bandwidth (GLOBAL), the L2's bandwidth (SHARED, capacity from sysfs), the\n"
+		"per-transfer DMA setup and the launch cost. Each value is written with its\n"
+		"median, spread (IQR / median) and sample count under calibration:, with the\n"
+		"host and the date. A profile whose envelope is calibrated gets a model\n"
+		"validation: modelled vs measured times per block, variant and plan.",
+		"Exit status: 0 written, 1 failure, 2 bad usage, 5 FILE exists (pass --force).", opts};
+	struct opr_error err = {0};
+	const char *pos[1];
+	int npos;
+	int rc = opr_parse(&help, argc, argv, pos, 0, &npos, &err);
+	if (rc == 1)
+		return OPR_EXIT_OK;
+	if (rc)
+		return opr_fail(&err);
+	if (out && !force && !access(out, F_OK)) {
+		opr_error_set(&err, OPR_EEXIST, "'%s' exists; pass --force to replace it", out);
+		return opr_fail(&err);
+	}
+	struct col_cal_options o = {quick, name};
+	struct ops_envelope env;
+	struct col_calibration cal;
+	char *text = NULL;
+	if (isatty(2))
+		fprintf(stderr, "opreview: calibrating this host (%s)...\n", quick ? "about 2 s" : "about 8 s");
+	rc = col_calibrate(&o, &env, &cal, &err);
+	if (!rc)
+		rc = col_calibration_yaml(&env, &cal, &text, &err);
+	if (!rc && out)
+		rc = col_write_atomic(out, text, force, &err);
+	else if (!rc)
+		fputs(text, stdout);
+	free(text);
+	if (rc)
+		return opr_fail(&err);
+	if (out)
+		printf("envelope: %s\n", out);
+	return OPR_EXIT_OK;
+}

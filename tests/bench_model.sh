@@ -1,0 +1,42 @@
+#!/bin/sh
+# tests/bench_model.sh: the device model and the planner held against this
+# host. Calibrates the host, runs the default profile's blocks on that
+# envelope (smaller budget), and prints the median and worst |modelled /
+# measured - 1| (target: median <= 30%) and, per block and variant, Kendall's
+# tau of the planner's ranking and the measured slowdown of its choice against
+# the best measured plan (target: within 10%). tests/bench.sh calls it when
+# present; it also runs alone: sh tests/bench_model.sh
+set -e
+cd "$(dirname "$0")/.."
+OPR=${OPREVIEW:-./opreview}
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+echo "== model validation on this host (opreview calibrate + default profile)"
+"$OPR" calibrate --name host --out "$T/host.yaml" >/dev/null
+grep -v 'method:' "$T/host.yaml" | sed -n '/^global:/,/^launch_overhead_us/p;/^  values:/,$p'
+sed -e 's/^envelope: .*/envelope: host/' -e 's/^  seconds: .*/  seconds: 8/' \
+    -e "s#key: \.\./owners#key: $PWD/fixtures/owners#" fixtures/profiles/default.yaml >"$T/default-host.yaml"
+rc=0
+"$OPR" run --profile "$T/default-host.yaml" --envelopes "$T" --out "$T/out" --quiet >/dev/null || rc=$?
+case $rc in 0|10|11|12) ;; *) echo "bench_model: run failed ($rc)"; exit 1;; esac
+python3 - "$T/out/findings.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["model_validation"]
+if not m["calibrated"]:
+    print("model unvalidated: " + m["reason"]); sys.exit(1)
+print("%-20s %-9s %-12s %12s %12s %8s  %s" % ("block", "variant", "measured by", "model us", "host us", "ratio", "largest term"))
+for r in m["rows"]:
+    if not r["counted"]:
+        continue
+    print("%-20s %-9s %-12s %12.1f %12.1f %8.2f  %s" % (r["block"], r["variant"], r["measured_by"],
+          r["model_ns"] / 1e3, r["measured_ns"] / 1e3, r["ratio"], r["dominant_term"]))
+w = m["worst"]
+print("model error: median %.1f%% (target <= 30%%), worst %.1f%% (%s %s, ratio %.2f, largest term %s)" % (
+      100 * m["median_abs_error"], 100 * m["worst_abs_error"], w["block"], w["variant"], w["ratio"], w["dominant_term"]))
+worst = 0.0
+for p in m["planner"]:
+    tau = "n/a" if p["kendall_tau"] is None else "%.2f" % p["kendall_tau"]
+    print("planner %-20s %-9s plans %d  tau %5s  choice/best %+.1f%%" % (p["block"], p["variant"], p["candidates"], tau, 100 * p["slowdown"]))
+    worst = max(worst, p["slowdown"])
+print("planner: worst slowdown of its choice vs the best measured plan %+.1f%% (target <= 10%%)" % (100 * worst))
+PY

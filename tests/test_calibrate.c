@@ -1,0 +1,302 @@
+/* tests/test_calibrate.c: `opreview calibrate` and model validation: the
+ * calibrated envelope loads with its metadata, the envelope file is written
+ * atomically and never over an existing one without force, a bad calibration
+ * key is refused, Kendall's tau on known rankings, and the model-validation
+ * numbers of a crafted run (seeded random times) are exactly the expected
+ * ratios, terms, tau and planner slowdown; an uncalibrated run says why. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../analyze/analyze.h"
+#include "../collect/calibrate.h"
+
+static char tmpdir[64];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof tmpdir, "/tmp/opr-cal-XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	col_rmtree(tmpdir);
+	return 0;
+}
+
+static uint64_t rng_state = 0x1234abcdULL;
+static double urand(double lo, double hi)
+{
+	rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return lo + (hi - lo) * (double)(rng_state >> 11) / 9007199254740992.0;
+}
+
+/* calibrate --quick writes an envelope the loader accepts, with positive
+ * finite values, cores 1 and the calibration metadata; a second write without
+ * force is refused and the file is unchanged; with force it is replaced. */
+static void test_calibrated_envelope_loads(void **state)
+{
+	(void)state;
+	struct col_cal_options o = {1, "host-test"};
+	struct ops_envelope env, back;
+	struct col_calibration cal, cback;
+	struct opr_error err = {0};
+	char *text = NULL, path[128];
+	memset(&back, 0xA5, sizeof back);
+	memset(&cback, 0xA5, sizeof cback);
+	assert_int_equal(col_calibrate(&o, &env, &cal, &err), 0);
+	assert_int_equal(col_calibration_yaml(&env, &cal, &text, &err), 0);
+	snprintf(path, sizeof path, "%s/h.yaml", tmpdir);
+	assert_int_equal(col_write_atomic(path, text, 0, &err), 0);
+	assert_int_equal(col_envelope_load_cal(path, &back, &cback, &err), 0);
+	assert_string_equal(back.name, "host-test");
+	assert_int_equal(back.cores, 1);
+	double v[] = {back.clock_ghz, back.global_bw_gbps, back.global_capacity_gib,
+		      back.shared_capacity_kib, back.shared_bw_gbps, back.local_capacity_kib,
+		      back.dma_setup_ns, back.tops[OPS_F32], back.tops[OPS_F16],
+		      back.tops[OPS_BF16], back.tops[OPS_S8], back.launch_overhead_us};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+		assert_true(isfinite(v[i]) && v[i] > 0);
+	assert_true(back.tops[OPS_U8] == back.tops[OPS_S8]);
+	assert_true(cback.present);
+	assert_int_equal(cback.nv, 8);
+	assert_true(cback.cpus_online >= 1);
+	assert_true(cback.host[0] && cback.date[0]);
+	static const char *const keys[] = {"fp32_tops", "fp16_tops", "bf16_tops", "int8_tops",
+		"global_bandwidth_gbps", "shared_bandwidth_gbps", "dma_setup_ns", "launch_overhead_us"};
+	for (size_t i = 0; i < 8; i++) {
+		const struct col_cal_value *c = col_cal_find(&cback, keys[i]);
+		assert_non_null(c);
+		assert_true(c->median > 0 && isfinite(c->median) && c->spread >= 0);
+		assert_int_equal(c->samples, 5);
+		assert_true(c->method[0] != '\0');
+	}
+	/* the envelope's values are the medians (printed to 6 digits) */
+	assert_true(fabs(col_cal_find(&cback, "global_bandwidth_gbps")->median - back.global_bw_gbps) <=
+		    1e-5 * back.global_bw_gbps);
+	assert_true(fabs(col_cal_find(&cback, "int8_tops")->median - back.tops[OPS_S8]) <=
+		    1e-5 * back.tops[OPS_S8]);
+	/* no overwrite without force */
+	assert_int_equal(col_write_atomic(path, "name: x\n", 0, &err), OPR_EEXIST);
+	char *again = NULL;
+	size_t len;
+	assert_int_equal(col_read_file(path, &again, &len, 1 << 20, &err), 0);
+	assert_string_equal(again, text);
+	free(again);
+	assert_int_equal(col_write_atomic(path, "name: x\n", 1, &err), 0);
+	assert_int_equal(col_read_file(path, &again, &len, 1 << 20, &err), 0);
+	assert_string_equal(again, "name: x\n");
+	free(again);
+	/* an uncalibrated envelope loads with present = 0 */
+	assert_int_equal(col_envelope_load_cal("fixtures/envelopes/npu-a.yaml", &back, &cback, &err), 0);
+	assert_false(cback.present);
+	free(text);
+}
+
+/* An unknown value name under calibration.values is an error at its key. */
+static void test_calibration_unknown_key(void **state)
+{
+	(void)state;
+	char path[128];
+	snprintf(path, sizeof path, "%s/bad.yaml", tmpdir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("name: bad\nclock_ghz: 1\ncores: 1\n"
+	      "global: {bandwidth_gbps: 10, capacity_gib: 1}\n"
+	      "shared: {capacity_kib: 512, bandwidth_gbps: 80}\nlocal: {capacity_kib: 32}\n"
+	      "compute_tops: {fp32: 0.1, fp16: 0.05, bf16: 0.05, int8: 0.05}\n"
+	      "calibration:\n  host: h\n  date: d\n  values:\n"
+	      "    fp99_tops: {median: 1, spread: 0.1, samples: 3}\n", f);
+	fclose(f);
+	struct ops_envelope env;
+	struct col_calibration cal;
+	struct opr_error err = {0};
+	assert_int_equal(col_envelope_load_cal(path, &env, &cal, &err), OPR_EINPUT);
+	assert_int_equal(err.line, 12);
+	assert_int_equal(err.col, 5);
+	assert_non_null(strstr(err.msg, "unknown key 'fp99_tops'"));
+}
+
+static void test_kendall_tau(void **state)
+{
+	(void)state;
+	double x[] = {1, 2, 3, 4, 5}, up[] = {10, 20, 30, 40, 50}, down[] = {50, 40, 30, 20, 10},
+	       swap[] = {10, 20, 30, 50, 40};
+	assert_true(ana_kendall_tau(x, up, 5) == 1.0);
+	assert_true(ana_kendall_tau(x, down, 5) == -1.0);
+	assert_true(fabs(ana_kendall_tau(x, swap, 5) - 0.8) < 1e-12); /* (9 - 1) / 10 */
+	assert_true(isnan(ana_kendall_tau(x, up, 1)));
+}
+
+/* A crafted run on a calibrated envelope: one block, two variants, each with
+ * four fitting alternatives and one over capacity. Model and measured times
+ * are seeded random values; baseline's measured order follows the model
+ * (tau 1, the planner's choice is the best: slowdown 0), candidate's is
+ * reversed (tau -1, slowdown = slowest / fastest - 1). */
+static void test_validation_known_run(void **state)
+{
+	(void)state;
+	struct col_run *run = calloc(1, sizeof *run);
+	struct col_profile *p = calloc(1, sizeof *p);
+	assert_non_null(run);
+	assert_non_null(p);
+	run->profile = p;
+	p->calibration.present = 1;
+	snprintf(p->calibration.host, sizeof p->calibration.host, "hostA");
+	snprintf(run->host.hostname, sizeof run->host.hostname, "hostA");
+	snprintf(p->envelope.name, sizeof p->envelope.name, "hostA-env");
+	p->envelope.cores = 1;
+	p->envelope.clock_scale = 1;
+	p->envelope.tops[OPS_S8] = 0.05;
+	p->envelope.global_bw_gbps = 10;
+	p->envelope.shared_bw_gbps = 100;
+	p->envelope.dma_engines = 1;
+	p->envelope.launch_overhead_us = 1;
+	p->nblocks = run->nblocks = 1;
+	snprintf(p->blocks[0].name, sizeof p->blocks[0].name, "blk");
+	p->blocks[0].work.group = OPS_G_QGEMM;
+	struct col_block_run *br = &run->blocks[0];
+	br->block = &p->blocks[0];
+	double ran_model[2], ran_meas[2], alt_model[2][4], alt_meas[2][4];
+	for (int v = 0; v < 2; v++) {
+		struct col_variant_run *vr = &br->v[v];
+		vr->nalts = 5;
+		vr->alts = calloc(5, sizeof *vr->alts);
+		vr->alt_measured_ns = calloc(5, sizeof *vr->alt_measured_ns);
+		vr->launches = calloc(1, sizeof *vr->launches);
+		vr->samples_ns = calloc(3, sizeof *vr->samples_ns);
+		assert_non_null(vr->alts);
+		assert_non_null(vr->alt_measured_ns);
+		assert_non_null(vr->launches);
+		assert_non_null(vr->samples_ns);
+		double m = 1000, t = 1000;
+		for (int i = 0; i < 4; i++) {
+			m += urand(10, 500); /* increasing: the planner's order */
+			t += urand(10, 500);
+			alt_model[v][i] = m;
+			alt_meas[v][v ? 3 - i : i] = t;
+		}
+		for (int i = 0; i < 4; i++) {
+			vr->alts[i].plan.p[0] = 16 * (i + 1);
+			vr->alts[i].model_ns = alt_model[v][i];
+			vr->alts[i].rejected = i > 0;
+			snprintf(vr->alts[i].reason, sizeof vr->alts[i].reason, i ? "slower: x" : "chosen");
+			vr->alts[i].counters.macs[OPS_S8] = 1000000;
+			vr->alt_measured_ns[i] = alt_meas[v][i];
+		}
+		/* over capacity: measured by mistake, still never counted */
+		vr->alts[4].plan.p[0] = 999;
+		vr->alts[4].rejected = 1;
+		snprintf(vr->alts[4].reason, sizeof vr->alts[4].reason, "over capacity");
+		vr->alt_measured_ns[4] = 1.0;
+		vr->plan = vr->alts[0].plan;
+		ran_model[v] = urand(2000, 9000);
+		ran_meas[v] = urand(2000, 9000);
+		vr->model_ns = ran_model[v];
+		vr->nlaunches = 1;
+		vr->launches[0].overhead_ns = 0.1 * ran_model[v];
+		vr->launches[0].global_ns = 0.6 * ran_model[v];
+		vr->launches[0].compute_ns = 0.3 * ran_model[v];
+		vr->launches[0].model_ns = ran_model[v];
+		vr->nsamples = 3;
+		vr->samples_ns[0] = (int64_t)ran_meas[v];
+		vr->samples_ns[1] = (int64_t)ran_meas[v] + 5000;
+		vr->samples_ns[2] = (int64_t)ran_meas[v] - 700;
+		ran_meas[v] = (double)(int64_t)ran_meas[v];
+	}
+	struct ana_model_validation mv;
+	struct opr_error err = {0};
+	assert_int_equal(ana_model_validate(run, &mv, &err), 0);
+	assert_true(mv.calibrated);
+	assert_int_equal(mv.nrows, 10); /* per variant: the run + 4 alternatives */
+	double errs[8];
+	int ne = 0;
+	for (size_t i = 0; i < mv.nrows; i++) {
+		const struct ana_model_row *r = &mv.rows[i];
+		int v = r->variant;
+		if (r->alt < 0) {
+			assert_true(r->ran && r->counted);
+			assert_true(r->measured_ns == ran_meas[v]);
+			assert_true(r->ratio == ran_model[v] / ran_meas[v]);
+			assert_int_equal(r->dominant, ANA_T_GLOBAL);
+		} else {
+			assert_true(r->alt >= 0 && r->alt < 4);
+			assert_int_equal(r->ran, r->alt == 0);
+			assert_int_equal(r->counted, r->alt != 0);
+			assert_true(r->ratio == alt_model[v][r->alt] / alt_meas[v][r->alt]);
+			assert_int_equal(r->dominant, ANA_T_COMPUTE);
+		}
+		if (r->counted)
+			errs[ne++] = fabs(r->ratio - 1.0);
+	}
+	assert_int_equal(ne, 8); /* per variant: the run and alternatives 1..3 */
+	/* median of eight values: the mean of the 4th and 5th smallest */
+	for (int i = 0; i < ne; i++)
+		for (int j = i + 1; j < ne; j++)
+			if (errs[j] < errs[i]) {
+				double t = errs[i];
+				errs[i] = errs[j];
+				errs[j] = t;
+			}
+	assert_true(mv.median_abs_error == 0.5 * (errs[3] + errs[4]));
+	assert_true(mv.worst_abs_error == errs[7]);
+	assert_int_equal(mv.nplanner, 2);
+	for (size_t i = 0; i < 2; i++) {
+		const struct ana_planner_row *r = &mv.planner[i];
+		assert_int_equal(r->candidates, 4);
+		if (r->variant == 0) {
+			assert_true(r->tau == 1.0);
+			assert_true(r->slowdown == 0.0);
+		} else {
+			assert_true(r->tau == -1.0);
+			assert_true(r->choice_ns == alt_meas[1][0]);
+			assert_true(r->best_ns == alt_meas[1][3]);
+			assert_true(r->slowdown == alt_meas[1][0] / alt_meas[1][3] - 1.0);
+			assert_true(r->slowdown > 0);
+		}
+	}
+	ana_model_validation_release(&mv);
+
+	/* calibrated on another host: unvalidated, with the reason */
+	snprintf(run->host.hostname, sizeof run->host.hostname, "hostB");
+	assert_int_equal(ana_model_validate(run, &mv, &err), 0);
+	assert_false(mv.calibrated);
+	assert_int_equal(mv.nrows, 0);
+	assert_non_null(strstr(mv.reason, "calibrated on 'hostA', not on this run's host 'hostB'"));
+	ana_model_validation_release(&mv);
+
+	/* a target description: unvalidated, never silent */
+	p->calibration.present = 0;
+	snprintf(p->envelope.name, sizeof p->envelope.name, "npu-a");
+	assert_int_equal(ana_model_validate(run, &mv, &err), 0);
+	assert_false(mv.calibrated);
+	assert_true(isnan(mv.median_abs_error));
+	assert_string_equal(mv.reason, "the envelope 'npu-a' is a target description, not measured "
+				       "on this host: modelled times are unvalidated");
+	ana_model_validation_release(&mv);
+	run->profile = NULL;
+	free(p);
+	col_run_free(run);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_calibrated_envelope_loads),
+		cmocka_unit_test(test_calibration_unknown_key),
+		cmocka_unit_test(test_kendall_tau),
+		cmocka_unit_test(test_validation_known_run),
+	};
+	return cmocka_run_group_tests_name("calibrate", tests, setup, teardown);
+}

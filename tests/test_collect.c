@@ -1,0 +1,470 @@
+/* tests/test_collect.c: the collector on fixtures/profiles/quick.yaml with a
+ * small budget: determinism of everything but host timings for a seed, what a
+ * different seed changes, the archive round trip (down to identical findings),
+ * the archive's refusal to overwrite, and PAPI events with and without PAPI. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../analyze/analyze.h"
+#include "../collect/collect.h"
+
+#define QUICK "fixtures/profiles/quick.yaml"
+#define ENVELOPES "fixtures/envelopes"
+#define BUDGET 0.2
+
+/* The two runs of the same seed without PAPI, shared by several tests. */
+static struct col_run *run_a, *run_b;
+static char tmpdir[64];
+
+static struct col_run *collect(const char *profile, const char *envelope_dir, int no_papi)
+{
+	struct col_options o = {profile, envelope_dir, BUDGET, 0, no_papi};
+	struct opr_error err = {0};
+	struct col_run *run = NULL;
+	if (col_collect(&o, &run, &err))
+		fail_msg("col_collect %s: %s", profile, err.msg);
+	assert_non_null(run);
+	return run;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof tmpdir, "/tmp/opr-collect-XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return -1;
+	struct col_options o = {QUICK, NULL, BUDGET, 0, 1};
+	struct opr_error err = {0};
+	if (col_collect(&o, &run_a, &err) || col_collect(&o, &run_b, &err)) {
+		print_error("col_collect %s: %s\n", QUICK, err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	col_run_free(run_a);
+	col_run_free(run_b);
+	col_rmtree(tmpdir);
+	return 0;
+}
+
+/* ---- comparisons of the deterministic parts ---- */
+
+static void same_counters(const struct ops_counters *x, const struct ops_counters *y, int cores)
+{
+	for (int s = 0; s < OPS_NSPACES; s++)
+		for (int d = 0; d < OPS_NSPACES; d++)
+			assert_int_equal(x->bytes[s][d], y->bytes[s][d]);
+	assert_int_equal(x->compute_read_bytes, y->compute_read_bytes);
+	assert_int_equal(x->compute_write_bytes, y->compute_write_bytes);
+	assert_int_equal(x->transfers, y->transfers);
+	assert_int_equal(x->splits, y->splits);
+	assert_int_equal(x->launches, y->launches);
+	assert_int_equal(x->tiles, y->tiles);
+	assert_int_equal(x->fallbacks, y->fallbacks);
+	for (int t = 0; t < OPS_NDTYPES; t++)
+		assert_int_equal(x->macs[t], y->macs[t]);
+	assert_int_equal(x->elem_ops, y->elem_ops);
+	assert_int_equal(x->peak_shared_bytes, y->peak_shared_bytes);
+	for (int c = 0; c < cores && c < OPS_MAX_CORES; c++)
+		assert_int_equal(x->core_work[c], y->core_work[c]);
+}
+
+/* Doubles equal bit for bit, or both NaN. */
+static void same_double(double x, double y)
+{
+	if (isnan(x) && isnan(y))
+		return;
+	if (memcmp(&x, &y, sizeof x))
+		fail_msg("%.17g != %.17g", x, y);
+}
+
+static void same_launches(const struct col_variant_run *x, const struct col_variant_run *y)
+{
+	assert_int_equal(x->nlaunches, y->nlaunches);
+	for (size_t i = 0; i < x->nlaunches; i++) {
+		const struct ops_launch_rec *a = &x->launches[i], *b = &y->launches[i];
+		assert_string_equal(a->name, b->name);
+		assert_int_equal(a->cores_used, b->cores_used);
+		assert_int_equal(a->double_buffer, b->double_buffer);
+		assert_int_equal(a->global_bytes, b->global_bytes);
+		assert_int_equal(a->shared_bytes, b->shared_bytes);
+		assert_int_equal(a->transfers, b->transfers);
+		assert_int_equal(a->work, b->work);
+		same_double(a->overhead_ns, b->overhead_ns);
+		same_double(a->compute_ns, b->compute_ns);
+		same_double(a->shared_ns, b->shared_ns);
+		same_double(a->global_ns, b->global_ns);
+		same_double(a->dma_ns, b->dma_ns);
+		same_double(a->imbalance, b->imbalance);
+		same_double(a->model_ns, b->model_ns);
+	}
+	same_double(x->model_ns, y->model_ns);
+}
+
+/* The summary of the pipeline simulation (what the archive keeps). */
+static void same_pipe_summary(const struct col_variant_run *x, const struct col_variant_run *y)
+{
+	const struct col_pipe_result *a = &x->pipe, *b = &y->pipe;
+	assert_int_equal(a->n, b->n);
+	assert_int_equal(a->jobs, b->jobs);
+	assert_int_equal(a->streams, b->streams);
+	assert_int_equal(a->cores, b->cores);
+	same_double(a->p50_ns, b->p50_ns);
+	same_double(a->p95_ns, b->p95_ns);
+	same_double(a->p99_ns, b->p99_ns);
+	same_double(a->max_ns, b->max_ns);
+	same_double(a->mean_ns, b->mean_ns);
+	same_double(a->wait_p50_ns, b->wait_p50_ns);
+	same_double(a->wait_p95_ns, b->wait_p95_ns);
+	same_double(a->wait_p99_ns, b->wait_p99_ns);
+	same_double(a->throughput_rps, b->throughput_rps);
+	same_double(a->jain_cores, b->jain_cores);
+	same_double(a->jain_streams, b->jain_streams);
+	same_double(a->mean_batch, b->mean_batch);
+	same_double(a->bw_util, b->bw_util);
+	same_double(a->bytes, b->bytes);
+	assert_int_equal(a->max_concurrent_bursts, b->max_concurrent_bursts);
+	for (int c = 0; c < a->cores && c < COL_PIPE_MAX_CORES; c++)
+		same_double(a->core_util[c], b->core_util[c]);
+	assert_int_equal(a->hist_bins, b->hist_bins);
+	assert_non_null(a->hist_counts);
+	assert_non_null(b->hist_counts);
+	for (size_t i = 0; i < a->hist_bins; i++) {
+		assert_int_equal(a->hist_counts[i], b->hist_counts[i]);
+		same_double(a->hist_edges_ns[i], b->hist_edges_ns[i]);
+	}
+	same_double(a->hist_edges_ns[a->hist_bins], b->hist_edges_ns[b->hist_bins]);
+	same_double(x->pipe_p95_lo, y->pipe_p95_lo);
+	same_double(x->pipe_p95_hi, y->pipe_p95_hi);
+	same_double(x->pipe_p99_lo, y->pipe_p99_lo);
+	same_double(x->pipe_p99_hi, y->pipe_p99_hi);
+	same_double(x->pipe_free_p95_ns, y->pipe_free_p95_ns);
+	same_double(x->pipe_free_p99_ns, y->pipe_free_p99_ns);
+	same_double(x->pipe_hidden_p95_ns, y->pipe_hidden_p95_ns);
+	assert_int_equal(x->nsweep, y->nsweep);
+	for (size_t i = 0; i < x->nsweep; i++) {
+		assert_int_equal(x->sweep[i].batch, y->sweep[i].batch);
+		same_double(x->sweep[i].p50_ns, y->sweep[i].p50_ns);
+		same_double(x->sweep[i].p95_ns, y->sweep[i].p95_ns);
+		same_double(x->sweep[i].p99_ns, y->sweep[i].p99_ns);
+		same_double(x->sweep[i].throughput_rps, y->sweep[i].throughput_rps);
+		same_double(x->sweep[i].wait_mean_ns, y->sweep[i].wait_mean_ns);
+	}
+}
+
+/* Everything of a variant but its host samples, event totals and pipeline. */
+static void same_variant(const struct col_variant_run *x, const struct col_variant_run *y, int cores)
+{
+	assert_memory_equal(&x->plan, &y->plan, sizeof x->plan);
+	assert_int_equal(x->plan_was_auto, y->plan_was_auto);
+	assert_int_equal(x->fell_back, y->fell_back);
+	assert_string_equal(x->plan_note, y->plan_note);
+	assert_int_equal(x->nalts, y->nalts);
+	for (size_t i = 0; i < x->nalts; i++) {
+		const struct ops_plan_eval *a = &x->alts[i], *b = &y->alts[i];
+		assert_memory_equal(&a->plan, &b->plan, sizeof a->plan);
+		assert_int_equal(a->rejected, b->rejected);
+		assert_string_equal(a->reason, b->reason);
+		same_double(a->model_ns, b->model_ns);
+		assert_int_equal(a->launches, b->launches);
+		assert_int_equal(a->global_bytes, b->global_bytes);
+		assert_int_equal(a->footprint_bytes, b->footprint_bytes);
+		same_double(a->reuse_ratio, b->reuse_ratio);
+	}
+	same_counters(&x->counters, &y->counters, cores);
+	same_launches(x, y);
+	same_double(x->quality.rel_l2, y->quality.rel_l2);
+	same_double(x->quality.max_abs_lsb, y->quality.max_abs_lsb);
+	assert_int_equal(x->quality.exact_int, y->quality.exact_int);
+	assert_string_equal(x->input_sha256, y->input_sha256);
+	assert_string_equal(x->output_sha256, y->output_sha256);
+	assert_int_equal(x->repro_counters_equal, y->repro_counters_equal);
+	assert_int_equal(x->repro_output_stable, y->repro_output_stable);
+}
+
+static int is_hex64(const char *s)
+{
+	if (strlen(s) != 64)
+		return 0;
+	for (int i = 0; i < 64; i++)
+		if (!strchr("0123456789abcdef", s[i]))
+			return 0;
+	return 1;
+}
+
+/* ---- the same seed twice ---- */
+
+static void test_same_seed(void **state)
+{
+	(void)state;
+	int cores = run_a->profile->envelope.cores;
+	assert_int_equal(run_a->nblocks, run_a->profile->nblocks);
+	assert_int_equal(run_a->nblocks, run_b->nblocks);
+	assert_true(run_a->nblocks >= 5);
+	for (int b = 0; b < run_a->nblocks; b++)
+		for (int v = 0; v < 2; v++) {
+			const struct col_variant_run *x = &run_a->blocks[b].v[v], *y = &run_b->blocks[b].v[v];
+			/* the run did something real */
+			assert_true(is_hex64(x->input_sha256));
+			assert_true(is_hex64(x->output_sha256));
+			assert_true(x->counters.launches > 0);
+			assert_true(x->nlaunches == x->counters.launches);
+			assert_true(x->model_ns > 0);
+			assert_true(x->nsamples >= 1);
+			assert_int_equal(x->pipe.n, run_a->blocks[b].block->traffic.requests);
+			assert_true(x->pipe.p95_ns > 0 && x->pipe.p95_ns <= x->pipe.p99_ns);
+			assert_true(x->repro_counters_equal && x->repro_output_stable);
+			same_variant(x, y, cores);
+			same_pipe_summary(x, y);
+			/* the full latency vectors too, not only their quantiles */
+			assert_non_null(x->pipe.latency_ns);
+			assert_memory_equal(x->pipe.latency_ns, y->pipe.latency_ns,
+					    (size_t)x->pipe.n * sizeof *x->pipe.latency_ns);
+		}
+	/* both variants of a block run on the same inputs */
+	for (int b = 0; b < run_a->nblocks; b++)
+		assert_string_equal(run_a->blocks[b].v[0].input_sha256, run_a->blocks[b].v[1].input_sha256);
+}
+
+/* ---- another seed ---- */
+
+static void test_other_seed(void **state)
+{
+	(void)state;
+	char *text;
+	size_t len;
+	struct opr_error err = {0};
+	assert_int_equal(col_read_file(QUICK, &text, &len, 1u << 20, &err), 0);
+	char *seed = strstr(text, "\nseed: 7\n");
+	assert_non_null(seed);
+	seed[7] = '9';
+	char path[128];
+	snprintf(path, sizeof path, "%s/quick-seed9.yaml", tmpdir);
+	assert_int_equal(col_write_file(path, text, len, &err), 0);
+	free(text);
+	struct col_run *r = collect(path, ENVELOPES, 1);
+	assert_int_equal(r->profile->seed, 9);
+	assert_int_equal(r->nblocks, run_a->nblocks);
+	for (int b = 0; b < r->nblocks; b++)
+		for (int v = 0; v < 2; v++) {
+			const struct col_variant_run *x = &run_a->blocks[b].v[v], *y = &r->blocks[b].v[v];
+			assert_string_not_equal(x->input_sha256, y->input_sha256);
+			assert_string_not_equal(x->output_sha256, y->output_sha256);
+			same_counters(&x->counters, &y->counters, r->profile->envelope.cores);
+			same_launches(x, y);
+		}
+	col_run_free(r);
+}
+
+/* ---- the archive ---- */
+
+static char *read_all(const char *path, size_t *len)
+{
+	char *data = NULL;
+	struct opr_error err = {0};
+	if (col_read_file(path, &data, len, 64u << 20, &err))
+		fail_msg("%s", err.msg);
+	return data;
+}
+
+static void findings_of(const struct col_run *run, const char *path)
+{
+	struct opr_error err = {0};
+	struct ana_findings *f = NULL;
+	if (ana_analyze(run, "archive", &f, &err) || ana_findings_write(f, path, &err))
+		fail_msg("analyze: %s", err.msg);
+	ana_findings_free(f);
+}
+
+static void test_archive_round_trip(void **state)
+{
+	(void)state;
+	char dir[128];
+	struct opr_error err = {0};
+	struct col_run *r = NULL;
+	snprintf(dir, sizeof dir, "%s/archive", tmpdir);
+	assert_int_equal(col_archive_write(run_a, dir, 0, &err), 0);
+	if (col_archive_load(dir, &r, &err))
+		fail_msg("col_archive_load: %s", err.msg);
+	const struct col_profile *p = run_a->profile, *q = r->profile;
+	assert_string_equal(p->name, q->name);
+	assert_int_equal(p->seed, q->seed);
+	assert_int_equal(p->text_len, q->text_len);
+	assert_memory_equal(p->text, q->text, p->text_len);
+	assert_string_equal(p->envelope.name, q->envelope.name);
+	same_double(p->envelope.global_bw_gbps, q->envelope.global_bw_gbps);
+	same_double(p->envelope.launch_overhead_us, q->envelope.launch_overhead_us);
+	same_double(p->sla.p95_us, q->sla.p95_us);
+	same_double(p->sla.max_regression, q->sla.max_regression);
+	assert_string_equal(run_a->profile_origin, r->profile_origin);
+	assert_string_equal(run_a->started_utc, r->started_utc);
+	assert_string_equal(run_a->papi_status, r->papi_status);
+	assert_string_equal(run_a->host.cpu_model, r->host.cpu_model);
+	assert_int_equal(run_a->host.cpus_online, r->host.cpus_online);
+	assert_int_equal(run_a->nevents, r->nevents);
+	for (size_t e = 0; e < r->nevents; e++) {
+		assert_string_equal(run_a->events[e].name, r->events[e].name);
+		assert_int_equal(run_a->events[e].available, r->events[e].available);
+		assert_string_equal(run_a->events[e].reason, r->events[e].reason);
+	}
+	assert_int_equal(run_a->nblocks, r->nblocks);
+	for (int b = 0; b < r->nblocks; b++) {
+		const struct col_block_run *x = &run_a->blocks[b], *y = &r->blocks[b];
+		assert_string_equal(x->block->name, y->block->name);
+		assert_string_equal(x->stop_reason, y->stop_reason);
+		assert_int_equal(x->nrounds, y->nrounds);
+		assert_int_equal(x->reps_per_round, y->reps_per_round);
+		for (int v = 0; v < 2; v++) {
+			const struct col_variant_run *a = &x->v[v], *c = &y->v[v];
+			same_variant(a, c, q->envelope.cores);
+			same_pipe_summary(a, c);
+			assert_int_equal(a->nsamples, c->nsamples);
+			assert_memory_equal(a->samples_ns, c->samples_ns, a->nsamples * sizeof *a->samples_ns);
+			assert_memory_equal(a->round, c->round, a->nsamples * sizeof *a->round);
+			assert_int_equal(a->events_per_sample, c->events_per_sample);
+		}
+	}
+	/* what analyze makes of the loaded run is what it makes of the live one */
+	char fa[160], fb[160];
+	size_t na, nb;
+	snprintf(fa, sizeof fa, "%s/findings-live.json", tmpdir);
+	snprintf(fb, sizeof fb, "%s/findings-loaded.json", tmpdir);
+	findings_of(run_a, fa);
+	findings_of(r, fb);
+	char *sa = read_all(fa, &na), *sb = read_all(fb, &nb);
+	if (na != nb || memcmp(sa, sb, na)) {
+		char cmd[400];
+		snprintf(cmd, sizeof cmd, "diff -u %s %s | head -40 >&2", fa, fb);
+		if (system(cmd) == -1)
+			fprintf(stderr, "cannot run diff\n");
+		fail_msg("findings of the loaded archive differ from the live run's");
+	}
+	free(sa);
+	free(sb);
+	col_run_free(r);
+}
+
+/* Names in tmpdir that start with prefix. */
+static int count_prefixed(const char *prefix)
+{
+	DIR *d = opendir(tmpdir);
+	assert_non_null(d);
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		n += !strncmp(e->d_name, prefix, strlen(prefix));
+	closedir(d);
+	return n;
+}
+
+static void test_archive_exists(void **state)
+{
+	(void)state;
+	char dir[128], marker[160], manifest[160];
+	struct opr_error err = {0};
+	struct stat st;
+	snprintf(dir, sizeof dir, "%s/existing", tmpdir);
+	snprintf(marker, sizeof marker, "%s/marker", dir);
+	snprintf(manifest, sizeof manifest, "%s/manifest.json", dir);
+	assert_int_equal(col_mkdirs(dir, &err), 0);
+	assert_int_equal(col_write_file(marker, "x", 1, &err), 0);
+	/* refused without force, nothing touched */
+	assert_int_equal(col_archive_write(run_a, dir, 0, &err), OPR_EEXIST);
+	assert_int_equal(err.code, OPR_EEXIST);
+	assert_non_null(strstr(err.msg, "exists"));
+	assert_int_equal(stat(marker, &st), 0);
+	assert_int_not_equal(stat(manifest, &st), 0);
+	/* replaced with force */
+	assert_int_equal(col_archive_write(run_a, dir, 1, &err), 0);
+	assert_int_not_equal(stat(marker, &st), 0);
+	assert_int_equal(stat(manifest, &st), 0);
+	assert_int_equal(count_prefixed("existing."), 0); /* no .tmp- or .old- left */
+	struct col_run *r = NULL;
+	assert_int_equal(col_archive_load(dir, &r, &err), 0);
+	assert_int_equal(r->nblocks, run_a->nblocks);
+	col_run_free(r);
+}
+
+/* ---- PAPI events ---- */
+
+static void test_no_papi_events(void **state)
+{
+	(void)state;
+	assert_string_equal(run_a->papi_status, "disabled by --no-papi");
+	assert_true(run_a->nevents >= 1);
+	int task_clock = 0;
+	for (size_t e = 0; e < run_a->nevents; e++) {
+		const struct col_event *ev = &run_a->events[e];
+		assert_true(ev->name[0] != '\0');
+		assert_int_equal(ev->available, 0);
+		assert_string_equal(ev->reason, "PAPI disabled by --no-papi");
+		task_clock |= !strcmp(ev->name, "perf::TASK-CLOCK");
+	}
+	assert_true(task_clock);
+}
+
+static void test_papi_on(void **state)
+{
+	(void)state;
+	struct col_run *r = collect(QUICK, NULL, 0);
+	struct stat st;
+	/* a host without a CPU PMU (this kind of VM) cannot count hardware presets */
+	int no_pmu = stat("/sys/bus/event_source/devices/cpu", &st) != 0 &&
+		     stat("/sys/bus/event_source/devices/cpu_core", &st) != 0;
+	assert_string_equal(r->papi_status, "ok");
+	int task_clock = -1, presets = 0;
+	for (size_t e = 0; e < r->nevents; e++) {
+		const struct col_event *ev = &r->events[e];
+		if (!ev->available)
+			assert_true(strlen(ev->reason) > 0);
+		if (!strncmp(ev->name, "PAPI_", 5)) {
+			presets++;
+			if (no_pmu)
+				assert_int_equal(ev->available, 0);
+		}
+		if (!strcmp(ev->name, "perf::TASK-CLOCK"))
+			task_clock = (int)e;
+	}
+	assert_true(presets > 0);
+	assert_true(task_clock >= 0);
+	assert_true(r->events[task_clock].available);
+	for (int b = 0; b < r->nblocks; b++)
+		for (int v = 0; v < 2; v++) {
+			const struct col_variant_run *vr = &r->blocks[b].v[v];
+			assert_non_null(vr->event_totals);
+			assert_true(vr->event_totals[task_clock] > 0);
+		}
+	/* the simulated side does not depend on PAPI */
+	for (int b = 0; b < r->nblocks; b++)
+		for (int v = 0; v < 2; v++)
+			same_variant(&run_a->blocks[b].v[v], &r->blocks[b].v[v], r->profile->envelope.cores);
+	col_run_free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_same_seed),
+		cmocka_unit_test(test_other_seed),
+		cmocka_unit_test(test_archive_round_trip),
+		cmocka_unit_test(test_archive_exists),
+		cmocka_unit_test(test_no_papi_events),
+		cmocka_unit_test(test_papi_on),
+	};
+	return cmocka_run_group_tests_name("collect", tests, setup, teardown);
+}
