@@ -12,6 +12,8 @@
 #define CONF 0.95
 #define ALPHA 0.05
 #define NBOOT 2000
+#define WS_SHOWN_FIT 4   /* fitting alternatives per variant in the packet */
+#define WS_SHOWN_UNFIT 2 /* plans over capacity per variant in the packet */
 
 void *ana_list_push(struct ana_list *l)
 {
@@ -309,6 +311,7 @@ static int worksheet_block(const struct ana_ctx *cx, int b, const struct ana_blo
 	double base_overhead = (double)br->v[0].counters.launches * env->launch_overhead_us * 1e3;
 	for (int v = 0; v < 2; v++) {
 		const struct col_variant_run *vr = &br->v[v];
+		int shown_fit = 0, shown_unfit = 0;
 		for (size_t i = 0; i < vr->nalts; i++) {
 			const struct ops_plan_eval *e = &vr->alts[i];
 			struct ana_worksheet_row *w = ana_list_push(ws);
@@ -328,15 +331,27 @@ static int worksheet_block(const struct ana_ctx *cx, int b, const struct ana_blo
 				base_overhead - (double)e->launches * env->launch_overhead_us * 1e3;
 			w->model_ns = e->model_ns;
 			snprintf(w->expected_bottleneck, sizeof w->expected_bottleneck, "%s",
-				 e->rejected && e->footprint_bytes > w->capacity_bytes
-					 ? "does not fit"
+				 !e->fits ? "does not fit"
 					 : expected_class(env, dt, &vr->counters, e->global_bytes,
 							  e->launches, e->model_ns));
 			snprintf(w->shift, sizeof w->shift, "%s -> %s", ana_class_name(ab->primary[0]),
 				 w->expected_bottleneck);
 			w->chosen = !memcmp(&e->plan, &vr->plan, sizeof e->plan);
-			snprintf(w->reason, sizeof w->reason, "%s",
-				 w->chosen ? (vr->plan_note[0] ? vr->plan_note : "chosen") : e->reason);
+			w->fits = e->fits;
+			/* the packet shows the chosen plan, the best few fitting
+			 * alternatives and the first plans that did not fit; the
+			 * rest stay in findings.json and the workbook */
+			w->shown = w->chosen || (e->fits ? shown_fit++ < WS_SHOWN_FIT
+							 : shown_unfit++ < WS_SHOWN_UNFIT);
+			if (w->chosen)
+				snprintf(w->reason, sizeof w->reason, "%s",
+					 vr->plan_note[0] ? vr->plan_note : "chosen");
+			else if (!strncmp(e->reason, "chosen: ", 8))
+				snprintf(w->reason, sizeof w->reason, "the planner's best (%s); not run: %s",
+					 e->reason + 8, vr->fell_back ? "a fallback replaced the pinned plan"
+								    : "the profile pins another plan");
+			else
+				snprintf(w->reason, sizeof w->reason, "%s", e->reason);
 			if (!w->chosen && rejected) {
 				struct ana_worksheet_row *r = ana_list_push(rejected);
 				if (!r)
@@ -547,7 +562,7 @@ static int mitigations_block(const struct ana_ctx *cx, int b, const struct ana_b
 		const struct ops_plan_eval *hid = NULL;
 		for (size_t i = 0; i < B->nalts; i++) {
 			const struct ops_plan_eval *e = &B->alts[i];
-			if (e->plan.fused && e->plan.double_buffer && (double)e->footprint_bytes <= cap &&
+			if (e->fits && e->plan.fused && e->plan.double_buffer && (double)e->footprint_bytes <= cap &&
 			    (!hid || e->model_ns < hid->model_ns))
 				hid = e;
 		}
@@ -556,8 +571,8 @@ static int mitigations_block(const struct ana_ctx *cx, int b, const struct ana_b
 			ops_plan_describe(br->block->work.group, &hid->plan, plan, sizeof plan);
 			snprintf(title, sizeof title, "double-buffer the fused launch with a smaller tile: '%s'", plan);
 			snprintf(exp, sizeof exp,
-				 "burst hidden behind compute: p95 toward %.1f us (simulated), still 1 launch, %.1f KiB SHARED",
-				 B->pipe_hidden_p95_ns / 1e3, (double)hid->footprint_bytes / 1024);
+				 "%.1f KiB SHARED, %.1f us modelled; with the burst hidden the current plan's simulated p95 is %.1f us",
+				 (double)hid->footprint_bytes / 1024, hid->model_ns / 1e3, B->pipe_hidden_p95_ns / 1e3);
 			rc = mitigation(mit, b, "kernel-performance-owner", title, exp, val, target);
 		}
 		const struct col_pipe_sweep_row *bb = best_batch(B);

@@ -91,6 +91,8 @@ struct ana_worksheet_row {
 	char expected_bottleneck[64];
 	char shift[128];         /* "global-bandwidth-bound -> compute-bound" */
 	int chosen;
+	int fits;                /* within the envelope's capacities */
+	int shown;               /* listed in the packet (all are in findings.json) */
 	char reason[160];
 };
 

@@ -228,9 +228,10 @@ static json_t *worksheet_json(const struct ana_findings *f, json_t *rejected)
 	json_t *a = json_array();
 	for (size_t i = 0; i < f->nws; i++) {
 		const struct ana_worksheet_row *w = &f->ws[i];
-		json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:b,s:I,s:I,s:I,s:o,s:I,s:o,s:o,s:s,s:s,s:s,s:s}",
+		json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:b,s:b,s:b,s:I,s:I,s:I,s:o,s:I,s:o,s:o,s:s,s:s,s:s,s:s}",
 				      "block", bname(f, w->block), "variant", col_variant_name(w->variant),
-				      "group", w->group, "plan", w->plan, "fused", w->fused,
+				      "group", w->group, "plan", w->plan, "fused", w->fused, "fits", w->fits,
+				      "shown", w->shown,
 				      "footprint_bytes", (json_int_t)w->footprint_bytes, "capacity_bytes",
 				      (json_int_t)w->capacity_bytes, "global_bytes",
 				      (json_int_t)w->global_bytes, "reuse_ratio", num(w->reuse_ratio),
@@ -241,10 +242,10 @@ static json_t *worksheet_json(const struct ana_findings *f, json_t *rejected)
 				      "reason", w->reason);
 		json_array_append_new(a, o);
 		if (!w->chosen)
-			json_array_append_new(rejected, json_pack("{s:s,s:s,s:s,s:s}", "block",
+			json_array_append_new(rejected, json_pack("{s:s,s:s,s:s,s:s,s:b}", "block",
 								  bname(f, w->block), "variant",
 								  col_variant_name(w->variant), "plan",
-								  w->plan, "reason", w->reason));
+								  w->plan, "reason", w->reason, "shown", w->shown));
 	}
 	return a;
 }

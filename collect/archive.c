@@ -88,8 +88,8 @@ static json_t *launch_json(const struct ops_launch_rec *r)
 
 static json_t *alt_json(enum ops_group g, const struct ops_plan_eval *e, double measured_ns)
 {
-	json_t *o = json_pack("{s:o,s:b,s:s,s:o,s:I,s:I,s:I,s:o}", "plan", plan_json(g, &e->plan),
-			      "rejected", e->rejected, "reason", e->reason, "model_ns",
+	json_t *o = json_pack("{s:o,s:b,s:b,s:s,s:o,s:I,s:I,s:I,s:o}", "plan", plan_json(g, &e->plan),
+			      "fits", e->fits, "rejected", e->rejected, "reason", e->reason, "model_ns",
 			      jreal(e->model_ns), "launches", (json_int_t)e->launches,
 			      "global_bytes", (json_int_t)e->global_bytes, "footprint_bytes",
 			      (json_int_t)e->footprint_bytes, "reuse_ratio", jreal(e->reuse_ratio));
@@ -529,6 +529,7 @@ static int load_variant(json_t *j, const struct col_run *run, enum ops_group g,
 		struct ops_plan_eval *e = &vr->alts[i];
 		load_plan(json_object_get(a, "plan"), g, &e->plan);
 		e->rejected = json_is_true(json_object_get(a, "rejected"));
+		e->fits = json_is_true(json_object_get(a, "fits"));
 		jstr(a, "reason", e->reason, sizeof e->reason);
 		e->model_ns = jnum(a, "model_ns");
 		e->launches = (uint64_t)jint(a, "launches");

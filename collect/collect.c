@@ -83,6 +83,29 @@ static int sample_push(struct col_variant_run *vr, size_t *cap, int64_t ns, int3
 	return 0;
 }
 
+/* Appends plan to the variant's evaluated alternatives unless it is there. */
+static int add_alt(const struct col_profile *p, const struct col_block *b,
+		   const struct ops_plan *plan, const char *why, struct col_variant_run *vr,
+		   struct opr_error *err)
+{
+	for (size_t i = 0; i < vr->nalts; i++)
+		if (!memcmp(&vr->alts[i].plan, plan, sizeof *plan))
+			return 0;
+	struct ops_plan_eval *a = realloc(vr->alts, (vr->nalts + 1) * sizeof *a);
+	if (!a)
+		return opr_error_set(err, OPR_ENOMEM, "out of memory");
+	vr->alts = a;
+	struct ops_plan_eval *e = &vr->alts[vr->nalts];
+	int rc = ops_plan_evaluate(&p->envelope, &b->work, plan, e, err);
+	if (rc)
+		return rc;
+	e->rejected = !e->fits;
+	if (e->fits)
+		snprintf(e->reason, sizeof e->reason, "%s", why);
+	vr->nalts++;
+	return 0;
+}
+
 /* Chooses the plan of one variant: the planner's best for "auto", the pinned
  * plan when it fits, else the best fitting plan (a mapping fallback). */
 static int plan_variant(const struct col_profile *p, const struct col_block *b,
@@ -95,6 +118,15 @@ static int plan_variant(const struct col_profile *p, const struct col_block *b,
 	vr->plan_was_auto = v->plan_auto;
 	rc = ops_plan_resolve(&p->envelope, &b->work, v->plan_auto ? NULL : &v->plan, v->fused,
 			      &vr->plan, &vr->fell_back, vr->plan_note, sizeof vr->plan_note, err);
+	/* the worksheet lists the plan that ran and a pinned one that did not
+	 * fit, even when the planner's own enumeration did not produce them */
+	if (!rc && !v->plan_auto) {
+		struct ops_plan pinned = v->plan;
+		pinned.fused = v->fused;
+		rc = add_alt(p, b, &pinned, "pinned in the profile", vr, err);
+	}
+	if (!rc)
+		rc = add_alt(p, b, &vr->plan, "the plan that ran", vr, err);
 	return rc;
 }
 

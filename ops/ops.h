@@ -280,7 +280,8 @@ uint64_t ops_workload_bytes(const struct ops_workload *w);
 
 struct ops_plan_eval {
 	struct ops_plan plan;
-	int rejected;
+	int fits;                       /* within every capacity of the envelope */
+	int rejected;                   /* not chosen: over capacity, or slower */
 	char reason[160];               /* why rejected, or why chosen */
 	struct ops_counters counters;   /* from a dry run */
 	double model_ns;

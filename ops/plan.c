@@ -50,6 +50,7 @@ int ops_plan_evaluate(const struct ops_envelope *env, const struct ops_workload 
 		goto free_inst;
 	}
 	const struct ops_counters *c = ops_device_counters(dev);
+	out->fits = 1;
 	out->counters = *c;
 	out->model_ns = ops_device_model_ns(dev);
 	out->launches = c->launches;

@@ -520,7 +520,13 @@ static void view_worksheet(struct vb *vb, json_t *view, json_t *f)
 	json_t *rows = json_array(), *w;
 	set(vb, view, "worksheet", rows);
 	size_t i;
+	size_t hidden = 0;
 	json_array_foreach(get(f, "worksheet"), i, w) {
+		/* rows marked shown:false stay in findings.json and the workbook */
+		if (json_is_false(get(w, "shown"))) {
+			hidden++;
+			continue;
+		}
 		json_t *o = push(vb, rows);
 		if (!o)
 			return;
@@ -548,6 +554,31 @@ static void view_worksheet(struct vb *vb, json_t *view, json_t *f)
 		set_badge(vb, o, "status", str(w, "status"));
 		sets(vb, o, "reason", str(w, "reason"));
 	}
+	if (hidden)
+		setf(vb, view, "worksheet_more", "%zu more evaluated plans are listed in findings.json "
+		     "and on the workbook's Worksheet sheet.", hidden);
+}
+
+/* The row of list whose block and name match (NULL if none). */
+static json_t *find_row(json_t *list, const char *block, const char *name)
+{
+	size_t i;
+	json_t *o;
+	json_array_foreach(list, i, o)
+		if (!strcmp(str(o, "block"), block) && !strcmp(str(o, "name"), name))
+			return o;
+	return NULL;
+}
+
+/* The unavailable row of the same counter name and reason (NULL if none). */
+static json_t *find_unavailable(json_t *list, const char *name, const char *reason)
+{
+	size_t i;
+	json_t *o;
+	json_array_foreach(list, i, o)
+		if (!strcmp(str(o, "name"), name) && !strcmp(str(o, "reason"), reason))
+			return o;
+	return NULL;
 }
 
 static void view_lists(struct vb *vb, json_t *view, json_t *f)
@@ -588,7 +619,12 @@ static void view_lists(struct vb *vb, json_t *view, json_t *f)
 				name = str(ow, "name");
 		sets(vb, o, "owner_name", name);
 	}
+	size_t rej_hidden = 0;
 	json_array_foreach(get(f, "rejected_alternatives"), i, x) {
+		if (json_is_false(get(x, "shown"))) {
+			rej_hidden++;
+			continue;
+		}
 		json_t *o = push(vb, rej);
 		if (!o)
 			return;
@@ -597,23 +633,44 @@ static void view_lists(struct vb *vb, json_t *view, json_t *f)
 		set_code(vb, o, "plan", str(x, "plan"));
 		sets(vb, o, "reason", str(x, "reason"));
 	}
+	if (rej_hidden)
+		setf(vb, view, "rejected_more", "%zu more rejected plans, with their reasons, are listed in "
+		     "findings.json and on the workbook's Worksheet sheet.", rej_hidden);
 	json_array_foreach(get(f, "counters"), i, x) {
 		int avail = json_is_true(get(x, "available")) && isfinite(num(x, "value"));
-		json_t *o = push(vb, avail ? cav : cun);
-		if (!o)
+		if (avail) {
+			/* one row per block and counter: baseline beside candidate */
+			int cand = !strcmp(str(x, "variant"), "candidate");
+			json_t *o = find_row(cav, str(x, "block"), str(x, "name"));
+			if (!o && !(o = push(vb, cav)))
+				return;
+			char a[64];
+			f_count(a, sizeof a, num(x, "value"));
+			sets(vb, o, "block", str(x, "block"));
+			sets(vb, o, "name", str(x, "name"));
+			sets(vb, o, cand ? "candidate" : "baseline", a);
+			if (!json_is_string(get(o, cand ? "baseline" : "candidate")))
+				sets(vb, o, cand ? "baseline" : "candidate", "-");
+			sets(vb, o, "provenance", str(x, "provenance"));
+			continue;
+		}
+		/* an event the host lacks is missing everywhere for one reason:
+		 * list it once, with where it is missing */
+		const char *why = *str(x, "reason") ? str(x, "reason") : "no reason recorded";
+		json_t *o = find_unavailable(cun, str(x, "name"), why);
+		if (o) {
+			if (strcmp(str(o, "block"), str(x, "block")))
+				sets(vb, o, "block", "every block");
+			if (strcmp(str(o, "variant"), str(x, "variant")))
+				sets(vb, o, "variant", "both");
+			continue;
+		}
+		if (!(o = push(vb, cun)))
 			return;
 		sets(vb, o, "block", str(x, "block"));
 		sets(vb, o, "variant", str(x, "variant"));
 		sets(vb, o, "name", str(x, "name"));
-		if (avail) {
-			char a[64];
-			f_count(a, sizeof a, num(x, "value"));
-			sets(vb, o, "value", a);
-			sets(vb, o, "provenance", str(x, "provenance"));
-		} else {
-			const char *why = str(x, "reason");
-			sets(vb, o, "reason", *why ? why : "no reason recorded");
-		}
+		sets(vb, o, "reason", why);
 	}
 	json_array_foreach(get(f, "rules"), i, x) {
 		json_t *o = push(vb, rules);

@@ -677,6 +677,7 @@ static struct col_run *mini_case(double free_p95, double hidden_p95)
 	assert_non_null(A->alts);
 	assert_non_null(B->alts);
 	A->alts[0].plan = A->plan;
+	A->alts[0].fits = 1;
 	A->alts[0].launches = 3;
 	A->alts[0].footprint_bytes = 64 * 1024;
 	A->alts[0].global_bytes = 9u << 19;
@@ -691,6 +692,8 @@ static struct col_run *mini_case(double free_p95, double hidden_p95)
 	A->alts[1].model_ns = 20000;
 	snprintf(A->alts[1].reason, sizeof A->alts[1].reason, "footprint 512 KiB over the SHARED capacity");
 	B->alts[0].plan = B->plan;
+	B->alts[0].fits = 1;
+	B->alts[1].fits = 1;
 	B->alts[0].launches = 1;
 	B->alts[0].footprint_bytes = 200 * 1024;
 	B->alts[0].global_bytes = 3u << 19;
