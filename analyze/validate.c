@@ -108,10 +108,10 @@ static int same_plan(const struct ops_plan *a, const struct ops_plan *b)
 	return 1;
 }
 
-/* A fitting alternative: chosen, or rejected only for being slower. */
+/* A fitting alternative: within the envelope's capacities. */
 static int alt_fits(const struct ops_plan_eval *e)
 {
-	return !e->rejected || !strncmp(e->reason, "slower", 6);
+	return e->fits;
 }
 
 static struct ana_model_row *add_row(struct ana_list *l, int b, int v, int alt)

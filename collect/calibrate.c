@@ -353,6 +353,19 @@ static void conv_workload(struct ops_workload *w, enum ops_dtype t)
 	w->conv = c;
 }
 
+/* SiLU over 8 x 4096 fp32 (128 KiB, in L2): the vectorised exp path of the
+ * activations, the element-wise rate the fused epilogues also run at. */
+static void vector_workload(struct ops_workload *w)
+{
+	memset(w, 0, sizeof *w);
+	w->group = OPS_G_ACTIVATION;
+	w->act = OPS_ACT_SILU;
+	w->dtype = OPS_F32;
+	w->tensor.rank = 2;
+	w->tensor.dims[0] = 8;
+	w->tensor.dims[1] = 4096;
+}
+
 static void qgemm_workload(struct ops_workload *w, int64_t k)
 {
 	memset(w, 0, sizeof *w);
@@ -506,6 +519,17 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 	/* the provisional copies above are replaced by the measured values */
 	env->tops[OPS_F16] = col_cal_find(cal, "fp16_tops")->median;
 	env->tops[OPS_BF16] = col_cal_find(cal, "bf16_tops")->median;
+	/* element-wise ops: one SiLU per element, vs one FMA lane for the
+	 * MAC rates (activations cost several FMAs' worth each) */
+	vector_workload(&w);
+	env->vector_tops = env->tops[OPS_F32]; /* provisional, as above */
+	if ((rc = kernel_rate(env, &w, ns, x, err)))
+		goto out;
+	for (int s = 0; s < ns; s++)
+		x[s] /= 1000.0;
+	record(cal, "vector_tops", x, ns,
+	       "activation silu fp32 8x4096 (vectorised exp, in L2), model's other terms subtracted");
+	env->vector_tops = cal->v[cal->nv - 1].median;
 	cal->present = 1;
 	for (int i = 0; i < cal->nv && !rc; i++)
 		if (!(cal->v[i].median > 0) || !isfinite(cal->v[i].median))
@@ -585,8 +609,9 @@ int col_calibration_yaml(const struct ops_envelope *e, const struct col_calibrat
 	out(&b, "dma:    {max_last_dim: %lld, setup_ns: %.6g, engines: 1}   # ops_dma per descriptor\n",
 	    (long long)e->dma_max_last_dim, e->dma_setup_ns);
 	out(&b, "# fp32: FMA peak; fp16/bf16: conv microkernel incl. conversions; int8: qgemm\n");
-	out(&b, "compute_tops: {fp32: %.6g, fp16: %.6g, bf16: %.6g, int8: %.6g}\n", e->tops[OPS_F32],
-	    e->tops[OPS_F16], e->tops[OPS_BF16], e->tops[OPS_S8]);
+	out(&b, "# vector: element-wise ops (activation SiLU) per second / 1e12\n");
+	out(&b, "compute_tops: {fp32: %.6g, fp16: %.6g, bf16: %.6g, int8: %.6g, vector: %.6g}\n",
+	    e->tops[OPS_F32], e->tops[OPS_F16], e->tops[OPS_BF16], e->tops[OPS_S8], e->vector_tops);
 	out(&b, "launch_overhead_us: %.6g\n", e->launch_overhead_us);
 	out(&b, "calibration:\n  host: ");
 	quoted(&b, cal->host);

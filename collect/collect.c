@@ -227,17 +227,19 @@ static int same_plan(const struct ops_plan *a, const struct ops_plan *b)
  * for capacity). */
 static int alt_fits(const struct ops_plan_eval *e)
 {
-	return !e->rejected || !strncmp(e->reason, "slower", 6);
+	return e->fits;
 }
 
-#define ALT_REPS 15          /* repetitions per measured alternative ... */
-#define ALT_NS 300000000LL   /* ... or 0.3 s, whichever comes first */
+#define ALT_ROUNDS 15          /* rounds over the measured alternatives ... */
+#define ALT_NS 2000000000LL    /* ... or 2 s per variant, whichever comes first */
+#define ALT_MAX (COL_MEASURED_ALTS + 1)
 
 /* On a calibrated envelope, times the planner's top COL_MEASURED_ALTS fitting
- * plans and the plan that ran (when it is among the alternatives): each on a
- * real device, two warm-up runs, then ALT_REPS runs or ALT_NS, the median ns.
- * The model-validation section compares these with the plans' modelled
- * times (analyze/validate.c). */
+ * plans and the plan that ran: all prepared first, then run interleaved in
+ * rounds (each round in a new seeded order, METHODS.md "Interleave") so drift
+ * of the host falls on every plan alike; the median ns of each. The
+ * model-validation section compares these with the plans' modelled times
+ * (analyze/validate.c). */
 static int measure_alts(const struct col_profile *p, const struct col_block *b,
 			struct col_variant_run *vr, struct opr_error *err)
 {
@@ -248,38 +250,52 @@ static int measure_alts(const struct col_profile *p, const struct col_block *b,
 		vr->alt_measured_ns[i] = NAN;
 	if (!p->calibration.present)
 		return 0;
-	int fitting = 0, rc = 0;
-	for (size_t i = 0; i < vr->nalts && !rc; i++) {
+	size_t idx[ALT_MAX];
+	struct ops_instance *inst[ALT_MAX] = {NULL};
+	struct ops_device *dev = NULL;
+	int64_t t[ALT_MAX][ALT_ROUNDS];
+	int n = 0, fitting = 0, rc = 0, rounds = 0;
+	for (size_t i = 0; i < vr->nalts && n < ALT_MAX; i++) {
 		const struct ops_plan_eval *e = &vr->alts[i];
 		if (!alt_fits(e))
 			continue;
 		int top = fitting++ < COL_MEASURED_ALTS;
-		if (!top && !same_plan(&e->plan, &vr->plan))
-			continue;
-		struct ops_instance *inst = NULL;
-		struct ops_device *dev = NULL;
-		int64_t t[ALT_REPS];
-		int n = 0;
-		rc = ops_instance_new(&b->work, &e->plan, p->seed, b->name, &inst, err);
-		if (!rc)
-			rc = ops_device_new(&p->envelope, 0, &dev, err);
-		for (int w = 0; w < 2 && !rc; w++)
-			rc = ops_instance_run(dev, inst, err);
-		int64_t start = now_ns();
-		while (!rc && n < ALT_REPS && (n < 3 || now_ns() - start < ALT_NS)) {
+		if (top || same_plan(&e->plan, &vr->plan))
+			idx[n++] = i;
+	}
+	rc = ops_device_new(&p->envelope, 0, &dev, err);
+	for (int k = 0; k < n && !rc; k++) {
+		rc = ops_instance_new(&b->work, &vr->alts[idx[k]].plan, p->seed, b->name, &inst[k], err);
+		for (int w = 0; w < 2 && !rc; w++) /* warm-up */
+			rc = ops_instance_run(dev, inst[k], err);
+	}
+	uint64_t rng = p->seed ^ 0x616c7473ULL;
+	int64_t start = now_ns();
+	while (!rc && rounds < ALT_ROUNDS && (rounds < 3 || now_ns() - start < ALT_NS)) {
+		int order[ALT_MAX];
+		for (int k = 0; k < n; k++)
+			order[k] = k;
+		for (int k = n - 1; k > 0; k--) { /* Fisher-Yates, seeded */
+			int j = (int)(splitmix(&rng) % (uint64_t)(k + 1)), tmp = order[k];
+			order[k] = order[j];
+			order[j] = tmp;
+		}
+		for (int k = 0; k < n && !rc; k++) {
 			ops_device_reset(dev);
 			int64_t t0 = now_ns();
-			rc = ops_instance_run(dev, inst, err);
-			t[n++] = now_ns() - t0;
+			rc = ops_instance_run(dev, inst[order[k]], err);
+			t[order[k]][rounds] = now_ns() - t0;
 		}
-		if (!rc && n > 0) {
-			qsort(t, (size_t)n, sizeof *t, cmp_i64);
-			vr->alt_measured_ns[i] = n % 2 ? (double)t[n / 2]
-						       : 0.5 * ((double)t[n / 2 - 1] + (double)t[n / 2]);
-		}
-		ops_device_free(dev);
-		ops_instance_free(inst);
+		rounds++;
 	}
+	for (int k = 0; k < n && !rc && rounds > 0; k++) {
+		qsort(t[k], (size_t)rounds, sizeof t[k][0], cmp_i64);
+		vr->alt_measured_ns[idx[k]] = rounds % 2 ? (double)t[k][rounds / 2]
+					 : 0.5 * ((double)t[k][rounds / 2 - 1] + (double)t[k][rounds / 2]);
+	}
+	for (int k = 0; k < n; k++)
+		ops_instance_free(inst[k]);
+	ops_device_free(dev);
 	return rc;
 }
 

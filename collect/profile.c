@@ -402,6 +402,7 @@ static const double power_scale[] = {0.7, 1.0, 1.2}; /* clock_scale by mode */
 
 /* The measured values a calibration may describe (collect/calibrate.c). */
 static const char *const cal_names[] = {"fp32_tops", "fp16_tops", "bf16_tops", "int8_tops",
+	"vector_tops",
 	"global_bandwidth_gbps", "shared_bandwidth_gbps", "dma_setup_ns",
 	"launch_overhead_us", NULL};
 
@@ -458,7 +459,7 @@ static int parse_envelope(const struct ld *c, const struct col_ynode *m,
 	static const char *const skeys[] = {"capacity_kib", "bandwidth_gbps", NULL};
 	static const char *const lkeys[] = {"capacity_kib", NULL};
 	static const char *const dkeys[] = {"max_last_dim", "setup_ns", "engines", NULL};
-	static const char *const tkeys[] = {"fp32", "fp16", "bf16", "int8", NULL};
+	static const char *const tkeys[] = {"fp32", "fp16", "bf16", "int8", "vector", NULL};
 	struct col_ynode *v, *g, *s, *l, *d, *t;
 	int64_t i64;
 	int mode = 1, rc;
@@ -511,6 +512,9 @@ static int parse_envelope(const struct ld *c, const struct col_ynode *m,
 		return rc;
 	env->tops[OPS_U8] = env->tops[OPS_S8];
 	env->tops[OPS_S32] = env->tops[OPS_S8];
+	env->vector_tops = 0;
+	if ((rc = opt_num(c, t, "vector", NUM_POSITIVE, &env->vector_tops)))
+		return rc;
 	env->launch_overhead_us = 0;
 	if ((rc = opt_num(c, m, "launch_overhead_us", NUM_NONNEG, &env->launch_overhead_us)))
 		return rc;

@@ -800,7 +800,13 @@ void ops_compute(struct ops_device *dev, enum ops_dtype t, uint64_t macs,
 	struct ops_core_acc *a = &dev->acc[core];
 	a->active = 1;
 	dev->acc_mask |= (uint64_t)1 << core;
-	a->ops[t] += 2 * macs + elem_ops;
+	/* element-wise work runs on the vector unit when the envelope has one */
+	if (dev->env.vector_tops > 0) {
+		a->ops[t] += 2 * macs;
+		a->vec_ops += elem_ops;
+	} else {
+		a->ops[t] += 2 * macs + elem_ops;
+	}
 	a->work += macs + elem_ops;
 	a->shared_bytes += read_bytes + write_bytes;
 }

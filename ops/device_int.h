@@ -10,6 +10,7 @@
  * dtype (one MAC = 2 ops, one element op = 1 op). */
 struct ops_core_acc {
 	uint64_t ops[OPS_NDTYPES];
+	uint64_t vec_ops;       /* element ops on the vector unit (vector_tops > 0) */
 	uint64_t work;          /* MACs + element ops */
 	uint64_t shared_bytes;  /* DMA into/out of SHARED + compute reads/writes */
 	uint64_t global_bytes;  /* DMA into/out of GLOBAL */
@@ -29,6 +30,7 @@ struct ops_live_buf {
  * the modelled times are bit-identical (two divisions fewer per launch). */
 struct ops_model_consts {
 	double rate[OPS_NDTYPES];          /* ops_model_core_rate(env, t) */
+	double vec_rate;                   /* vector_tops per core, ops/ns (0: none) */
 	double gbw[OPS_MAX_CORES + 1];     /* global_bw_gbps / max(1, active cores) */
 };
 

@@ -31,6 +31,8 @@ double ops_model_core_rate(const struct ops_envelope *env, enum ops_dtype t)
 /* Per core c of the launch (only the bandwidth terms are level-specific, as
  * in Timeloop's per-level bandwidth model, NVlabs, src/model/buffer.cpp):
  *   C_c = sum_t ops_c[t] / rate_t                      compute (MAC = 2 ops)
+ *         + vec_ops_c / vector_rate                    element-wise ops, when the
+ *                                                      envelope has a vector unit
  *   S_c = shared_bytes_c / shared_bw                   on-chip, per core
  *   G_c = global_bytes_c / (global_bw / active cores)  off-chip, shared evenly
  *   D_c = transfers_c * dma_setup_ns / dma_engines     descriptor setup
@@ -47,6 +49,7 @@ void ops_model_prepare(const struct ops_envelope *env, struct ops_model_consts *
 {
 	for (int t = 0; t < OPS_NDTYPES; t++)
 		mc->rate[t] = ops_model_core_rate(env, (enum ops_dtype)t);
+	mc->vec_rate = env->vector_tops * 1e3 * env->clock_scale / env->cores;
 	for (int a = 0; a <= OPS_MAX_CORES; a++)
 		mc->gbw[a] = env->global_bw_gbps / (a > 0 ? a : 1);
 }
@@ -96,6 +99,9 @@ void ops_model_launch(const struct ops_envelope *env, const struct ops_model_con
 			if (a->ops[t])
 				comp += (double)a->ops[t] /
 					(mc ? mc->rate[t] : ops_model_core_rate(env, (enum ops_dtype)t));
+		if (a->vec_ops)
+			comp += (double)a->vec_ops /
+				(mc ? mc->vec_rate : env->vector_tops * 1e3 * env->clock_scale / env->cores);
 		double s = (double)a->shared_bytes / env->shared_bw_gbps;
 		double g = (double)a->global_bytes / gbw;
 		double d = (double)a->transfers * env->dma_setup_ns / env->dma_engines;

@@ -73,6 +73,9 @@ struct ops_envelope {
 	double dma_setup_ns;        /* per transfer */
 	int dma_engines;            /* per core; setup cost is spread over them */
 	double tops[OPS_NDTYPES];   /* by input dtype; s8 and u8 share "int8" */
+	double vector_tops;         /* element-wise ops (activation, bias, dequant)
+				     * per second / 1e12 over all cores; 0: they
+				     * run at their dtype's rate, one op each */
 	double launch_overhead_us;
 };
 

@@ -761,9 +761,14 @@ static void view_inputs(struct vb *vb, json_t *view, json_t *f)
 		 num(env, "dma_setup_ns"), num(env, "dma_max_last_dim"));
 	kv(vb, en, "DMA", a);
 	json_t *tops = get(env, "compute_tops");
-	snprintf(a, sizeof a, "fp32 %.1f, fp16 %.1f, bf16 %.1f, int8 %.1f", num(tops, "fp32"),
+	/* %.3g: a calibrated host runs at hundredths of a TOPS */
+	snprintf(a, sizeof a, "fp32 %.3g, fp16 %.3g, bf16 %.3g, int8 %.3g", num(tops, "fp32"),
 		 num(tops, "fp16"), num(tops, "bf16"), num(tops, "int8"));
 	kv(vb, en, "compute TOPS", a);
+	if (isfinite(num(tops, "vector"))) {
+		snprintf(a, sizeof a, "%.3g", num(tops, "vector"));
+		kv(vb, en, "vector (element-wise) TOPS", a);
+	}
 	f_us(a, sizeof a, num(env, "launch_overhead_us"));
 	kv(vb, en, "launch overhead", a);
 

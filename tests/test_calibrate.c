@@ -70,7 +70,7 @@ static void test_calibrated_envelope_loads(void **state)
 		assert_true(isfinite(v[i]) && v[i] > 0);
 	assert_true(back.tops[OPS_U8] == back.tops[OPS_S8]);
 	assert_true(cback.present);
-	assert_int_equal(cback.nv, 8);
+	assert_int_equal(cback.nv, 9);
 	assert_true(cback.cpus_online >= 1);
 	assert_true(cback.host[0] && cback.date[0]);
 	static const char *const keys[] = {"fp32_tops", "fp16_tops", "bf16_tops", "int8_tops",
@@ -191,6 +191,7 @@ static void test_validation_known_run(void **state)
 			vr->alts[i].plan.p[0] = 16 * (i + 1);
 			vr->alts[i].model_ns = alt_model[v][i];
 			vr->alts[i].rejected = i > 0;
+			vr->alts[i].fits = 1;
 			snprintf(vr->alts[i].reason, sizeof vr->alts[i].reason, i ? "slower: x" : "chosen");
 			vr->alts[i].counters.macs[OPS_S8] = 1000000;
 			vr->alt_measured_ns[i] = alt_meas[v][i];
