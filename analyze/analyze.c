@@ -402,6 +402,59 @@ static enum ana_status sla_status(double lo, double est, double hi, double targe
 			return OPR_ENOMEM; \
 	} while (0)
 
+/* The device model's counters read back through PAPI (sde:::opreview::*)
+ * over the sampled runs must equal the simulated counters of one run times
+ * the number of runs: the same numbers by two paths. No row when PAPI could
+ * not read them (the counters section says why). */
+static int sde_agreement(const struct col_run *run, const struct col_variant_run *vr,
+			 const char *dt, int b, int v, struct ana_list *out)
+{
+	const struct ops_counters *c = &vr->counters;
+	uint64_t gread = 0, gwrite = 0;
+	for (int s = 0; s < OPS_NSPACES; s++) {
+		gread += c->bytes[OPS_GLOBAL][s];
+		gwrite += c->bytes[s][OPS_GLOBAL];
+	}
+	const struct {
+		const char *event;
+		uint64_t per_run;
+	} want[] = {{"sde:::opreview::LAUNCHES", c->launches},
+		    {"sde:::opreview::DMA_TRANSFERS", c->transfers},
+		    {"sde:::opreview::DMA_SPLITS", c->splits},
+		    {"sde:::opreview::GLOBAL_READ_BYTES", gread},
+		    {"sde:::opreview::GLOBAL_WRITE_BYTES", gwrite}};
+	int checked = 0, agree = 0;
+	char first_bad[96] = "";
+	for (size_t k = 0; k < sizeof want / sizeof want[0]; k++)
+		for (size_t e = 0; e < run->nevents; e++) {
+			if (strcmp(run->events[e].name, want[k].event) || !run->events[e].available ||
+			    !vr->event_totals || !vr->nsamples)
+				continue;
+			long long got = vr->event_totals[e];
+			long long expect = (long long)(want[k].per_run * vr->nsamples);
+			checked++;
+			if (got == expect)
+				agree++;
+			else if (!first_bad[0])
+				snprintf(first_bad, sizeof first_bad, "%s %lld vs %lld", want[k].event + 16,
+					 got, expect);
+		}
+	if (!checked)
+		return 0;
+	struct ana_check *r = check(out, b, v, dt, "counters via PAPI SDE",
+				    agree == checked ? ANA_PASS : ANA_FAIL, ANA_PAPI);
+	if (!r)
+		return OPR_ENOMEM;
+	if (agree == checked)
+		snprintf(r->value, sizeof r->value, "%d of %d events = simulated x %zu runs", agree,
+			 checked, vr->nsamples);
+	else
+		snprintf(r->value, sizeof r->value, "%d of %d agree; %s", agree, checked, first_bad);
+	snprintf(r->threshold, sizeof r->threshold, "equal");
+	snprintf(r->trigger, sizeof r->trigger, "SDE counters of a canary run differ from the archive's");
+	return 0;
+}
+
 static int checks_variant(const struct ana_ctx *cx, int b, int v, struct ana_list *cmps,
 			  struct ana_list *out)
 {
@@ -503,6 +556,8 @@ static int checks_variant(const struct ana_ctx *cx, int b, int v, struct ana_lis
 		 vr->repro_output_stable ? "stable" : "CHANGED");
 	snprintf(c->threshold, sizeof c->threshold, "identical");
 	snprintf(c->trigger, sizeof c->trigger, "opreview replay reports a digest or counter mismatch");
+	if (sde_agreement(cx->run, vr, dt, b, v, out))
+		return OPR_ENOMEM;
 	for (size_t i = 0; i < out->n; i++) {
 		struct ana_check *r = ana_list_at(out, i);
 		if (r->block == b && r->variant == v)

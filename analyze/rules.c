@@ -236,15 +236,18 @@ int ana_classify_variant(const struct ana_ctx *cx, int b, int v, struct ana_list
 		if (qm > thr && found < 0)
 			found = ANA_PRECISION_LOSS;
 	}
-	uint64_t fb = vr->counters.fallbacks + (vr->fell_back ? 0 : 0), sp = vr->counters.splits;
+	uint64_t fb = vr->counters.fallbacks, sp = vr->counters.splits;
 	if (fb + sp > 0) {
 		struct ana_finding *f = new_finding(out, b, v, ANA_MAPPING_FALLBACK, (double)(fb + sp), repro);
 		if (!f)
 			return OPR_ENOMEM;
+		/* the comparison is shown for the counters that triggered */
 		snprintf(cmp, sizeof cmp, "%llu > 0", (unsigned long long)fb);
-		add_ev(f, "FALLBACKS", (double)fb, "", ANA_SIMULATED, cmp, vr->fell_back ? vr->plan_note : "");
+		add_ev(f, "FALLBACKS", (double)fb, "", ANA_SIMULATED, fb ? cmp : "",
+		       vr->fell_back ? vr->plan_note : "");
 		snprintf(cmp, sizeof cmp, "%llu > 0", (unsigned long long)sp);
-		add_ev(f, "DMA_SPLITS", (double)sp, "", ANA_SIMULATED, cmp, "transfers split at dma.max_last_dim");
+		add_ev(f, "DMA_SPLITS", (double)sp, "", ANA_SIMULATED, sp ? cmp : "",
+		       "transfers split at dma.max_last_dim");
 		add_ev(f, "DMA_TRANSFERS", (double)vr->counters.transfers, "", ANA_SIMULATED, "", "");
 		snprintf(f->symptom, sizeof f->symptom,
 			 "%llu capacity fallback(s) and %llu split transfer(s) of %llu",

@@ -314,24 +314,26 @@ static int run_batch(struct sampler *s, struct ops_device *dev, struct ops_insta
 		     struct opr_error *err)
 {
 	int rc = 0;
+	/* the sde:::opreview::* events read the bound device: this batch's */
+	ops_sde_bind(dev);
 	if (s->papi && (rc = col_papi_read(s->papi, s->before, err)))
-		return rc;
+		goto out;
 	for (int i = 0; i < reps; i++) {
 		int64_t t0 = now_ns();
 		rc = ops_instance_run(dev, inst, err);
 		int64_t t1 = now_ns();
-		if (rc)
-			return rc;
-		if ((rc = sample_push(vr, cap, t1 - t0, round, err)))
-			return rc;
+		if (rc || (rc = sample_push(vr, cap, t1 - t0, round, err)))
+			goto out;
 	}
 	if (s->papi) {
 		if ((rc = col_papi_read(s->papi, s->after, err)))
-			return rc;
+			goto out;
 		for (size_t e = 0; e < s->nevents; e++)
 			vr->event_totals[e] += s->after[e] - s->before[e];
 	}
-	return 0;
+out:
+	ops_sde_bind(NULL);
+	return rc;
 }
 
 static int enough(struct sampler *s, const struct col_variant_run *vr, int64_t need)
@@ -398,8 +400,6 @@ static int sample_block(const struct col_run *run, struct sampler *s, struct col
 		int first = (int)(splitmix(rng) & 1); /* randomised A B / B A */
 		for (int k = 0; k < 2; k++) {
 			int v = k ? 1 - first : first;
-			if (s->papi && (rc = col_papi_read(s->papi, s->before, err)))
-				goto out;
 			if ((rc = run_batch(s, dev[v], inst[v], &br->v[v], &cap[v], reps, round, err)))
 				goto out;
 		}

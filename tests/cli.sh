@@ -76,6 +76,7 @@ check "packet.md names the verdict in its title" sh -c "head -1 $T/q/packet.md |
 check "packet.md has a sign-off checkbox per role" sh -c "test \$(grep -c '^- \\[ \\]' $T/q/packet.md) -ge 3"
 check "packet.html references nothing external" sh -c "! grep -qi 'http://\\|https://\\|src=\\|<link' $T/q/packet.html"
 check "packet.html renders tables and charts" sh -c "grep -q '<table' $T/q/packet.html && grep -q '<svg' $T/q/packet.html"
+check "SDE counters read through PAPI equal the simulated ones" sh -c "grep -q '| counters via PAPI SDE | PASS | 5 of 5 events = simulated x' $T/q/packet.md && ! grep -q '| counters via PAPI SDE | FAIL' $T/q/packet.md"
 check "verdict in findings.json matches the exit code" sh -c "grep -q '\"exit_code\": $rc' $T/q/findings.json"
 check "unavailable counters carry a reason, never 0" sh -c "! grep -A0 '\"provenance\": \"unavailable\"' $T/q/findings.json >/dev/null || /usr/bin/python3 -c '
 import json,sys
