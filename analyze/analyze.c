@@ -336,7 +336,7 @@ static int worksheet_block(const struct ana_ctx *cx, int b, const struct ana_blo
 							  e->launches, e->model_ns));
 			snprintf(w->shift, sizeof w->shift, "%s -> %s", ana_class_name(ab->primary[0]),
 				 w->expected_bottleneck);
-			w->chosen = !memcmp(&e->plan, &vr->plan, sizeof e->plan);
+			w->chosen = ops_plan_equal(&e->plan, &vr->plan);
 			w->fits = e->fits;
 			/* the packet shows the chosen plan, the best few fitting
 			 * alternatives and the first plans that did not fit; the

@@ -2,6 +2,7 @@
  * of baseline-vs-candidate ratios, rank tests, noise floor and MDE, Benjamini-
  * Hochberg, and MLPerf LoadGen's early-stopping SLA gate. Samples are int64 ns. */
 #include "stats.h"
+#include "../ops/ops.h" /* ops_xoshiro */
 
 #include <float.h>
 #include <math.h>
@@ -10,53 +11,14 @@
 
 #define PI 3.14159265358979323846
 
-/* ---- random numbers: splitmix64 seeds xoshiro256** (Blackman & Vigna) ---- */
-
-struct rng {
-	uint64_t s[4];
-};
-
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static void rng_seed(struct rng *g, uint64_t seed)
-{
-	for (int i = 0; i < 4; i++)
-		g->s[i] = splitmix64(&seed);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t rng_next(struct rng *g)
-{
-	uint64_t *s = g->s;
-	uint64_t result = rotl(s[1] * 5, 7) * 9;
-	uint64_t t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return result;
-}
+/* ---- random numbers: ops_xoshiro (ops/rng.c) ---- */
 
 /* Uniform in [0, bound), bound >= 1, without modulo bias: Lemire's
  * multiply-shift with rejection of the short low range. */
-static size_t rng_below(struct rng *g, size_t bound)
+static size_t rng_below(struct ops_xoshiro *g, size_t bound)
 {
 	uint64_t b = (uint64_t)bound;
-	uint64_t x = rng_next(g) >> 32;
+	uint64_t x = ops_xoshiro_next(g) >> 32;
 	uint64_t m;
 
 	if (b <= UINT32_MAX) {
@@ -65,7 +27,7 @@ static size_t rng_below(struct rng *g, size_t bound)
 			uint32_t reject_below = (uint32_t)(-(uint32_t)b) % (uint32_t)b;
 
 			while ((uint32_t)m < reject_below) {
-				x = rng_next(g) >> 32;
+				x = ops_xoshiro_next(g) >> 32;
 				m = x * b;
 			}
 		}
@@ -73,7 +35,7 @@ static size_t rng_below(struct rng *g, size_t bound)
 	}
 	/* Rounds of more than 2^32 samples do not occur; keep it correct anyway. */
 	for (;;) {
-		uint64_t v = rng_next(g);
+		uint64_t v = ops_xoshiro_next(g);
 		uint64_t lim = UINT64_MAX - UINT64_MAX % b;
 
 		if (v < lim)
@@ -403,7 +365,7 @@ static int side_alloc(struct boot_side *sd, struct opr_error *err)
 
 /* Draws the samples of the rounds js[0..nj) into sd->buf; returns the count. */
 static size_t side_fill(struct boot_side *sd, const size_t *js, size_t nj,
-			struct rng *g)
+			struct ops_xoshiro *g)
 {
 	size_t m = 0;
 
@@ -446,7 +408,7 @@ static int boot_ratio(struct boot_side *num, struct boot_side *den, int paired,
 		      double *num_q, double *den_q, double *ratio, double *lo,
 		      double *hi, struct opr_error *err)
 {
-	struct rng g;
+	struct ops_xoshiro g;
 	double *reps = NULL;
 	size_t *js_num = NULL, *js_den = NULL;
 	int rc;
@@ -477,7 +439,7 @@ static int boot_ratio(struct boot_side *num, struct boot_side *den, int paired,
 	}
 	*ratio = *num_q / *den_q;
 
-	rng_seed(&g, seed);
+	ops_xoshiro_seed(&g, seed);
 	for (size_t b = 0; b < nboot; b++) {
 		size_t mn, md;
 

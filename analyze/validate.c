@@ -97,22 +97,6 @@ static void alt_terms(const struct ops_envelope *e, enum ops_dtype dt, const str
 	t[ANA_T_DMA] = e->dma_engines > 0 ? (double)c->transfers * e->dma_setup_ns / (e->dma_engines * cores) : 0;
 }
 
-static int same_plan(const struct ops_plan *a, const struct ops_plan *b)
-{
-	if (a->fused != b->fused || a->strategy != b->strategy || a->split_k != b->split_k ||
-	    a->double_buffer != b->double_buffer)
-		return 0;
-	for (int i = 0; i < OPS_PLAN_MAX_PARAMS; i++)
-		if (a->p[i] != b->p[i])
-			return 0;
-	return 1;
-}
-
-/* A fitting alternative: within the envelope's capacities. */
-static int alt_fits(const struct ops_plan_eval *e)
-{
-	return e->fits;
-}
 
 static struct ana_model_row *add_row(struct ana_list *l, int b, int v, int alt)
 {
@@ -144,7 +128,7 @@ static void planner_row(const struct col_block_run *br, int b, int v, struct ana
 	if (!vr->alt_measured_ns)
 		return;
 	for (size_t i = 0; i < vr->nalts && n < 64; i++) {
-		if (!alt_fits(&vr->alts[i]))
+		if (!vr->alts[i].fits)
 			continue;
 		if (choice < 0)
 			choice = (int)i;
@@ -225,13 +209,13 @@ int ana_model_validate(const struct col_run *run, struct ana_model_validation *m
 			finish_row(r);
 			for (size_t i = 0; vr->alt_measured_ns && i < vr->nalts; i++) {
 				double m = vr->alt_measured_ns[i];
-				if (!isfinite(m) || !(m > 0) || !alt_fits(&vr->alts[i]))
+				if (!isfinite(m) || !(m > 0) || !vr->alts[i].fits)
 					continue;
 				if (!(r = add_row(&rows, b, v, (int)i))) {
 					oom = 1;
 					break;
 				}
-				r->ran = same_plan(&vr->alts[i].plan, &vr->plan);
+				r->ran = ops_plan_equal(&vr->alts[i].plan, &vr->plan);
 				r->counted = !r->ran;
 				ops_plan_describe(g, &vr->alts[i].plan, r->plan, sizeof r->plan);
 				r->model_ns = vr->alts[i].model_ns;

@@ -29,14 +29,6 @@ static int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -89,7 +81,7 @@ static int add_alt(const struct col_profile *p, const struct col_block *b,
 		   struct opr_error *err)
 {
 	for (size_t i = 0; i < vr->nalts; i++)
-		if (!memcmp(&vr->alts[i].plan, plan, sizeof *plan))
+		if (ops_plan_equal(&vr->alts[i].plan, plan))
 			return 0;
 	struct ops_plan_eval *a = realloc(vr->alts, (vr->nalts + 1) * sizeof *a);
 	if (!a)
@@ -212,23 +204,6 @@ out_dev:
 	return rc;
 }
 
-static int same_plan(const struct ops_plan *a, const struct ops_plan *b)
-{
-	if (a->fused != b->fused || a->strategy != b->strategy || a->split_k != b->split_k ||
-	    a->double_buffer != b->double_buffer)
-		return 0;
-	for (int i = 0; i < OPS_PLAN_MAX_PARAMS; i++)
-		if (a->p[i] != b->p[i])
-			return 0;
-	return 1;
-}
-
-/* A fitting alternative: chosen, or rejected only for being slower (not
- * for capacity). */
-static int alt_fits(const struct ops_plan_eval *e)
-{
-	return e->fits;
-}
 
 #define ALT_ROUNDS 15          /* rounds over the measured alternatives ... */
 #define ALT_NS 2000000000LL    /* ... or 2 s per variant, whichever comes first */
@@ -257,10 +232,10 @@ static int measure_alts(const struct col_profile *p, const struct col_block *b,
 	int n = 0, fitting = 0, rc = 0, rounds = 0;
 	for (size_t i = 0; i < vr->nalts && n < ALT_MAX; i++) {
 		const struct ops_plan_eval *e = &vr->alts[i];
-		if (!alt_fits(e))
+		if (!e->fits)
 			continue;
 		int top = fitting++ < COL_MEASURED_ALTS;
-		if (top || same_plan(&e->plan, &vr->plan))
+		if (top || ops_plan_equal(&e->plan, &vr->plan))
 			idx[n++] = i;
 	}
 	rc = ops_device_new(&p->envelope, 0, &dev, err);
@@ -276,7 +251,7 @@ static int measure_alts(const struct col_profile *p, const struct col_block *b,
 		for (int k = 0; k < n; k++)
 			order[k] = k;
 		for (int k = n - 1; k > 0; k--) { /* Fisher-Yates, seeded */
-			int j = (int)(splitmix(&rng) % (uint64_t)(k + 1)), tmp = order[k];
+			int j = (int)(ops_splitmix64(&rng) % (uint64_t)(k + 1)), tmp = order[k];
 			order[k] = order[j];
 			order[j] = tmp;
 		}
@@ -397,7 +372,7 @@ static int sample_block(const struct col_run *run, struct sampler *s, struct col
 	int64_t deadline = now_ns() + (int64_t)(budget_s * 1e9);
 	int round = 0;
 	for (;;) {
-		int first = (int)(splitmix(rng) & 1); /* randomised A B / B A */
+		int first = (int)(ops_splitmix64(rng) & 1); /* randomised A B / B A */
 		for (int k = 0; k < 2; k++) {
 			int v = k ? 1 - first : first;
 			if ((rc = run_batch(s, dev[v], inst[v], &br->v[v], &cap[v], reps, round, err)))

@@ -71,50 +71,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- random numbers: SplitMix64 seeding, xoshiro256** (Blackman, Vigna) ---- */
+/* ---- random numbers: ops_xoshiro (ops/rng.c), one stream each ---- */
 
-struct rng {
-	uint64_t s[4];
-};
-
-static uint64_t splitmix64(uint64_t *x)
+static void rng_seed(struct ops_xoshiro *r, uint64_t seed, uint64_t stream)
 {
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static void rng_seed(struct rng *r, uint64_t seed, uint64_t stream)
-{
-	uint64_t x = seed ^ (0xd1b54a32d192ed03ULL * (stream + 1));
-	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&x);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t rng_next(struct rng *r)
-{
-	uint64_t *s = r->s;
-	uint64_t out = rotl(s[1] * 5, 7) * 9;
-	uint64_t t = s[1] << 17;
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return out;
+	ops_xoshiro_seed(r, seed ^ (0xd1b54a32d192ed03ULL * (stream + 1)));
 }
 
 /* Uniform in (0, 1]: never 0, so -log(u) is finite. */
-static double rng_unit(struct rng *r)
+static double rng_unit(struct ops_xoshiro *r)
 {
-	return (double)((rng_next(r) >> 11) + 1) * 0x1.0p-53;
+	return (double)((ops_xoshiro_next(r) >> 11) + 1) * 0x1.0p-53;
 }
 
 /* ---- event heap --------------------------------------------------------- */
@@ -195,7 +162,7 @@ struct job {
 };
 
 struct stream_state {
-	struct rng rng;
+	struct ops_xoshiro rng;
 	double lambda;    /* arrivals per ns */
 	double phase;     /* uniform: first arrival */
 	int64_t quota, sent;

@@ -54,6 +54,18 @@ void ops_rng_fill_f32(uint64_t key, float *dst, size_t n, float lo, float hi);
 void ops_rng_fill_i8(uint64_t key, int8_t *dst, size_t n, int lo, int hi);
 void ops_rng_fill_u8(uint64_t key, uint8_t *dst, size_t n, int lo, int hi);
 
+/* A sequential generator for seeded resampling, shuffles and simulation:
+ * xoshiro256** (Blackman & Vigna, "Scrambled linear pseudorandom number
+ * generators", 2021) seeded through SplitMix64; one per purpose, so results
+ * do not depend on what else drew numbers. */
+struct ops_xoshiro {
+	uint64_t s[4];
+};
+/* SplitMix64 step: advances *state and returns the next output. */
+uint64_t ops_splitmix64(uint64_t *state);
+void ops_xoshiro_seed(struct ops_xoshiro *g, uint64_t seed);
+uint64_t ops_xoshiro_next(struct ops_xoshiro *g);
+
 /* ---- the hardware envelope -------------------------------------------------- */
 
 #define OPS_MAX_CORES 64
@@ -243,6 +255,8 @@ struct ops_plan {
 	int split_k;
 	int double_buffer;
 };
+/* 1 when two plans are the same plan (every field; padding ignored). */
+int ops_plan_equal(const struct ops_plan *a, const struct ops_plan *b);
 /* Names of the plan parameters of a group, NULL-terminated, in p[] order. */
 const char *const *ops_plan_params(enum ops_group g);
 /* "direct tile_k=32 tile_oh=8 ... fused" for tables. */

@@ -235,3 +235,14 @@ int ops_plan_resolve(const struct ops_envelope *env, const struct ops_workload *
 	free(ev);
 	return 0;
 }
+
+int ops_plan_equal(const struct ops_plan *a, const struct ops_plan *b)
+{
+	if (a->fused != b->fused || a->strategy != b->strategy || a->split_k != b->split_k ||
+	    a->double_buffer != b->double_buffer)
+		return 0;
+	for (int i = 0; i < OPS_PLAN_MAX_PARAMS; i++)
+		if (a->p[i] != b->p[i])
+			return 0;
+	return 1;
+}

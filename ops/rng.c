@@ -100,3 +100,34 @@ void ops_rng_fill_u8(uint64_t key, uint8_t *dst, size_t n, int lo, int hi)
 	for (size_t i = 0; i < n; i++)
 		dst[i] = (uint8_t)rand_int(key, i, lo, hi);
 }
+
+uint64_t ops_splitmix64(uint64_t *state)
+{
+	return mix64(*state += GOLDEN);
+}
+
+void ops_xoshiro_seed(struct ops_xoshiro *g, uint64_t seed)
+{
+	for (int i = 0; i < 4; i++)
+		g->s[i] = ops_splitmix64(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+uint64_t ops_xoshiro_next(struct ops_xoshiro *g)
+{
+	uint64_t *s = g->s;
+	uint64_t out = rotl(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return out;
+}

@@ -65,6 +65,30 @@ static int publish(const char *tmp, const char *dir, struct opr_error *err)
 	return 0;
 }
 
+/* The packet of a run: built in OUT.tmp-PID (the archive in run/, then the
+ * analysis and the rendered files), and moved to OUT only when complete.
+ * Frees run. */
+static int write_packet(struct col_run *run, const char *out, const char *templates,
+			enum ana_verdict *v, struct opr_error *err)
+{
+	char tmp[1024], archive[1100], shown[1100];
+	snprintf(tmp, sizeof tmp, "%s.tmp-%ld", out, (long)getpid());
+	snprintf(archive, sizeof archive, "%s/run", tmp);
+	snprintf(shown, sizeof shown, "%s/run", out);
+	col_rmtree(tmp);
+	int rc = col_mkdirs(tmp, err);
+	if (!rc)
+		rc = col_archive_write(run, archive, 0, err);
+	col_run_free(run);
+	if (!rc)
+		rc = analyze_and_render(archive, shown, tmp, templates, v, err);
+	if (!rc)
+		rc = publish(tmp, out, err);
+	if (rc)
+		col_rmtree(tmp);
+	return rc;
+}
+
 static int finish(int rc, enum ana_verdict v, const char *dir, struct opr_error *err)
 {
 	if (rc)
@@ -116,23 +140,8 @@ int cmd_run(int argc, char **argv)
 	struct col_run *run = NULL;
 	if ((rc = col_collect(&co, &run, &err)))
 		return opr_fail(&err);
-	char tmp[1024], archive[1100];
-	snprintf(tmp, sizeof tmp, "%s.tmp-%ld", out, (long)getpid());
-	snprintf(archive, sizeof archive, "%s/run", tmp);
-	col_rmtree(tmp);
 	enum ana_verdict v = ANA_HOLD;
-	rc = col_mkdirs(tmp, &err);
-	if (!rc)
-		rc = col_archive_write(run, archive, 0, &err);
-	col_run_free(run);
-	char shown[1100];
-	snprintf(shown, sizeof shown, "%s/run", out);
-	if (!rc)
-		rc = analyze_and_render(archive, shown, tmp, templates, &v, &err);
-	if (!rc)
-		rc = publish(tmp, out, &err);
-	if (rc)
-		col_rmtree(tmp);
+	rc = write_packet(run, out, templates, &v, &err);
 	return finish(rc, v, out, &err);
 }
 
@@ -167,24 +176,9 @@ int cmd_report(int argc, char **argv)
 		return opr_fail(&err);
 	}
 	struct col_run *run = NULL;
-	char tmp[1024], archive[1100];
-	snprintf(tmp, sizeof tmp, "%s.tmp-%ld", out, (long)getpid());
-	snprintf(archive, sizeof archive, "%s/run", tmp);
-	col_rmtree(tmp);
 	enum ana_verdict v = ANA_HOLD;
 	rc = col_archive_load(pos[0], &run, &err);
 	if (!rc)
-		rc = col_mkdirs(tmp, &err);
-	if (!rc)
-		rc = col_archive_write(run, archive, 0, &err);
-	col_run_free(run);
-	char shown[1100];
-	snprintf(shown, sizeof shown, "%s/run", out);
-	if (!rc)
-		rc = analyze_and_render(archive, shown, tmp, templates, &v, &err);
-	if (!rc)
-		rc = publish(tmp, out, &err);
-	if (rc)
-		col_rmtree(tmp);
+		rc = write_packet(run, out, templates, &v, &err);
 	return finish(rc, v, out, &err);
 }
