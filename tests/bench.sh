@@ -72,4 +72,8 @@ rc=$?
 pass=$(grep -c ' PASS ' out/bench.txt 2>/dev/null)
 miss=$(grep -c ' MISS ' out/bench.txt 2>/dev/null)
 echo "bench: ${pass:-0} targets met, ${miss:-0} missed (out/bench.txt, out/bench.json)"
+# the device model and the planner against this host (calibrate + default profile)
+if [ -f tests/bench_model.sh ]; then
+	OPREVIEW=./opreview sh tests/bench_model.sh | tee out/bench_model.txt || rc=1
+fi
 exit $rc
