@@ -680,6 +680,16 @@ static void add_reason(struct ana_findings *f, const char *fmt, const char *a, c
 	snprintf(f->reasons[f->nreasons++], ANA_TEXT, fmt, a, b);
 }
 
+/* "BLOCK: candidate fails CHECK: VALUE; primary class: CLASS" */
+static void add_fail_reason(struct ana_findings *f, const struct ana_check *c)
+{
+	if (f->nreasons >= 8)
+		return;
+	snprintf(f->reasons[f->nreasons++], ANA_TEXT, "%s: candidate fails %s: %s; primary class: %s",
+		 f->run->blocks[c->block].block->name, c->name, c->value,
+		 ana_class_name(f->blocks[c->block].primary[COL_CANDIDATE]));
+}
+
 /* Verdict rules (README "Verdict"):
  *  ROLLBACK  the candidate fails numerical quality or reproducibility;
  *  HOLD      any other candidate check FAILs;
@@ -692,14 +702,13 @@ static void verdict(struct ana_findings *f)
 		const struct ana_check *c = &f->checks[i];
 		if (c->variant != COL_CANDIDATE || c->status == ANA_PASS)
 			continue;
-		const char *block = f->run->blocks[c->block].block->name;
 		if (c->status == ANA_FAIL &&
 		    (!strcmp(c->name, "numerical quality") || !strcmp(c->name, "reproducibility"))) {
 			rollback = 1;
-			add_reason(f, "%s: candidate fails %s", block, c->name);
+			add_fail_reason(f, c);
 		} else if (c->status == ANA_FAIL) {
 			hold = 1;
-			add_reason(f, "%s: candidate fails %s", block, c->name);
+			add_fail_reason(f, c);
 		} else {
 			warn = 1;
 		}
