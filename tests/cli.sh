@@ -95,6 +95,15 @@ else
 	echo "ok $((n = n + 1)) # SKIP python3-openpyxl missing"
 fi
 
+# --- a team's own templates, and a broken one --------------------------------------
+cp -r templates "$T/tpl"
+sed -i 's/^# Fusion and tiling review: /# Our team review: /' "$T/tpl/packet.md.mustache"
+rc6=$(code $OPR report "$T/q/run" --out "$T/own" --templates "$T/tpl")
+check "report --templates renders a team's own template" sh -c "head -1 $T/own/packet.md | grep -q '^# Our team review: quick-review' && test -s $T/own/packet.html"
+printf '{{#blocks}}\n| {{name}} |\n' >"$T/tpl/packet.md.mustache"
+rc7=$(code $OPR report "$T/q/run" --out "$T/badtpl" --templates "$T/tpl")
+check "an unclosed section is a one-line error at its file:line:col (2), nothing written" sh -c "test $rc7 = 2 && test \$(wc -l <$T/err) = 1 && grep -q 'packet.md.mustache:1:1:' $T/err && ! test -e $T/badtpl"
+
 # --- analyze and replay on the archive ---------------------------------------------
 rc3=$(code $OPR analyze "$T/q/run" --out "$T/f.json")
 check "analyze on the archive gives the same verdict" test "$rc3" = "$rc"
