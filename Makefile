@@ -34,9 +34,9 @@ all: opreview
 
 # A sanitizer build links its own binary, so ./opreview stays the plain one.
 BIN     := $(if $(SAN),$(B)/opreview,opreview)
-opreview: $(BIN)
 ifneq ($(BIN),opreview)
 .PHONY: opreview
+opreview: $(BIN)
 endif
 
 $(BIN): $(B)/opreview.o $(LIB_OBJ)
