@@ -421,8 +421,8 @@ int ops_activation_strided_plan(struct ops_device *dev, const struct ops_plan *p
 	}
 	int j = r - 1 - k;
 	/* (the divisions only when they matter: a small call has P == 1 and
-	 * fits one chunk) */
-	int64_t per = P == 1 ? tile : tile / P;
+	 * fits one chunk; a zero-size dim makes P 0, and there is no tile) */
+	int64_t per = P <= 1 ? tile : tile / P;
 	int64_t q = per < v.dims[j] ? per : v.dims[j];
 	if (q < 1)
 		q = 1;

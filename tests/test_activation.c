@@ -412,6 +412,25 @@ static void test_strided_zero_size_and_errors(void **state)
 	assert_int_equal(c->transfers, 0);
 	assert_true(sentinel[0] == 1.5f && sentinel[3] == 4.5f);
 
+	/* a zero-size dim anywhere, real and counting-only: one launch, no tile */
+	static const int64_t zdims[4][3] = { { 4, 0, 3 }, { 0, 5, 7 }, { 6, 7, 0 }, { 0, 0, 0 } };
+	for (int dry = 0; dry < 2; dry++)
+		for (int z = 0; z < 4; z++) {
+			struct ops_device *dv;
+			/* strides as the instance lays them out: a zero dim counts as 1 */
+			int64_t d1 = zdims[z][1] ? zdims[z][1] : 1, d2 = zdims[z][2] ? zdims[z][2] : 1;
+			const int64_t zst[3] = { d1 * d2, d2, 1 };
+			assert_int_equal(ops_device_new(&env, dry, &dv, &err), 0);
+			assert_int_equal(ops_activation_strided(dv, OPS_ACT_TANH, OPS_F16, 3, zdims[z],
+								dry ? NULL : sentinel, zst,
+								dry ? NULL : sentinel, zst, &err), 0);
+			assert_int_equal(ops_device_counters(dv)->launches, 1);
+			assert_int_equal(ops_device_counters(dv)->tiles, 0);
+			assert_int_equal(ops_device_counters(dv)->transfers, 0);
+			ops_device_free(dv);
+		}
+	assert_true(sentinel[0] == 1.5f && sentinel[3] == 4.5f);
+
 	const int64_t big[3] = { INT64_MAX / 4, 8, 2 }, bst[3] = { 16, 2, 1 };
 	assert_int_equal(ops_activation_strided(dev, OPS_ACT_RELU, OPS_F32, 3, big, NULL, bst,
 						NULL, bst, &err), OPR_EINPUT);
