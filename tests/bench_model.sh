@@ -10,7 +10,7 @@ set -e
 cd "$(dirname "$0")/.."
 OPR=${OPREVIEW:-./opreview}
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+trap '[ -n "$KEEP" ] || rm -rf "$T"' EXIT
 echo "== model validation on this host (opreview calibrate + default profile)"
 "$OPR" calibrate --name host --out "$T/host.yaml" >/dev/null
 grep -v 'method:' "$T/host.yaml" | sed -n '/^global:/,/^launch_overhead_us/p;/^  values:/,$p'
