@@ -300,23 +300,29 @@ static int act_coalesce(int rank, const int64_t *dims, const int64_t *xs,
 	return 0;
 }
 
-int64_t ops_activation_default_tile(const struct ops_envelope *env, enum ops_dtype t)
+/* ops_activation_default_tile for an element size es (a power of two), inline
+ * in the strided operator (no call to ops_dtype_size per activation). */
+static inline int64_t default_tile(const struct ops_envelope *env, size_t es)
 {
 	/* floor(cap / 2 / size) by integer shifts: the same value as in doubles
 	 * since the sizes are powers of two, without two divisions per call */
 	int64_t cap = (int64_t)(env->shared_capacity_kib * 1024.0);
-	int64_t e = (cap >> 1) >> __builtin_ctzll((unsigned long long)ops_dtype_size(t));
+	int64_t e = (cap >> 1) >> __builtin_ctzll((unsigned long long)es);
 	e -= e % 16;
 	return e < 16 ? 16 : e;
 }
 
-/* Computes n elements in place in a scratch tile of dtype t. */
-static void act_tile(enum ops_act a, enum ops_dtype t, void *buf, int64_t n)
+int64_t ops_activation_default_tile(const struct ops_envelope *env, enum ops_dtype t)
 {
-	if (t == OPS_F32) {
-		ops_act_f32(a, buf, buf, (size_t)n);
-		return;
-	}
+	return default_tile(env, ops_dtype_size(t));
+}
+
+/* act_tile for fp16/bf16: widened to fp32 in chunks of 512, computed and
+ * narrowed back. Out of line so that its 2 KiB of stack stays out of the
+ * frame of the small fp32 calls. */
+static __attribute__((noinline)) void act_tile_half(enum ops_act a, enum ops_dtype t,
+						     void *buf, int64_t n)
+{
 	float f[512];
 	uint16_t *h = buf;
 	for (int64_t i = 0; i < n; i += 512) {
@@ -325,6 +331,15 @@ static void act_tile(enum ops_act a, enum ops_dtype t, void *buf, int64_t n)
 		ops_act_f32(a, f, f, m);
 		ops_from_f32(t, f, h + i, m);
 	}
+}
+
+/* Computes n elements in place in a scratch tile of dtype t. */
+static inline void act_tile(enum ops_act a, enum ops_dtype t, void *buf, int64_t n)
+{
+	if (t == OPS_F32)
+		ops_act_f32(a, buf, buf, (size_t)n);
+	else
+		act_tile_half(a, t, buf, n);
 }
 
 /* The walk of ops_activation_strided_plan for a non-empty tensor that
@@ -383,32 +398,19 @@ release:
 	return rc;
 }
 
-int ops_activation_strided_plan(struct ops_device *dev, const struct ops_plan *plan,
-				enum ops_act a, enum ops_dtype t, int rank,
-				const int64_t *dims, const void *x,
-				const int64_t *xstride, void *y,
-				const int64_t *ystride, struct opr_error *err)
+/* The general walk of ops_activation_strided_plan (a tensor that does not
+ * coalesce to one non-empty dimension), out of line so that its large frame
+ * and bookkeeping stay out of the small one-dimensional calls. */
+static __attribute__((noinline)) int
+act_nd(struct ops_device *dev, const struct ops_plan *plan, enum ops_act a, enum ops_dtype t,
+       size_t es, const struct act_view *vp, int64_t tile, int dbuf, const void *x, void *y,
+       int dry, struct opr_error *err)
 {
 	/* no zero-initialisers of the (large) locals below: filled as used, they
 	 * were a tenth of a one-element call */
-	struct act_view v;
+	const struct act_view v = *vp;
 	struct ops_buf buf[2];
-	int nbuf = 0, rc, dry = ops_device_dry_run(dev);
-	size_t es = ops_dtype_size(t);
-	int64_t tile = plan && plan->p[0] > 0 ? plan->p[0]
-			: ops_activation_default_tile(ops_device_envelope(dev), t);
-	int dbuf = plan ? plan->double_buffer != 0 : 1;
-
-	if (t != OPS_F32 && t != OPS_F16 && t != OPS_BF16)
-		return opr_error_set(err, OPR_EINPUT, "activation dtype '%s' is not fp32, fp16 or bf16",
-				     ops_dtype_name(t));
-	if ((rc = act_coalesce(rank, dims, xstride, ystride, &v, err)) < 0)
-		return rc;
-	if (!dry && v.n > 0 && (!x || !y))
-		return opr_error_set(err, OPR_EINTERNAL, "activation needs data in a real run");
-	if (v.rank == 1 && v.n > 0)
-		return act_1d(dev, a, t, es, &v, tile, dbuf, plan ? plan->double_buffer != 0 : 1,
-			      x, y, dry, err);
+	int nbuf = 0, rc;
 
 	/* Tile shape: the k innermost dims whole (k <= 3, product P <= tile) and
 	 * q = min(dims[j], tile / P) of dim j = rank-1-k; tiles walk the outer
@@ -516,6 +518,35 @@ release:
 	while (nbuf-- > 0)
 		ops_buf_release(dev, &buf[nbuf]);
 	return rc;
+}
+
+int ops_activation_strided_plan(struct ops_device *dev, const struct ops_plan *plan,
+				enum ops_act a, enum ops_dtype t, int rank,
+				const int64_t *dims, const void *x,
+				const int64_t *xstride, void *y,
+				const int64_t *ystride, struct opr_error *err)
+{
+	struct act_view v;
+	int rc;
+
+	if (t != OPS_F32 && t != OPS_F16 && t != OPS_BF16)
+		return opr_error_set(err, OPR_EINPUT, "activation dtype '%s' is not fp32, fp16 or bf16",
+				     ops_dtype_name(t));
+	/* ops_dtype_size(t) and ops_device_dry_run(dev) read directly: the
+	 * calls were a twentieth of a one-element call */
+	const size_t es = t == OPS_F32 ? 4 : 2;
+	const int dry = dev->dry_run;
+	const int64_t tile = plan && plan->p[0] > 0 ? plan->p[0]
+				: default_tile(&dev->env, es);
+	const int dbuf = plan ? plan->double_buffer != 0 : 1;
+
+	if ((rc = act_coalesce(rank, dims, xstride, ystride, &v, err)) < 0)
+		return rc;
+	if (!dry && v.n > 0 && (!x || !y))
+		return opr_error_set(err, OPR_EINTERNAL, "activation needs data in a real run");
+	if (v.rank == 1 && v.n > 0)
+		return act_1d(dev, a, t, es, &v, tile, dbuf, dbuf, x, y, dry, err);
+	return act_nd(dev, plan, a, t, es, &v, tile, dbuf, x, y, dry, err);
 }
 
 int ops_activation_strided(struct ops_device *dev, enum ops_act a, enum ops_dtype t,

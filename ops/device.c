@@ -717,9 +717,11 @@ dma_split_chunks(struct ops_device *dev, enum ops_space dst_space, void *dst,
 	return 0;
 }
 
-int ops_dma_split(struct ops_device *dev, enum ops_space dst_space, void *dst,
-		  enum ops_space src_space, const void *src,
-		  const struct ops_dma_desc *d, struct opr_error *err)
+/* ops_dma_split past its one-element fast path. */
+static __attribute__((noinline)) int
+dma_split_any(struct ops_device *dev, enum ops_space dst_space, void *dst,
+	      enum ops_space src_space, const void *src, const struct ops_dma_desc *d,
+	      struct opr_error *err)
 {
 	if (!d || d->rank < 1 || d->rank > OPS_DMA_MAX_RANK)
 		return ops_dma(dev, dst_space, dst, src_space, src, d, err);
@@ -728,16 +730,61 @@ int ops_dma_split(struct ops_device *dev, enum ops_space dst_space, void *dst,
 	return dma_split_chunks(dev, dst_space, dst, src_space, src, d, err);
 }
 
+/* A one-element rank-1 descriptor (a scalar, or the last element of a
+ * small tensor) is the whole DMA of a tiny kernel. For it the checks of
+ * check_desc reduce to the rank, the element size and max_last_dim >= 1, the
+ * copy is one fixed-size move (strides do not matter for one element) and
+ * nothing is split, so this path makes no call and needs no stack frame: the
+ * general one realigns the stack for its AVX copies and was a fifth of a
+ * one-element activation. Same copy, same counts, same errors otherwise. */
+int ops_dma_split(struct ops_device *dev, enum ops_space dst_space, void *dst,
+		  enum ops_space src_space, const void *src,
+		  const struct ops_dma_desc *d, struct opr_error *err)
+{
+	if (!d || d->rank != 1 || d->shape[0] != 1 || dev->env.dma_max_last_dim < 1 ||
+	    (unsigned)dst_space >= OPS_NSPACES || (unsigned)src_space >= OPS_NSPACES)
+		return dma_split_any(dev, dst_space, dst, src_space, src, d, err);
+	const size_t eb = d->elem_bytes;
+	if (!dev->dry_run) {
+		if (!dst || !src)
+			return dma_split_any(dev, dst_space, dst, src_space, src, d, err);
+		switch (eb) {
+		case 1:
+			*(unsigned char *)dst = *(const unsigned char *)src;
+			break;
+		case 2:
+			memcpy(dst, src, 2);
+			break;
+		case 4:
+			memcpy(dst, src, 4);
+			break;
+		case 8:
+			memcpy(dst, src, 8);
+			break;
+		default: /* other sizes (and 0, an error) take the general path */
+			return dma_split_any(dev, dst_space, dst, src_space, src, d, err);
+		}
+		/* (a one-element row is never streamed, but the general path still
+		 * fences a launch that streams its GLOBAL writes) */
+		if (dev->stream_global && dst_space == OPS_GLOBAL)
+			_mm_sfence();
+	} else if (eb == 0) {
+		return dma_split_any(dev, dst_space, dst, src_space, src, d, err);
+	}
+	count_transfer(dev, dst_space, src_space, (uint64_t)eb);
+	return 0;
+}
+
 /* ---- launches ---------------------------------------------------------------- */
 
 /* snprintf(d, cap, "%s", s) without the cost of the formatter (two of these
  * per launch were a quarter of a one-element call); the rest of d is zeroed,
- * so records compare equal byte for byte. */
+ * so records compare equal byte for byte. strnlen and memcpy move the name
+ * a vector at a time (a byte loop was two thirds of ops_launch_begin). */
 static inline __attribute__((always_inline)) void copy_name(char *d, size_t cap, const char *s)
 {
 	memset(d, 0, cap); /* a constant size here: inline stores */
-	for (size_t i = 0; i + 1 < cap && s[i]; i++)
-		d[i] = s[i];
+	memcpy(d, s, strnlen(s, cap - 1));
 }
 
 void ops_launch_stream_hint(struct ops_device *dev, uint64_t global_write_bytes)
@@ -799,6 +846,7 @@ void ops_compute(struct ops_device *dev, enum ops_dtype t, uint64_t macs,
 		return;
 	struct ops_core_acc *a = &dev->acc[core];
 	a->active = 1;
+	a->dtypes |= 1u << t;
 	dev->acc_mask |= (uint64_t)1 << core;
 	/* element-wise work runs on the vector unit when the envelope has one */
 	if (dev->env.vector_tops > 0) {

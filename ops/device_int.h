@@ -16,6 +16,8 @@ struct ops_core_acc {
 	uint64_t global_bytes;  /* DMA into/out of GLOBAL */
 	uint64_t transfers;
 	int active;             /* a tile, a transfer or compute was placed here */
+	unsigned dtypes;        /* bit t: ops[t] was added to (the others are zero),
+				 * so the time model skips the unused dtypes */
 };
 
 /* A live SHARED/LOCAL allocation: the core whose footprint it holds. */
@@ -81,7 +83,8 @@ void ops_launch_stream_hint(struct ops_device *dev, uint64_t global_write_bytes)
  * (ops/model.c). rec->name is set by the caller. mc: the envelope's
  * constants from ops_model_prepare, or NULL to compute them here. mask: bit
  * c set for every active core, when every inactive acc[c] is all zero (the
- * device keeps it so), which lets the sums skip them; ~0 to scan them all. */
+ * device keeps it so), which lets the sums skip them; ~0 to scan them all.
+ * Only the dtypes marked in acc[c].dtypes enter the compute term. */
 void ops_model_launch(const struct ops_envelope *env, const struct ops_model_consts *mc,
 		      const struct ops_core_acc *acc, uint64_t mask, int double_buffer,
 		      struct ops_launch_rec *rec);

@@ -95,10 +95,14 @@ void ops_model_launch(const struct ops_envelope *env, const struct ops_model_con
 	for (; mask; mask &= mask - 1) {
 		const struct ops_core_acc *a = &acc[__builtin_ctzll(mask)];
 		double comp = 0.0;
-		for (int t = 0; t < OPS_NDTYPES; t++)
+		/* the dtypes in increasing order, as a loop over all of them
+		 * would add the non-zero terms (the others are all zero) */
+		for (unsigned tm = a->dtypes; tm; tm &= tm - 1) {
+			const int t = __builtin_ctz(tm);
 			if (a->ops[t])
 				comp += (double)a->ops[t] /
 					(mc ? mc->rate[t] : ops_model_core_rate(env, (enum ops_dtype)t));
+		}
 		if (a->vec_ops)
 			comp += (double)a->vec_ops /
 				(mc ? mc->vec_rate : env->vector_tops * 1e3 * env->clock_scale / env->cores);
