@@ -203,6 +203,16 @@ static int launch_cost(struct ops_device *dev, int n, double *ns, struct opr_err
 /* DMA setup: per-transfer time of ops_dma GLOBAL -> SHARED for small
  * contiguous transfers of several sizes, regressed on bytes by least squares
  * (t = setup + bytes / bw): the intercept is the per-descriptor cost. */
+/* A timed launch that failed part-way: close it (its own error is
+ * secondary to rc) so the device is usable for the next measurement. */
+static int abandon(struct ops_device *dev, int rc)
+{
+	struct opr_error ignored;
+	ops_launch_end(dev, &ignored);
+	ops_device_reset(dev);
+	return rc;
+}
+
 static const int DMA_SIZES[] = {64, 256, 1024, 2048, 4096};
 #define NDMA_SIZES (int)(sizeof DMA_SIZES / sizeof DMA_SIZES[0])
 
@@ -221,7 +231,7 @@ static int dma_setup(struct ops_device *dev, unsigned char *g, unsigned char *s,
 		for (int i = 0; i < reps; i++) {
 			size_t off = (size_t)(i & 63) * 4096;
 			if ((rc = ops_dma(dev, OPS_SHARED, s, OPS_GLOBAL, g + off, &d, err)))
-				return rc;
+				return abandon(dev, rc);
 		}
 		double y = (double)(now_ns() - t0) / reps, x = DMA_SIZES[k];
 		if (!k)
@@ -261,7 +271,7 @@ static int global_bw(struct ops_device *dev, unsigned char *src, unsigned char *
 	for (size_t off = 0; off + (size_t)chunk <= bytes; off += (size_t)chunk) {
 		if ((rc = ops_dma(dev, OPS_SHARED, buf, OPS_GLOBAL, src + off, &d, err)) ||
 		    (rc = ops_dma(dev, OPS_GLOBAL, dst + off, OPS_SHARED, buf, &d, err)))
-			return rc;
+			return abandon(dev, rc);
 	}
 	double ns = (double)(now_ns() - t0);
 	if ((rc = ops_launch_end(dev, err)))
@@ -286,7 +296,7 @@ static int shared_bw(struct ops_device *dev, unsigned char *a, unsigned char *b,
 	int64_t t0 = now_ns();
 	for (int i = 0; i < reps; i++)
 		if ((rc = ops_dma(dev, OPS_SHARED, (i & 1) ? a : b, OPS_SHARED, (i & 1) ? b : a, &d, err)))
-			return rc;
+			return abandon(dev, rc);
 	double ns = (double)(now_ns() - t0);
 	if ((rc = ops_launch_end(dev, err)))
 		return rc;

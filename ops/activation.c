@@ -342,6 +342,24 @@ static inline void act_tile(enum ops_act a, enum ops_dtype t, void *buf, int64_t
 		act_tile_half(a, t, buf, n);
 }
 
+/* Releases a launch's on-chip buffers and passes rc through. */
+static int release_bufs(struct ops_device *dev, struct ops_buf *buf, int nbuf, int rc)
+{
+	while (nbuf-- > 0)
+		ops_buf_release(dev, &buf[nbuf]);
+	return rc;
+}
+
+/* After a failure inside a launch: close the launch (its own error is
+ * secondary to rc, which the caller already has) and release the buffers,
+ * so the device stays usable. */
+static int close_failed(struct ops_device *dev, struct ops_buf *buf, int nbuf, int rc)
+{
+	struct opr_error ignored;
+	ops_launch_end(dev, &ignored);
+	return release_bufs(dev, buf, nbuf, rc);
+}
+
 /* The walk of ops_activation_strided_plan for a non-empty tensor that
  * coalesces to one dimension (k = 0, no outer dims): the same buffers,
  * launch, tiles, descriptors and device calls in the same order, without the
@@ -361,9 +379,9 @@ static int act_1d(struct ops_device *dev, enum ops_act a, enum ops_dtype t, size
 		dbuf = 0;
 	for (nbuf = 0; nbuf < 1 + dbuf; nbuf++)
 		if ((rc = ops_buf_alloc(dev, OPS_SHARED, (size_t)q * es, &buf[nbuf], err)) < 0)
-			goto release;
+			return release_bufs(dev, buf, nbuf, rc);
 	if ((rc = ops_launch_begin(dev, "activation", launch_db, err)) < 0)
-		goto release;
+		return release_bufs(dev, buf, nbuf, rc);
 	ops_launch_stream_hint(dev, (uint64_t)v->n * es);
 	din.rank = dout.rank = 1;
 	din.elem_bytes = dout.elem_bytes = es;
@@ -386,16 +404,9 @@ static int act_1d(struct ops_device *dev, enum ops_act a, enum ops_dtype t, size
 			goto end;
 	}
 	rc = ops_launch_end(dev, err);
-	goto release;
+	return release_bufs(dev, buf, nbuf, rc);
 end:
-	{
-		struct opr_error ignored;
-		ops_launch_end(dev, &ignored);
-	}
-release:
-	while (nbuf-- > 0)
-		ops_buf_release(dev, &buf[nbuf]);
-	return rc;
+	return close_failed(dev, buf, nbuf, rc);
 }
 
 /* The general walk of ops_activation_strided_plan (a tensor that does not
@@ -441,11 +452,11 @@ act_nd(struct ops_device *dev, const struct ops_plan *plan, enum ops_act a, enum
 		size_t bytes = (size_t)(q * P) * es;
 		for (nbuf = 0; nbuf < 1 + dbuf; nbuf++)
 			if ((rc = ops_buf_alloc(dev, OPS_SHARED, bytes, &buf[nbuf], err)) < 0)
-				goto release;
+				return release_bufs(dev, buf, nbuf, rc);
 	}
 	if ((rc = ops_launch_begin(dev, "activation", plan ? plan->double_buffer != 0 : 1,
 				   err)) < 0)
-		goto release;
+		return release_bufs(dev, buf, nbuf, rc);
 	ops_launch_stream_hint(dev, (uint64_t)v.n * es);
 
 	struct ops_dma_desc din, dout;
@@ -508,16 +519,9 @@ act_nd(struct ops_device *dev, const struct ops_plan *plan, enum ops_act a, enum
 		}
 	}
 	rc = ops_launch_end(dev, err);
-	goto release;
+	return release_bufs(dev, buf, nbuf, rc);
 end:
-	{
-		struct opr_error ignored;
-		ops_launch_end(dev, &ignored);
-	}
-release:
-	while (nbuf-- > 0)
-		ops_buf_release(dev, &buf[nbuf]);
-	return rc;
+	return close_failed(dev, buf, nbuf, rc);
 }
 
 int ops_activation_strided_plan(struct ops_device *dev, const struct ops_plan *plan,
