@@ -559,24 +559,14 @@ static void view_worksheet(struct vb *vb, json_t *view, json_t *f)
 		     "and on the workbook's Worksheet sheet.", hidden);
 }
 
-/* The row of list whose block and name match (NULL if none). */
-static json_t *find_row(json_t *list, const char *block, const char *name)
+/* The row of list whose k1 and k2 fields equal v1 and v2 (NULL if none). */
+static json_t *find_row(json_t *list, const char *k1, const char *v1, const char *k2,
+			const char *v2)
 {
 	size_t i;
 	json_t *o;
 	json_array_foreach(list, i, o)
-		if (!strcmp(str(o, "block"), block) && !strcmp(str(o, "name"), name))
-			return o;
-	return NULL;
-}
-
-/* The unavailable row of the same counter name and reason (NULL if none). */
-static json_t *find_unavailable(json_t *list, const char *name, const char *reason)
-{
-	size_t i;
-	json_t *o;
-	json_array_foreach(list, i, o)
-		if (!strcmp(str(o, "name"), name) && !strcmp(str(o, "reason"), reason))
+		if (!strcmp(str(o, k1), v1) && !strcmp(str(o, k2), v2))
 			return o;
 	return NULL;
 }
@@ -641,7 +631,7 @@ static void view_lists(struct vb *vb, json_t *view, json_t *f)
 		if (avail) {
 			/* one row per block and counter: baseline beside candidate */
 			int cand = !strcmp(str(x, "variant"), "candidate");
-			json_t *o = find_row(cav, str(x, "block"), str(x, "name"));
+			json_t *o = find_row(cav, "block", str(x, "block"), "name", str(x, "name"));
 			if (!o && !(o = push(vb, cav)))
 				return;
 			char a[64];
@@ -657,7 +647,7 @@ static void view_lists(struct vb *vb, json_t *view, json_t *f)
 		/* an event the host lacks is missing everywhere for one reason:
 		 * list it once, with where it is missing */
 		const char *why = *str(x, "reason") ? str(x, "reason") : "no reason recorded";
-		json_t *o = find_unavailable(cun, str(x, "name"), why);
+		json_t *o = find_row(cun, "name", str(x, "name"), "reason", why);
 		if (o) {
 			if (strcmp(str(o, "block"), str(x, "block")))
 				sets(vb, o, "block", "every block");
