@@ -342,6 +342,18 @@ static inline void act_tile(enum ops_act a, enum ops_dtype t, void *buf, int64_t
 		act_tile_half(a, t, buf, n);
 }
 
+/* The kernel of a one-tile launch (ops_launch_tile1): ctx is the act_fn. */
+struct act_fn {
+	enum ops_act a;
+	enum ops_dtype t;
+};
+
+static void act_tile_kernel(const void *ctx, void *tile, int64_t n)
+{
+	const struct act_fn *f = ctx;
+	act_tile(f->a, f->t, tile, n);
+}
+
 /* Releases a launch's on-chip buffers and passes rc through. */
 static int release_bufs(struct ops_device *dev, struct ops_buf *buf, int nbuf, int rc)
 {
@@ -548,6 +560,19 @@ int ops_activation_strided_plan(struct ops_device *dev, const struct ops_plan *p
 		return rc;
 	if (!dry && v.n > 0 && (!x || !y))
 		return opr_error_set(err, OPR_EINTERNAL, "activation needs data in a real run");
+	if (v.rank == 1 && v.n > 0 && v.n <= tile) {
+		/* one tile: a tiny call is one device call when it fits the stack */
+		static const char name[OPS_NAME_BYTES] = "activation";
+		const struct act_fn f = { a, t };
+		const struct ops_tile1 k = {
+			.name = name, .double_buffer = dbuf, .dtype = t,
+			.elem_bytes = es, .n = v.n, .x = x, .xs = v.xs[0], .y = y,
+			.ys = v.ys[0], .elem_ops = (uint64_t)v.n, .kernel = act_tile_kernel,
+			.ctx = &f,
+		};
+		if (ops_launch_tile1(dev, &k))
+			return 0;
+	}
 	if (v.rank == 1 && v.n > 0)
 		return act_1d(dev, a, t, es, &v, tile, dbuf, dbuf, x, y, dry, err);
 	return act_nd(dev, plan, a, t, es, &v, tile, dbuf, x, y, dry, err);

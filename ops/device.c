@@ -891,6 +891,67 @@ int ops_launch_end(struct ops_device *dev, struct opr_error *err)
 	return 0;
 }
 
+/* ---- one-tile launches (device_int.h) --------------------------------------- */
+
+int ops_launch_tile1(struct ops_device *dev, const struct ops_tile1 *k)
+{
+	_Alignas(32) unsigned char tile[OPS_TILE1_MAX_BYTES];
+	const uint64_t bytes = (uint64_t)k->n * k->elem_bytes;
+
+	if (dev->tile1_off || !k->name || dev->in_launch || k->n < 1 || k->elem_bytes == 0 ||
+	    bytes > sizeof tile || k->n > dev->env.dma_max_last_dim ||
+	    (unsigned)k->dtype >= OPS_NDTYPES || dev->nrecs == dev->caprecs ||
+	    dev->footprint[0][OPS_SHARED] + bytes > space_capacity(dev, OPS_SHARED) ||
+	    (!dev->dry_run && (!k->x || !k->y)))
+		return 0;
+	/* the buffer, held on core 0 from before the launch to after it */
+	if (dev->footprint[0][OPS_SHARED] + bytes > dev->c.peak_shared_bytes)
+		dev->c.peak_shared_bytes = dev->footprint[0][OPS_SHARED] + bytes;
+	if (!dev->dry_run) { /* (never streamed: far below the host's cache) */
+		copy_row(k->elem_bytes, k->x, k->xs, tile, 1, k->n, 0);
+		k->kernel(k->ctx, tile, k->n);
+		copy_row(k->elem_bytes, tile, 1, k->y, k->ys, k->n, 0);
+	}
+	/* the launch, its tile on core 0, two transfers and the compute */
+	dev->c.launches++;
+	dev->c.tiles++;
+	dev->c.bytes[OPS_GLOBAL][OPS_SHARED] += bytes;
+	dev->c.bytes[OPS_SHARED][OPS_GLOBAL] += bytes;
+	dev->c.transfers += 2;
+	dev->c.elem_ops += k->elem_ops;
+	dev->c.compute_read_bytes += bytes;
+	dev->c.compute_write_bytes += bytes;
+	dev->c.core_work[0] += k->elem_ops;
+	struct ops_launch_rec *rec = &dev->recs[dev->nrecs++];
+	if (dev->tile1_last.valid && dev->tile1_last.dtype == k->dtype &&
+	    dev->tile1_last.elem_ops == k->elem_ops && dev->tile1_last.bytes == bytes &&
+	    dev->tile1_last.double_buffer == (k->double_buffer != 0)) {
+		/* (all but the name, which is set below: one vector copy) */
+		const size_t skip = offsetof(struct ops_launch_rec, cores_used);
+		memcpy((char *)rec + skip, (const char *)&dev->tile1_last.rec + skip,
+		       sizeof *rec - skip);
+	} else {
+		struct ops_core_acc a = { .active = 1, .dtypes = 1u << k->dtype };
+		a.transfers = 2;
+		a.global_bytes = 2 * bytes;
+		a.shared_bytes = 2 * bytes + 2 * bytes;
+		if (dev->env.vector_tops > 0)
+			a.vec_ops = k->elem_ops;
+		else
+			a.ops[k->dtype] = k->elem_ops;
+		a.work = k->elem_ops;
+		ops_model_launch_one(&dev->env, &dev->mc, &a, k->double_buffer, rec);
+		dev->tile1_last.valid = 1;
+		dev->tile1_last.double_buffer = k->double_buffer != 0;
+		dev->tile1_last.dtype = k->dtype;
+		dev->tile1_last.elem_ops = k->elem_ops;
+		dev->tile1_last.bytes = bytes;
+		dev->tile1_last.rec = *rec;
+	}
+	memcpy(rec->name, k->name, sizeof rec->name); /* as copy_name leaves it */
+	return 1;
+}
+
 void ops_note_fallback(struct ops_device *dev)
 {
 	dev->c.fallbacks++;

@@ -69,7 +69,55 @@ struct ops_device {
 	int double_buffer;
 	struct ops_core_acc acc[OPS_MAX_CORES];
 	uint64_t acc_mask;      /* bit c: acc[c].active (the others are all zero) */
+	int tile1_off;          /* tests only: ops_launch_tile1 always declines */
+	/* the last one-tile launch's record: its modelled times are a function
+	 * of (dtype, elements, bytes, double_buffer) under this device's fixed
+	 * envelope, so a repeated tiny call copies them instead of recomputing */
+	struct {
+		int valid, double_buffer;
+		enum ops_dtype dtype;
+		uint64_t elem_ops, bytes;
+		struct ops_launch_rec rec;
+	} tile1_last;
 };
+
+/* ---- one-tile launches ------------------------------------------------------ */
+
+/* The whole launch of an element-wise kernel whose tensor is one rank-1 tile
+ * of n elements, as a kernel would issue it through the public calls:
+ *   ops_buf_alloc(SHARED, n * elem_bytes)          outside the launch, core 0
+ *   ops_launch_begin(name, double_buffer); ops_tile_begin(0)
+ *   ops_dma_split(SHARED <- GLOBAL x, [n] strides xs -> 1)
+ *   ops_compute(dtype, 0 MACs, elem_ops, n * elem_bytes read, n * elem_bytes written)
+ *   kernel(ctx, tile, n)                          in place, real runs only
+ *   ops_dma_split(GLOBAL y <- SHARED, [n] strides 1 -> ys)
+ *   ops_launch_end; ops_buf_release
+ * ops_launch_tile1 does all of it in one call, with the tile on the host
+ * stack, and leaves the same counters, peak and launch record, bit for bit
+ * (tests/test_activation.c compares the two on random small calls). It is
+ * for the tiny calls, where the calls themselves were the cost: a one-element
+ * activation went from ~1080 to ~400 instructions. */
+#define OPS_TILE1_MAX_BYTES 256
+#define OPS_NAME_BYTES sizeof(((struct ops_launch_rec *)0)->name)
+struct ops_tile1 {
+	const char *name;       /* the launch's name, zero-padded to OPS_NAME_BYTES */
+	int double_buffer;
+	enum ops_dtype dtype;
+	size_t elem_bytes;
+	int64_t n;
+	const void *x;          /* GLOBAL, stride xs elements (NULL in a dry run) */
+	int64_t xs;
+	void *y;                /* GLOBAL, stride ys elements (NULL in a dry run) */
+	int64_t ys;
+	uint64_t elem_ops;
+	void (*kernel)(const void *ctx, void *tile, int64_t n);
+	const void *ctx;
+};
+/* 1 when the launch was done; 0 when this path does not apply (a launch is
+ * open, the tile is over OPS_TILE1_MAX_BYTES or SHARED's free capacity or
+ * max_last_dim, the record table is full, data is missing): nothing was
+ * counted and the caller takes the general path, which reports any error. */
+int ops_launch_tile1(struct ops_device *dev, const struct ops_tile1 *k);
 
 /* Host hint for the open launch (no effect on counters or the model): it
  * writes global_write_bytes into GLOBAL. When that exceeds the host's
@@ -88,6 +136,10 @@ void ops_launch_stream_hint(struct ops_device *dev, uint64_t global_write_bytes)
 void ops_model_launch(const struct ops_envelope *env, const struct ops_model_consts *mc,
 		      const struct ops_core_acc *acc, uint64_t mask, int double_buffer,
 		      struct ops_launch_rec *rec);
+/* ops_model_launch of a launch with one active core, whose work is a. */
+void ops_model_launch_one(const struct ops_envelope *env, const struct ops_model_consts *mc,
+			  const struct ops_core_acc *a, int double_buffer,
+			  struct ops_launch_rec *rec);
 void ops_model_prepare(const struct ops_envelope *env, struct ops_model_consts *mc);
 /* Compute rate of one core in ops/ns for dtype t (ops/model.c). */
 double ops_model_core_rate(const struct ops_envelope *env, enum ops_dtype t);

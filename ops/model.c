@@ -54,6 +54,52 @@ void ops_model_prepare(const struct ops_envelope *env, struct ops_model_consts *
 		mc->gbw[a] = env->global_bw_gbps / (a > 0 ? a : 1);
 }
 
+/* The terms of one core c and its time T_c, by the formulas above. */
+struct core_terms {
+	double comp, s, g, d, t;
+};
+
+static inline void core_time(const struct ops_envelope *env, const struct ops_model_consts *mc,
+			     const struct ops_core_acc *a, double gbw, int double_buffer,
+			     struct core_terms *ct)
+{
+	double comp = 0.0;
+
+	/* the dtypes in increasing order, as a loop over all of them would add
+	 * the non-zero terms (the others are all zero) */
+	for (unsigned tm = a->dtypes; tm; tm &= tm - 1) {
+		const int t = __builtin_ctz(tm);
+		if (a->ops[t])
+			comp += (double)a->ops[t] /
+				(mc ? mc->rate[t] : ops_model_core_rate(env, (enum ops_dtype)t));
+	}
+	if (a->vec_ops)
+		comp += (double)a->vec_ops /
+			(mc ? mc->vec_rate : env->vector_tops * 1e3 * env->clock_scale / env->cores);
+	ct->comp = comp;
+	ct->s = (double)a->shared_bytes / env->shared_bw_gbps;
+	ct->g = (double)a->global_bytes / gbw;
+	ct->d = (double)a->transfers * env->dma_setup_ns / env->dma_engines;
+	if (double_buffer) {
+		double tc = comp;
+		if (ct->s > tc)
+			tc = ct->s;
+		if (ct->g > tc)
+			tc = ct->g;
+		ct->t = tc + ct->d;
+	} else {
+		ct->t = comp + ct->s + ct->g + ct->d;
+	}
+}
+
+static void set_terms(struct ops_launch_rec *rec, const struct core_terms *ct)
+{
+	rec->compute_ns = ct->comp;
+	rec->shared_ns = ct->s;
+	rec->global_ns = ct->g;
+	rec->dma_ns = ct->d;
+}
+
 void ops_model_launch(const struct ops_envelope *env, const struct ops_model_consts *mc,
 		      const struct ops_core_acc *acc, uint64_t mask, int double_buffer,
 		      struct ops_launch_rec *rec)
@@ -62,7 +108,7 @@ void ops_model_launch(const struct ops_envelope *env, const struct ops_model_con
 	double best = -1.0;
 	uint64_t max_work = 0, sum_work = 0, gsum = 0, ssum = 0, tsum = 0;
 	uint64_t act = 0; /* the active cores (OPS_MAX_CORES is 64) */
-	double cterm = 0, sterm = 0, gterm = 0, dterm = 0;
+	struct core_terms terms = { 0, 0, 0, 0, 0 };
 
 	if (env->cores < 64)
 		mask &= ((uint64_t)1 << env->cores) - 1;
@@ -93,49 +139,40 @@ void ops_model_launch(const struct ops_envelope *env, const struct ops_model_con
 	const double gbw = mc ? mc->gbw[active] : env->global_bw_gbps / (active > 0 ? active : 1);
 
 	for (; mask; mask &= mask - 1) {
-		const struct ops_core_acc *a = &acc[__builtin_ctzll(mask)];
-		double comp = 0.0;
-		/* the dtypes in increasing order, as a loop over all of them
-		 * would add the non-zero terms (the others are all zero) */
-		for (unsigned tm = a->dtypes; tm; tm &= tm - 1) {
-			const int t = __builtin_ctz(tm);
-			if (a->ops[t])
-				comp += (double)a->ops[t] /
-					(mc ? mc->rate[t] : ops_model_core_rate(env, (enum ops_dtype)t));
-		}
-		if (a->vec_ops)
-			comp += (double)a->vec_ops /
-				(mc ? mc->vec_rate : env->vector_tops * 1e3 * env->clock_scale / env->cores);
-		double s = (double)a->shared_bytes / env->shared_bw_gbps;
-		double g = (double)a->global_bytes / gbw;
-		double d = (double)a->transfers * env->dma_setup_ns / env->dma_engines;
-		double tc;
-		if (double_buffer) {
-			tc = comp;
-			if (s > tc)
-				tc = s;
-			if (g > tc)
-				tc = g;
-			tc += d;
-		} else {
-			tc = comp + s + g + d;
-		}
-		if (tc > best) {
-			best = tc;
+		struct core_terms ct;
+		core_time(env, mc, &acc[__builtin_ctzll(mask)], gbw, double_buffer, &ct);
+		if (ct.t > best) {
+			best = ct.t;
 			slow = __builtin_ctzll(mask);
-			cterm = comp;
-			sterm = s;
-			gterm = g;
-			dterm = d;
+			terms = ct;
 		}
 	}
 	rec->overhead_ns = env->launch_overhead_us * 1000.0;
-	rec->compute_ns = cterm;
-	rec->shared_ns = sterm;
-	rec->global_ns = gterm;
-	rec->dma_ns = dterm;
 	rec->model_ns = rec->overhead_ns + (slow >= 0 ? best : 0.0);
 	rec->imbalance = sum_work ? (double)max_work * env->cores / (double)sum_work : 1.0;
+	set_terms(rec, &terms);
+}
+
+/* ops_model_launch for a launch whose only active core did a (the sums over
+ * one core are its own values): the same expressions in the same order, so
+ * the record is bit-identical, without the passes over the core mask. */
+void ops_model_launch_one(const struct ops_envelope *env, const struct ops_model_consts *mc,
+			  const struct ops_core_acc *a, int double_buffer,
+			  struct ops_launch_rec *rec)
+{
+	struct core_terms ct;
+
+	rec->cores_used = 1;
+	rec->double_buffer = double_buffer != 0;
+	rec->global_bytes = a->global_bytes;
+	rec->shared_bytes = a->shared_bytes;
+	rec->transfers = a->transfers;
+	rec->work = a->work;
+	core_time(env, mc, a, mc ? mc->gbw[1] : env->global_bw_gbps, double_buffer, &ct);
+	rec->overhead_ns = env->launch_overhead_us * 1000.0;
+	rec->model_ns = rec->overhead_ns + ct.t;
+	rec->imbalance = a->work ? (double)a->work * env->cores / (double)a->work : 1.0;
+	set_terms(rec, &ct);
 }
 
 double ops_device_model_ns(const struct ops_device *dev)

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "../ops/activation_int.h"
+#include "../ops/device_int.h"
 
 static const enum ops_act all_acts[] = {
 	OPS_ACT_RELU, OPS_ACT_GELU_ERF, OPS_ACT_GELU_TANH,
@@ -442,6 +443,129 @@ static void test_strided_zero_size_and_errors(void **state)
 	ops_device_free(dev);
 }
 
+/* One small call on two devices, one with the one-tile path (ops_launch_tile1)
+ * and one forced through the general walk: same return code and error, same
+ * output bytes, same counters and launch records, bit for bit. */
+struct pair {
+	struct ops_device *fast, *slow;
+};
+
+static void pair_call(struct pair *p, enum ops_act a, enum ops_dtype t, int rank,
+		      const int64_t *dims, const int64_t *xs, const int64_t *ys,
+		      const struct ops_plan *plan, const unsigned char *x0, int64_t xn,
+		      int64_t yn, int in_place)
+{
+	size_t es = ops_dtype_size(t);
+	int dry = ops_device_dry_run(p->fast);
+	unsigned char *buf[2][2];
+	struct opr_error err[2] = { { 0 }, { 0 } };
+	int rc[2];
+	for (int d = 0; d < 2; d++) {
+		struct ops_device *dev = d ? p->slow : p->fast;
+		buf[d][0] = malloc((size_t)xn * es);
+		buf[d][1] = in_place ? buf[d][0] : malloc((size_t)yn * es);
+		assert_non_null(buf[d][0]);
+		assert_non_null(buf[d][1]);
+		memcpy(buf[d][0], x0, (size_t)xn * es);
+		if (!in_place)
+			memset(buf[d][1], 0xA5, (size_t)yn * es); /* poison */
+		rc[d] = ops_activation_strided_plan(dev, plan, a, t, rank, dims,
+						    dry ? NULL : buf[d][0], xs,
+						    dry ? NULL : buf[d][1], ys, &err[d]);
+	}
+	assert_int_equal(rc[0], rc[1]);
+	assert_string_equal(err[0].msg, err[1].msg);
+	assert_memory_equal(buf[0][1], buf[1][1], (size_t)yn * es);
+	assert_memory_equal(ops_device_counters(p->fast), ops_device_counters(p->slow),
+			    sizeof(struct ops_counters));
+	size_t nf, ns;
+	const struct ops_launch_rec *rf = ops_device_launches(p->fast, &nf);
+	const struct ops_launch_rec *rsl = ops_device_launches(p->slow, &ns);
+	assert_int_equal(nf, ns);
+	if (nf)
+		assert_memory_equal(rf, rsl, nf * sizeof *rf);
+	for (int d = 0; d < 2; d++) {
+		if (!in_place)
+			free(buf[d][1]);
+		free(buf[d][0]);
+	}
+}
+
+static void test_tiny_path_equals_general_path(void **state)
+{
+	(void)state;
+	static const enum ops_dtype dts[] = { OPS_F32, OPS_F16, OPS_BF16 };
+	int fast_used = 0;
+	for (int trial = 0; trial < 300; trial++) {
+		struct ops_envelope env;
+		struct opr_error err = { 0 };
+		test_envelope(&env, rnd() % 4 == 0 ? 0.25 : 256.0);
+		env.cores = 1 + (int)(rnd() % 4);
+		if (rnd() % 2)
+			env.vector_tops = 5.0;
+		int dry = rnd() % 3 == 0;
+		struct pair p;
+		assert_int_equal(ops_device_new(&env, dry, &p.fast, &err), 0);
+		assert_int_equal(ops_device_new(&env, dry, &p.slow, &err), 0);
+		p.slow->tile1_off = 1;
+		/* a held SHARED buffer moves the footprint, the peak and what fits */
+		struct ops_buf held[2];
+		size_t hold = rnd() % 3 == 0 ? (size_t)(1 + rnd() % 200) : 0;
+		if (hold) {
+			assert_int_equal(ops_buf_alloc(p.fast, OPS_SHARED, hold, &held[0], &err), 0);
+			assert_int_equal(ops_buf_alloc(p.slow, OPS_SHARED, hold, &held[1], &err), 0);
+		}
+		int in_launch = rnd() % 10 == 0;
+		if (in_launch) {
+			assert_int_equal(ops_launch_begin(p.fast, "outer", 1, &err), 0);
+			assert_int_equal(ops_launch_begin(p.slow, "outer", 1, &err), 0);
+		}
+		int calls = 1 + (int)(rnd() % 4);
+		for (int call = 0; call < calls; call++) {
+			enum ops_dtype t = dts[rnd() % 3];
+			enum ops_act a = all_acts[rnd() % NACTS_TESTED];
+			int rank = (int)(rnd() % 4);
+			int64_t dims[OPS_MAX_RANK], xs[OPS_MAX_RANK], ys[OPS_MAX_RANK];
+			for (int i = 0; i < rank; i++)
+				dims[i] = rnd() % 16 == 0 ? 0 : 1 + (int64_t)(rnd() % 6);
+			int64_t xn = rank ? random_layout(rank, dims, xs) : 1;
+			int in_place = rnd() % 4 == 0;
+			int64_t yn = xn;
+			if (in_place)
+				memcpy(ys, xs, sizeof xs);
+			else if (rank)
+				yn = random_layout(rank, dims, ys);
+			struct ops_plan plan, *pp = NULL;
+			if (rnd() % 2) {
+				memset(&plan, 0, sizeof plan);
+				plan.p[0] = (int64_t)(rnd() % 80);
+				plan.double_buffer = (int)(rnd() % 2);
+				pp = &plan;
+			}
+			size_t es = ops_dtype_size(t);
+			unsigned char *x0 = malloc((size_t)xn * es);
+			assert_non_null(x0);
+			for (int64_t i = 0; i < xn; i++)
+				store(t, x0, i, (float)urand(-6.0, 6.0));
+			pair_call(&p, a, t, rank, dims, xs, ys, pp, x0, xn, yn, in_place);
+			/* the same call again (the fast path reuses its modelled record) */
+			if (rnd() % 2)
+				pair_call(&p, a, t, rank, dims, xs, ys, pp, x0, xn, yn, in_place);
+			free(x0);
+		}
+		fast_used += p.fast->tile1_last.valid;
+		if (hold) {
+			ops_buf_release(p.fast, &held[0]);
+			ops_buf_release(p.slow, &held[1]);
+		}
+		ops_device_free(p.fast);
+		ops_device_free(p.slow);
+	}
+	/* the comparison is only worth something if the fast path ran */
+	assert_true(fast_used > 100);
+	print_message("one-tile path taken on %d of 300 devices\n", fast_used);
+}
+
 static double now_ns(void)
 {
 	struct timespec ts;
@@ -487,6 +611,7 @@ int main(void)
 		cmocka_unit_test(test_strided_large_last_dim),
 		cmocka_unit_test(test_strided_exact_counters),
 		cmocka_unit_test(test_strided_zero_size_and_errors),
+		cmocka_unit_test(test_tiny_path_equals_general_path),
 		cmocka_unit_test(test_strided_tiny_call_is_cheap),
 	};
 	return cmocka_run_group_tests_name("activation", tests, NULL, NULL);
