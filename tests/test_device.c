@@ -303,6 +303,59 @@ static void test_envelope_checks(void **state)
 	ops_device_free(NULL);
 }
 
+/* Transposing descriptors [rows, cols] (source rows contiguous, destination
+ * columns contiguous, both with padded leading dimensions) for every element
+ * size, at sizes around the 8 x 8 register blocks, the 16-row steps and the
+ * 2 KiB source runs: every element lands where a naive copy puts it, and
+ * nothing between the destination's rows is written. */
+static void test_dma_transpose_blocks(void **state)
+{
+	(void)state;
+	struct ops_envelope e = test_env();
+	struct ops_device *dev = new_dev(&e, 0);
+	struct opr_error err = { 0 };
+	static const size_t ebs[] = { 1, 2, 4, 8 };
+	static const int64_t sizes[] = { 1, 7, 8, 9, 15, 16, 17, 24, 31, 40 };
+	static const int64_t long_cols[] = { 2047, 2048, 2049, 4100 };
+	uint64_t s = 7;
+
+	for (size_t k = 0; k < sizeof ebs / sizeof ebs[0]; k++) {
+		const size_t eb = ebs[k];
+		for (int c = 0; c < 14; c++) {
+			int64_t rows = sizes[xs(&s) % 10];
+			int64_t cols = c < 10 ? sizes[c] : long_cols[c - 10];
+			int64_t lds = cols + (int64_t)(xs(&s) % 3), ldd = rows + (int64_t)(xs(&s) % 5);
+			size_t sbytes = (size_t)(rows * lds) * eb, dbytes = (size_t)(cols * ldd) * eb;
+			unsigned char *src = malloc(sbytes), *dst = malloc(dbytes), *ref = malloc(dbytes);
+			assert_non_null(src);
+			assert_non_null(dst);
+			assert_non_null(ref);
+			for (size_t i = 0; i < sbytes; i++)
+				src[i] = (unsigned char)xs(&s);
+			memset(dst, 0xEE, dbytes);
+			memset(ref, 0xEE, dbytes);
+			for (int64_t i = 0; i < rows; i++)
+				for (int64_t j = 0; j < cols; j++)
+					memcpy(ref + (size_t)(j * ldd + i) * eb,
+					       src + (size_t)(i * lds + j) * eb, eb);
+			struct ops_dma_desc d = {
+				.rank = 2, .shape = { rows, cols }, .src_stride = { lds, 1 },
+				.dst_stride = { 1, ldd }, .elem_bytes = eb,
+			};
+			if (ops_dma_split(dev, OPS_SHARED, dst, OPS_GLOBAL, src, &d, &err))
+				fail_msg("%s", err.msg);
+			if (memcmp(dst, ref, dbytes))
+				fail_msg("transpose of %zu-byte elements, %lld x %lld (lds %lld, ldd %lld) differs",
+					 eb, (long long)rows, (long long)cols, (long long)lds,
+					 (long long)ldd);
+			free(src);
+			free(dst);
+			free(ref);
+		}
+	}
+	ops_device_free(dev);
+}
+
 /* A random strided pattern, copied for real, equals a naive copy; bytes
  * and transfers are counted per space pair. */
 static void test_dma_pattern(void **state)
@@ -704,6 +757,7 @@ int main(void)
 		cmocka_unit_test(test_rng),
 		cmocka_unit_test(test_envelope_checks),
 		cmocka_unit_test(test_dma_pattern),
+		cmocka_unit_test(test_dma_transpose_blocks),
 		cmocka_unit_test(test_dma_limit_split),
 		cmocka_unit_test(test_capacity),
 		cmocka_unit_test(test_model),
