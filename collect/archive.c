@@ -75,7 +75,7 @@ static json_t *counters_json(const struct ops_counters *c, int cores)
 
 static json_t *launch_json(const struct ops_launch_rec *r)
 {
-	return json_pack("{s:s,s:i,s:b,s:I,s:I,s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
+	return json_pack("{s:s,s:i,s:b,s:I,s:I,s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
 			 "name", r->name, "cores_used", r->cores_used, "double_buffer",
 			 r->double_buffer, "global_bytes", (json_int_t)r->global_bytes,
 			 "shared_bytes", (json_int_t)r->shared_bytes, "transfers",
@@ -83,7 +83,7 @@ static json_t *launch_json(const struct ops_launch_rec *r)
 			 jreal(r->overhead_ns), "compute_ns", jreal(r->compute_ns), "shared_ns",
 			 jreal(r->shared_ns), "global_ns", jreal(r->global_ns), "dma_ns",
 			 jreal(r->dma_ns), "imbalance", jreal(r->imbalance), "model_ns",
-			 jreal(r->model_ns));
+			 jreal(r->model_ns), "shared_dma_ns", jreal(r->shared_dma_ns));
 }
 
 static json_t *alt_json(enum ops_group g, const struct ops_plan_eval *e, double measured_ns)
@@ -144,7 +144,7 @@ static json_t *envelope_json(const struct ops_envelope *e, const char *source)
 				 jreal(e->tops[OPS_F16]), "bf16", jreal(e->tops[OPS_BF16]), "int8",
 				 jreal(e->tops[OPS_S8]), "vector",
 				 e->vector_tops > 0 ? jreal(e->vector_tops) : json_null());
-	return json_pack("{s:s,s:s,s:s,s:o,s:o,s:i,s:o,s:o,s:o,s:o,s:o,s:I,s:o,s:i,s:o,s:o}",
+	return json_pack("{s:s,s:s,s:s,s:o,s:o,s:i,s:o,s:o,s:o,s:o,s:o,s:I,s:o,s:i,s:b,s:o,s:o}",
 			 "name", e->name, "source", source, "power_mode", e->power_mode,
 			 "clock_ghz", jreal(e->clock_ghz), "clock_scale", jreal(e->clock_scale),
 			 "cores", e->cores, "global_bandwidth_gbps", jreal(e->global_bw_gbps),
@@ -153,8 +153,8 @@ static json_t *envelope_json(const struct ops_envelope *e, const char *source)
 			 "shared_bandwidth_gbps", jreal(e->shared_bw_gbps), "local_capacity_kib",
 			 jreal(e->local_capacity_kib), "dma_max_last_dim",
 			 (json_int_t)e->dma_max_last_dim, "dma_setup_ns", jreal(e->dma_setup_ns),
-			 "dma_engines", e->dma_engines, "compute_tops", tops,
-			 "launch_overhead_us", jreal(e->launch_overhead_us));
+			 "dma_engines", e->dma_engines, "dma_serial", e->dma_serial, "compute_tops",
+			 tops, "launch_overhead_us", jreal(e->launch_overhead_us));
 }
 
 static json_t *host_json(const struct col_host *h)
@@ -557,6 +557,10 @@ static int load_variant(json_t *j, const struct col_run *run, enum ops_group g,
 		r->overhead_ns = jnum(l, "overhead_ns");
 		r->compute_ns = jnum(l, "compute_ns");
 		r->shared_ns = jnum(l, "shared_ns");
+		/* (absent from archives before the phased model: 0) */
+		r->shared_dma_ns = json_is_number(json_object_get(l, "shared_dma_ns"))
+					   ? jnum(l, "shared_dma_ns")
+					   : 0.0;
 		r->global_ns = jnum(l, "global_ns");
 		r->dma_ns = jnum(l, "dma_ns");
 		r->imbalance = jnum(l, "imbalance");

@@ -458,7 +458,7 @@ static int parse_envelope(const struct ld *c, const struct col_ynode *m,
 	static const char *const gkeys[] = {"bandwidth_gbps", "capacity_gib", NULL};
 	static const char *const skeys[] = {"capacity_kib", "bandwidth_gbps", NULL};
 	static const char *const lkeys[] = {"capacity_kib", NULL};
-	static const char *const dkeys[] = {"max_last_dim", "setup_ns", "engines", NULL};
+	static const char *const dkeys[] = {"max_last_dim", "setup_ns", "engines", "serial", NULL};
 	static const char *const tkeys[] = {"fp32", "fp16", "bf16", "int8", "vector", NULL};
 	struct col_ynode *v, *g, *s, *l, *d, *t;
 	int64_t i64;
@@ -503,6 +503,11 @@ static int parse_envelope(const struct ld *c, const struct col_ynode *m,
 	    (rc = opt_int(c, d, "engines", 1, 64, &i64)))
 		return rc;
 	env->dma_engines = (int)i64;
+	/* serial: the transfers run on the compute's thread (a CPU host) */
+	env->dma_serial = 0;
+	if (d && (v = col_ymap_get(d, "serial", NULL)) &&
+	    (rc = get_bool(c, v, "serial", &env->dma_serial)))
+		return rc;
 
 	if ((rc = req_map(c, m, "compute_tops", tkeys, &t)) ||
 	    (rc = req_num(c, t, "fp32", NUM_POSITIVE, &env->tops[OPS_F32])) ||

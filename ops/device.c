@@ -909,6 +909,7 @@ void ops_compute(struct ops_device *dev, enum ops_dtype t, uint64_t macs,
 	}
 	a->work += macs + elem_ops;
 	a->shared_bytes += read_bytes + write_bytes;
+	a->shared_compute_bytes += read_bytes + write_bytes;
 }
 
 int ops_launch_end(struct ops_device *dev, struct opr_error *err)
@@ -987,6 +988,7 @@ int ops_launch_tile1(struct ops_device *dev, const struct ops_tile1 *k)
 		a.transfers = 2;
 		a.global_bytes = 2 * bytes;
 		a.shared_bytes = 2 * bytes + 2 * bytes;
+		a.shared_compute_bytes = 2 * bytes;
 		if (dev->env.vector_tops > 0)
 			a.vec_ops = k->elem_ops;
 		else

@@ -13,6 +13,7 @@ struct ops_core_acc {
 	uint64_t vec_ops;       /* element ops on the vector unit (vector_tops > 0) */
 	uint64_t work;          /* MACs + element ops */
 	uint64_t shared_bytes;  /* DMA into/out of SHARED + compute reads/writes */
+	uint64_t shared_compute_bytes; /* the compute reads/writes of shared_bytes */
 	uint64_t global_bytes;  /* DMA into/out of GLOBAL */
 	uint64_t transfers;
 	int active;             /* a tile, a transfer or compute was placed here */

@@ -84,6 +84,9 @@ struct ops_envelope {
 	int64_t dma_max_last_dim;   /* elements per transfer in the last dim */
 	double dma_setup_ns;        /* per transfer */
 	int dma_engines;            /* per core; setup cost is spread over them */
+	int dma_serial;             /* 1: transfers run on the compute's own thread
+				     * in program order (a CPU host): nothing
+				     * overlaps compute, double-buffered or not */
 	double tops[OPS_NDTYPES];   /* by input dtype; s8 and u8 share "int8" */
 	double vector_tops;         /* element-wise ops (activation, bias, dequant)
 				     * per second / 1e12 over all cores; 0: they
@@ -115,11 +118,12 @@ struct ops_counters {
 
 /* Modelled time of one launch and its terms (ns), see ops/model.c:
  *   per core c:  C_c = compute ops / (rate_dtype / cores)
- *                S_c = SHARED bytes / shared_bw
+ *                S_c = SHARED bytes / shared_bw = Sd_c (by DMA) + Sc_c (by compute)
  *                G_c = GLOBAL bytes of c / (global_bw / active cores)
  *                D_c = transfers of c * dma_setup_ns / dma_engines
- *   double-buffered:  T_c = max(C_c, S_c, G_c) + D_c      (roofline-like)
- *   single-buffered:  T_c = C_c + S_c + G_c + D_c          (ECM-like)
+ *   double-buffered:  T_c = max(C_c, S_c, G_c) + D_c              (roofline-like)
+ *   single-buffered:  T_c = C_c + S_c + G_c + D_c                  (ECM-like)
+ *   dma_serial (host): T_c = max(C_c, Sc_c) + max(G_c, Sd_c) + D_c (copy, then compute)
  *   T = launch_overhead + max_c T_c                (slowest core ends it) */
 struct ops_launch_rec {
 	char name[48];
@@ -130,6 +134,7 @@ struct ops_launch_rec {
 	uint64_t transfers;
 	uint64_t work;          /* MACs + element ops */
 	double overhead_ns, compute_ns, shared_ns, global_ns, dma_ns; /* of the slowest core */
+	double shared_dma_ns;   /* the part of shared_ns moved by DMA (Sd) */
 	double imbalance;       /* max core work / mean core work, 1 = balanced */
 	double model_ns;        /* T */
 };

@@ -62,6 +62,7 @@ static void test_calibrated_envelope_loads(void **state)
 	assert_int_equal(col_envelope_load_cal(path, &back, &cback, &err), 0);
 	assert_string_equal(back.name, "host-test");
 	assert_int_equal(back.cores, 1);
+	assert_int_equal(back.dma_serial, 1); /* copies on the computing thread */
 	double v[] = {back.clock_ghz, back.global_bw_gbps, back.global_capacity_gib,
 		      back.shared_capacity_kib, back.shared_bw_gbps, back.local_capacity_kib,
 		      back.dma_setup_ns, back.tops[OPS_F32], back.tops[OPS_F16],

@@ -556,11 +556,16 @@ static void test_capacity(void **state)
 /* The launch of the comment in ops/model.c with hand-computed terms:
  * fp32 rate per core = 10 TOPS / 2 cores = 5000 ops/ns, global 100 GB/s
  * split over 2 active cores, SHARED 400 GB/s, setup 50 ns over 2 engines.
- * core 0: C = 2e6 / 5000 = 400, S = (4000 + 4000) / 400 = 20,
+ * core 0: C = 2e6 / 5000 = 400, S = (4000 + 4000) / 400 = 20 of which
+ *         Sd = 4000 / 400 = 10 by DMA and Sc = 10 by compute,
  *         G = 4000 / 50 = 80, D = 25
- * core 1: C = 1e6 / 5000 = 200, S = 2000 / 400 = 5, G = 2000 / 50 = 40, D = 25
+ * core 1: C = 1e6 / 5000 = 200, S = Sd = 2000 / 400 = 5, Sc = 0,
+ *         G = 2000 / 50 = 40, D = 25
  * double-buffered: T = 2000 + max(400 + 25, 200 + 25) = 2425
- * single-buffered: T = 2000 + max(525, 270) = 2525 */
+ * single-buffered: T = 2000 + max(525, 270) = 2525
+ * on a dma_serial envelope, either buffering, phased:
+ *   T = 2000 + max(max(400, 10) + max(80, 10) + 25, max(200, 0) + max(40, 5) + 25)
+ *     = 2505 */
 static void run_hand_launch(struct ops_device *dev, int db, void *dst, const void *src)
 {
 	struct opr_error err = { 0 };
@@ -605,8 +610,23 @@ static void test_model(void **state)
 	assert_true(fabs(r[0].overhead_ns - 2000.0) < 1e-9);
 	assert_true(fabs(r[0].model_ns - 2425.0) < 1e-9);
 	assert_true(fabs(r[0].imbalance - 2.0 * 1e6 / 1.5e6) < 1e-12);
+	assert_true(fabs(r[0].shared_dma_ns - 10.0) < 1e-9);
 	assert_true(fabs(r[1].model_ns - 2525.0) < 1e-9);
+	assert_true(fabs(r[1].shared_ns - 20.0) < 1e-9);
 	assert_true(fabs(ops_device_model_ns(dev) - 4950.0) < 1e-9);
+	/* a serial-DMA envelope (a CPU host) cannot hide transfers */
+	struct ops_envelope es = e;
+	es.dma_serial = 1;
+	struct ops_device *ds = new_dev(&es, 1);
+	run_hand_launch(ds, 1, NULL, NULL);
+	run_hand_launch(ds, 0, NULL, NULL);
+	r = ops_device_launches(ds, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(r[0].double_buffer, 1);
+	assert_true(fabs(r[0].model_ns - 2505.0) < 1e-9);
+	assert_true(fabs(r[1].model_ns - 2505.0) < 1e-9);
+	ops_device_free(ds);
+	r = ops_device_launches(dev, &n);
 
 	/* one active core gets all the global bandwidth; the idle one counts
 	 * as zero work in the imbalance; boost scales compute only */
@@ -628,6 +648,7 @@ static void test_model(void **state)
 	double c = 2e6 / 25000.0 + 5e4 / 12500.0, s = 6000.0 / 400.0, g = 4000.0 / 100.0;
 	assert_true(fabs(r[0].compute_ns - c) < 1e-9);
 	assert_true(fabs(r[0].global_ns - g) < 1e-9);
+	assert_true(fabs(r[0].shared_ns - s) < 1e-9);
 	assert_true(fabs(r[0].model_ns - (2000.0 + c + s + g + 25.0)) < 1e-9);
 	assert_true(fabs(r[0].imbalance - 2.0) < 1e-12);
 	const struct ops_counters *k = ops_device_counters(d2);

@@ -111,6 +111,7 @@ static void test_default_profile(void **state)
 	assert_int_equal(e->dma_max_last_dim, 65535);
 	assert_true(e->dma_setup_ns == 150);
 	assert_int_equal(e->dma_engines, 2);
+	assert_int_equal(e->dma_serial, 0); /* default: DMA beside compute */
 	assert_true(e->tops[OPS_F32] == 16 && e->tops[OPS_F16] == 128 &&
 		    e->tops[OPS_BF16] == 128 && e->tops[OPS_S8] == 256 && e->tops[OPS_U8] == 256);
 	assert_true(e->launch_overhead_us == 3.5);
