@@ -33,14 +33,18 @@ ALWAYS_INLINE __m256 v_exp(__m256 x)
 				    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 	__m256 r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(0.693359375f), x);
 	r = _mm256_fnmadd_ps(fn, _mm256_set1_ps(-2.12194440e-4f), r);
-	__m256 p = _mm256_set1_ps(1.0f / 5040.0f);
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+	/* Estrin's scheme: pairs, then pairs of pairs, so the chain is three
+	 * FMAs deep instead of Horner's seven (the loop was bound by that
+	 * latency: a SiLU vector took 12 cycles with Horner) */
+	__m256 r2 = _mm256_mul_ps(r, r);
+	__m256 r4 = _mm256_mul_ps(r2, r2);
+	__m256 a01 = _mm256_fmadd_ps(r, _mm256_set1_ps(1.0f), _mm256_set1_ps(1.0f));
+	__m256 a23 = _mm256_fmadd_ps(r, _mm256_set1_ps(1.0f / 6.0f), _mm256_set1_ps(0.5f));
+	__m256 a45 = _mm256_fmadd_ps(r, _mm256_set1_ps(1.0f / 120.0f), _mm256_set1_ps(1.0f / 24.0f));
+	__m256 a67 = _mm256_fmadd_ps(r, _mm256_set1_ps(1.0f / 5040.0f), _mm256_set1_ps(1.0f / 720.0f));
+	__m256 a03 = _mm256_fmadd_ps(a23, r2, a01);
+	__m256 a47 = _mm256_fmadd_ps(a67, r2, a45);
+	__m256 p = _mm256_fmadd_ps(a47, r4, a03);
 	__m256i n = _mm256_cvtps_epi32(fn);
 	__m256i n1 = _mm256_srai_epi32(n, 1);
 	__m256i n2 = _mm256_sub_epi32(n, n1);
@@ -342,6 +346,31 @@ static inline void act_tile(enum ops_act a, enum ops_dtype t, void *buf, int64_t
 		act_tile_half(a, t, buf, n);
 }
 
+/* act_tile with the host's half of double buffering: while a tile
+ * computes, the next tile's contiguous source (next, next_bytes) is
+ * prefetched a slice after each slice of compute, so that its DMA copy reads
+ * the cache instead of waiting on DRAM. On a device the second buffer's
+ * transfer overlaps compute; on one thread a prefetch is how that overlap
+ * happens. Host only: nothing is counted. Worth it for the functions whose
+ * compute is long enough to hide the reads (make bench, 64 MiB SiLU: 20-21
+ * -> 15.9-16.6 ms, with the Estrin exp); relu is bound by DRAM either way
+ * and the prefetches only cost it. */
+#define ACT_SLICE 256 /* elements per slice */
+static void act_tile_prefetch(enum ops_act a, enum ops_dtype t, size_t es, void *buf,
+			      int64_t n, const char *next, size_t next_bytes)
+{
+	const int64_t slices = (n + ACT_SLICE - 1) / ACT_SLICE;
+	size_t done = 0;
+
+	for (int64_t s = 0; s < slices; s++) {
+		int64_t i = s * ACT_SLICE, m = n - i < ACT_SLICE ? n - i : ACT_SLICE;
+		act_tile(a, t, (char *)buf + (size_t)i * es, m);
+		size_t upto = (size_t)((double)next_bytes * (double)(s + 1) / (double)slices);
+		for (; done < upto; done += 64)
+			_mm_prefetch(next + done, _MM_HINT_T0);
+	}
+}
+
 /* The kernel of a one-tile launch (ops_launch_tile1): ctx is the act_fn. */
 struct act_fn {
 	enum ops_act a;
@@ -386,6 +415,9 @@ static int act_1d(struct ops_device *dev, enum ops_act a, enum ops_dtype t, size
 	struct ops_buf buf[2];
 	struct ops_dma_desc din, dout;
 	int nbuf, rc;
+	/* (a double-buffered walk over a contiguous source, for the functions
+	 * whose compute can hide the next tile's reads) */
+	const int prefetch = dbuf && xs == 1 && a != OPS_ACT_RELU && a != OPS_ACT_NONE;
 
 	if (chunks <= 1)
 		dbuf = 0;
@@ -410,7 +442,10 @@ static int act_1d(struct ops_device *dev, enum ops_act a, enum ops_dtype t, size
 		if ((rc = ops_dma_split(dev, OPS_SHARED, b->data, OPS_GLOBAL, xp, &din, err)) < 0)
 			goto end;
 		ops_compute(dev, t, 0, (uint64_t)n, (uint64_t)n * es, (uint64_t)n * es);
-		if (!dry)
+		if (!dry && prefetch && c + 1 < chunks)
+			act_tile_prefetch(a, t, es, b->data, n, xp + q * xs * (int64_t)es,
+					  (size_t)(c + 2 == chunks ? len - (c + 1) * q : q) * es);
+		else if (!dry)
 			act_tile(a, t, b->data, n);
 		if ((rc = ops_dma_split(dev, OPS_GLOBAL, yp, OPS_SHARED, b->data, &dout, err)) < 0)
 			goto end;
