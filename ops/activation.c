@@ -346,12 +346,11 @@ static inline void act_tile(enum ops_act a, enum ops_dtype t, void *buf, int64_t
 		act_tile_half(a, t, buf, n);
 }
 
-/* act_tile with the host's half of double buffering: while a tile
- * computes, the next tile's contiguous source (next, next_bytes) is
- * prefetched a slice after each slice of compute, so that its DMA copy reads
- * the cache instead of waiting on DRAM. On a device the second buffer's
- * transfer overlaps compute; on one thread a prefetch is how that overlap
- * happens. Host only: nothing is counted. Worth it for the functions whose
+/* act_tile with the next tile's reads overlapped: while a tile computes,
+ * the next tile's contiguous source (next, next_bytes) is prefetched a slice
+ * after each slice of compute, so that its DMA copy reads the cache instead
+ * of waiting on DRAM. On one thread a prefetch is how a transfer overlaps
+ * compute. Host only: nothing is counted. Worth it for the functions whose
  * compute is long enough to hide the reads (make bench, 64 MiB SiLU: 20-21
  * -> 15.9-16.6 ms, with the Estrin exp); relu is bound by DRAM either way
  * and the prefetches only cost it. */
@@ -415,9 +414,11 @@ static int act_1d(struct ops_device *dev, enum ops_act a, enum ops_dtype t, size
 	struct ops_buf buf[2];
 	struct ops_dma_desc din, dout;
 	int nbuf, rc;
-	/* (a double-buffered walk over a contiguous source, for the functions
-	 * whose compute can hide the next tile's reads) */
-	const int prefetch = dbuf && xs == 1 && a != OPS_ACT_RELU && a != OPS_ACT_NONE;
+	/* (a walk over a contiguous source, for the functions whose compute can
+	 * hide the next tile's reads; single-buffered too: the host has one
+	 * thread either way, and the prefetch lands in the cache, not in the
+	 * device's second buffer) */
+	const int prefetch = xs == 1 && a != OPS_ACT_RELU && a != OPS_ACT_NONE;
 
 	if (chunks <= 1)
 		dbuf = 0;
