@@ -80,7 +80,12 @@ static void test_calibrated_envelope_loads(void **state)
 		const struct col_cal_value *c = col_cal_find(&cback, keys[i]);
 		assert_non_null(c);
 		assert_true(c->median > 0 && isfinite(c->median) && c->spread >= 0);
-		assert_int_equal(c->samples, 5);
+		/* 5 samples each with --quick; the kernels' rates are sampled
+		 * in interleaved rounds over a second, at least 5 */
+		if (strstr(keys[i], "_tops") && strcmp(keys[i], "fp32_tops"))
+			assert_true(c->samples >= 5 && c->samples <= 64);
+		else
+			assert_int_equal(c->samples, 5);
 		assert_true(c->method[0] != '\0');
 	}
 	/* the envelope's values are the medians (printed to 6 digits) */
