@@ -366,7 +366,7 @@ static json_t *context_json(const struct ana_findings *f)
 				      (json_int_t)p->traffic.requests));
 	json_object_set_new(
 		o, "envelope",
-		json_pack("{s:s,s:s,s:s,s:o,s:i,s:o,s:o,s:o,s:o,s:I,s:o,s:i,s:b,s:{s:o,s:o,s:o,s:o,s:o},s:o}", "name",
+		json_pack("{s:s,s:s,s:s,s:o,s:i,s:o,s:o,s:o,s:o,s:I,s:o,s:i,s:b,s:{s:o,s:o,s:o,s:o,s:o,s:o},s:o}", "name",
 			  e->name, "source", p->envelope_source, "power_mode", e->power_mode, "clock_ghz",
 			  num(e->clock_ghz), "cores", e->cores, "global_bandwidth_gbps", num(e->global_bw_gbps),
 			  "shared_capacity_kib", num(e->shared_capacity_kib), "shared_bandwidth_gbps",
@@ -375,7 +375,9 @@ static json_t *context_json(const struct ana_findings *f)
 			  num(e->dma_setup_ns), "dma_engines", e->dma_engines, "dma_serial", e->dma_serial,
 			  "compute_tops", "fp32",
 			  num(e->tops[OPS_F32]), "fp16", num(e->tops[OPS_F16]), "bf16", num(e->tops[OPS_BF16]),
-			  "int8", num(e->tops[OPS_S8]), "vector", num(e->vector_tops > 0 ? e->vector_tops : NAN), "launch_overhead_us", num(e->launch_overhead_us)));
+			  "int8", num(e->tops[OPS_S8]), "vector", num(e->vector_tops > 0 ? e->vector_tops : NAN),
+			  "vector_half", num(e->vector_half_tops > 0 ? e->vector_half_tops : NAN),
+			  "launch_overhead_us", num(e->launch_overhead_us)));
 	json_object_set_new(json_object_get(o, "envelope"), "calibrated",
 			    json_boolean(p->calibration.present));
 	json_object_set_new(o, "host",

@@ -140,10 +140,12 @@ static json_t *variant_json(const struct col_run *run, const struct col_block_ru
 
 static json_t *envelope_json(const struct ops_envelope *e, const char *source)
 {
-	json_t *tops = json_pack("{s:o,s:o,s:o,s:o,s:o}", "fp32", jreal(e->tops[OPS_F32]), "fp16",
-				 jreal(e->tops[OPS_F16]), "bf16", jreal(e->tops[OPS_BF16]), "int8",
-				 jreal(e->tops[OPS_S8]), "vector",
-				 e->vector_tops > 0 ? jreal(e->vector_tops) : json_null());
+	json_t *tops = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "fp32", jreal(e->tops[OPS_F32]),
+				 "fp16", jreal(e->tops[OPS_F16]), "bf16", jreal(e->tops[OPS_BF16]),
+				 "int8", jreal(e->tops[OPS_S8]), "vector",
+				 e->vector_tops > 0 ? jreal(e->vector_tops) : json_null(),
+				 "vector_half",
+				 e->vector_half_tops > 0 ? jreal(e->vector_half_tops) : json_null());
 	return json_pack("{s:s,s:s,s:s,s:o,s:o,s:i,s:o,s:o,s:o,s:o,s:o,s:I,s:o,s:i,s:b,s:o,s:o}",
 			 "name", e->name, "source", source, "power_mode", e->power_mode,
 			 "clock_ghz", jreal(e->clock_ghz), "clock_scale", jreal(e->clock_scale),

@@ -323,7 +323,7 @@ static int shared_bw(struct ops_device *dev, unsigned char *a, unsigned char *b,
  * VM the kernels' speed shifted by up to 40% between back-to-back calibrations
  * (a state that lasts seconds), so each median must span as much of that as
  * the others, and the spread says how much there is. */
-#define KERN_MAX 4
+#define KERN_MAX 5
 #define KERN_MAX_SAMPLES 64
 #define KERN_SAMPLE_NS 20000000LL
 struct kern_cal {
@@ -415,14 +415,15 @@ static void conv_workload(struct ops_workload *w, enum ops_dtype t)
 	w->conv = c;
 }
 
-/* SiLU over 8 x 4096 fp32 (128 KiB, in L2): the vectorised exp path of the
- * activations, the element-wise rate the fused epilogues also run at. */
-static void vector_workload(struct ops_workload *w)
+/* SiLU over 8 x 4096 elements of t (in L2): the vectorised exp path of the
+ * activations, the element-wise rate the fused epilogues also run at; on
+ * fp16/bf16 data with the widening and narrowing around it. */
+static void vector_workload(struct ops_workload *w, enum ops_dtype t)
 {
 	memset(w, 0, sizeof *w);
 	w->group = OPS_G_ACTIVATION;
 	w->act = OPS_ACT_SILU;
-	w->dtype = OPS_F32;
+	w->dtype = t;
 	w->tensor.rank = 2;
 	w->tensor.dims[0] = 8;
 	w->tensor.dims[1] = 4096;
@@ -561,6 +562,8 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 		 * MAC rates (activations cost several FMAs' worth each) */
 		{"vector_tops", "activation silu fp32 8x4096 in L2 (vectorised exp), launch "
 				"overhead and DMA setup subtracted"},
+		{"vector_half_tops", "activation silu bf16 8x4096 in L2 (widen, vectorised exp, "
+				     "narrow), launch overhead and DMA setup subtracted"},
 	};
 	struct kern_cal *kc = calloc(KERN_MAX, sizeof *kc);
 	if (!kc) {
@@ -570,11 +573,12 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 	conv_workload(&kc[0].w, OPS_F16);
 	conv_workload(&kc[1].w, OPS_BF16);
 	qgemm_workload(&kc[2].w, 4096); /* B is 256 KiB: in L2 */
-	vector_workload(&kc[3].w);
+	vector_workload(&kc[3].w, OPS_F32);
+	vector_workload(&kc[4].w, OPS_BF16);
 	for (int t = 0; t < OPS_NDTYPES; t++)
 		if (t != OPS_F32)
 			env->tops[t] = env->tops[OPS_F32]; /* provisional */
-	env->vector_tops = env->tops[OPS_F32];
+	env->vector_tops = env->vector_half_tops = env->tops[OPS_F32];
 	rc = kernel_rates(env, kc, KERN_MAX, ns, quick ? 1000000000LL : 4000000000LL, err);
 	for (int i = 0; !rc && i < KERN_MAX; i++) {
 		for (int s = 0; s < kc[i].n; s++)
@@ -590,6 +594,7 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 	env->tops[OPS_S8] = env->tops[OPS_U8] = env->tops[OPS_S32] =
 		col_cal_find(cal, "int8_tops")->median;
 	env->vector_tops = col_cal_find(cal, "vector_tops")->median;
+	env->vector_half_tops = col_cal_find(cal, "vector_half_tops")->median;
 	cal->present = 1;
 	for (int i = 0; i < cal->nv && !rc; i++)
 		if (!(cal->v[i].median > 0) || !isfinite(cal->v[i].median))
@@ -671,9 +676,12 @@ int col_calibration_yaml(const struct ops_envelope *e, const struct col_calibrat
 	out(&b, "dma:    {max_last_dim: %lld, setup_ns: %.6g, engines: 1, serial: true}\n",
 	    (long long)e->dma_max_last_dim, e->dma_setup_ns);
 	out(&b, "# fp32: FMA peak; fp16/bf16: conv microkernel incl. conversions; int8: qgemm\n");
-	out(&b, "# vector: element-wise ops (activation SiLU) per second / 1e12\n");
-	out(&b, "compute_tops: {fp32: %.6g, fp16: %.6g, bf16: %.6g, int8: %.6g, vector: %.6g}\n",
-	    e->tops[OPS_F32], e->tops[OPS_F16], e->tops[OPS_BF16], e->tops[OPS_S8], e->vector_tops);
+	out(&b, "# vector: element-wise ops (activation SiLU) per second / 1e12; vector_half:\n"
+		"# the same on fp16/bf16 data, with the conversions\n");
+	out(&b, "compute_tops: {fp32: %.6g, fp16: %.6g, bf16: %.6g, int8: %.6g, vector: %.6g,\n"
+		"               vector_half: %.6g}\n",
+	    e->tops[OPS_F32], e->tops[OPS_F16], e->tops[OPS_BF16], e->tops[OPS_S8], e->vector_tops,
+	    e->vector_half_tops);
 	out(&b, "launch_overhead_us: %.6g\n", e->launch_overhead_us);
 	out(&b, "calibration:\n  host: ");
 	quoted(&b, cal->host);

@@ -20,7 +20,7 @@ int cmd_calibrate(int argc, char **argv)
 		"calibrate", "calibrate [--out FILE] [--force] [--name NAME] [--quick]",
 		"Measure this host as an envelope: cores 1 (the host executor is single-threaded),\n"
 		"fp32 FMA peak, the conv microkernel's fp16/bf16 rates, the qgemm int8 rate, the\n"
-		"activation's element-wise (vector) rate,\n"
+		"activation's element-wise (vector) rates on fp32 and on bf16 data,\n"
 		"DRAM bandwidth (GLOBAL), the L2's bandwidth (SHARED, capacity from sysfs), the\n"
 		"per-transfer DMA setup and the launch cost. Each value is written with its\n"
 		"median, spread (IQR / median) and sample count under calibration:, with the\n"

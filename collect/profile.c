@@ -402,7 +402,7 @@ static const double power_scale[] = {0.7, 1.0, 1.2}; /* clock_scale by mode */
 
 /* The measured values a calibration may describe (collect/calibrate.c). */
 static const char *const cal_names[] = {"fp32_tops", "fp16_tops", "bf16_tops", "int8_tops",
-	"vector_tops",
+	"vector_tops", "vector_half_tops",
 	"global_bandwidth_gbps", "shared_bandwidth_gbps", "dma_setup_ns",
 	"launch_overhead_us", NULL};
 
@@ -459,7 +459,8 @@ static int parse_envelope(const struct ld *c, const struct col_ynode *m,
 	static const char *const skeys[] = {"capacity_kib", "bandwidth_gbps", NULL};
 	static const char *const lkeys[] = {"capacity_kib", NULL};
 	static const char *const dkeys[] = {"max_last_dim", "setup_ns", "engines", "serial", NULL};
-	static const char *const tkeys[] = {"fp32", "fp16", "bf16", "int8", "vector", NULL};
+	static const char *const tkeys[] = {"fp32", "fp16", "bf16", "int8", "vector",
+					    "vector_half", NULL};
 	struct col_ynode *v, *g, *s, *l, *d, *t;
 	int64_t i64;
 	int mode = 1, rc;
@@ -520,6 +521,14 @@ static int parse_envelope(const struct ld *c, const struct col_ynode *m,
 	env->vector_tops = 0;
 	if ((rc = opt_num(c, t, "vector", NUM_POSITIVE, &env->vector_tops)))
 		return rc;
+	/* vector_half: the element-wise rate on fp16/bf16 data (conversions
+	 * included); it refines vector, so it needs it */
+	env->vector_half_tops = 0;
+	if ((rc = opt_num(c, t, "vector_half", NUM_POSITIVE, &env->vector_half_tops)))
+		return rc;
+	if (env->vector_half_tops > 0 && !(env->vector_tops > 0))
+		return fail(c, col_ymap_get(t, "vector_half", NULL),
+			    "'vector_half' needs 'vector' (the fp32 element-wise rate)");
 	env->launch_overhead_us = 0;
 	if ((rc = opt_num(c, m, "launch_overhead_us", NUM_NONNEG, &env->launch_overhead_us)))
 		return rc;

@@ -69,6 +69,12 @@ static int check_envelope(const struct ops_envelope *e, struct opr_error *err)
 	if (what)
 		return opr_error_set(err, OPR_EINPUT, "envelope '%s' must be a positive number",
 				     what);
+	if (bad_nonneg(e->vector_tops) || bad_nonneg(e->vector_half_tops))
+		return opr_error_set(err, OPR_EINPUT,
+				     "envelope vector rates must be finite and not negative");
+	if (e->vector_half_tops > 0 && !(e->vector_tops > 0))
+		return opr_error_set(err, OPR_EINPUT,
+				     "envelope 'vector_half_tops' needs 'vector_tops'");
 	if (e->dma_max_last_dim < 1)
 		return opr_error_set(err, OPR_EINPUT,
 				     "envelope 'dma_max_last_dim' must be at least 1");
@@ -903,7 +909,10 @@ void ops_compute(struct ops_device *dev, enum ops_dtype t, uint64_t macs,
 	/* element-wise work runs on the vector unit when the envelope has one */
 	if (dev->env.vector_tops > 0) {
 		a->ops[t] += 2 * macs;
-		a->vec_ops += elem_ops;
+		if (dev->env.vector_half_tops > 0 && (t == OPS_F16 || t == OPS_BF16))
+			a->vec_half_ops += elem_ops;
+		else
+			a->vec_ops += elem_ops;
 	} else {
 		a->ops[t] += 2 * macs + elem_ops;
 	}
@@ -989,7 +998,10 @@ int ops_launch_tile1(struct ops_device *dev, const struct ops_tile1 *k)
 		a.global_bytes = 2 * bytes;
 		a.shared_bytes = 2 * bytes + 2 * bytes;
 		a.shared_compute_bytes = 2 * bytes;
-		if (dev->env.vector_tops > 0)
+		if (dev->env.vector_tops > 0 && dev->env.vector_half_tops > 0 &&
+		    (k->dtype == OPS_F16 || k->dtype == OPS_BF16))
+			a.vec_half_ops = k->elem_ops;
+		else if (dev->env.vector_tops > 0)
 			a.vec_ops = k->elem_ops;
 		else
 			a.ops[k->dtype] = k->elem_ops;

@@ -11,6 +11,8 @@
 struct ops_core_acc {
 	uint64_t ops[OPS_NDTYPES];
 	uint64_t vec_ops;       /* element ops on the vector unit (vector_tops > 0) */
+	uint64_t vec_half_ops;  /* those of them on fp16/bf16 data, when the
+				 * envelope prices them apart (vector_half_tops > 0) */
 	uint64_t work;          /* MACs + element ops */
 	uint64_t shared_bytes;  /* DMA into/out of SHARED + compute reads/writes */
 	uint64_t shared_compute_bytes; /* the compute reads/writes of shared_bytes */
@@ -34,6 +36,7 @@ struct ops_live_buf {
 struct ops_model_consts {
 	double rate[OPS_NDTYPES];          /* ops_model_core_rate(env, t) */
 	double vec_rate;                   /* vector_tops per core, ops/ns (0: none) */
+	double vec_half_rate;              /* vector_half_tops per core, ops/ns */
 	double gbw[OPS_MAX_CORES + 1];     /* global_bw_gbps / max(1, active cores) */
 };
 

@@ -33,6 +33,8 @@ double ops_model_core_rate(const struct ops_envelope *env, enum ops_dtype t)
  *   C_c = sum_t ops_c[t] / rate_t                      compute (MAC = 2 ops)
  *         + vec_ops_c / vector_rate                    element-wise ops, when the
  *                                                      envelope has a vector unit
+ *         + vec_half_ops_c / vector_half_rate          those on fp16/bf16 data, when
+ *                                                      it prices them apart
  *   S_c = shared_bytes_c / shared_bw                   on-chip, per core;
  *       = Sd_c + Sc_c                                  moved by DMA + read and
  *                                                      written by compute
@@ -68,6 +70,7 @@ void ops_model_prepare(const struct ops_envelope *env, struct ops_model_consts *
 	for (int t = 0; t < OPS_NDTYPES; t++)
 		mc->rate[t] = ops_model_core_rate(env, (enum ops_dtype)t);
 	mc->vec_rate = env->vector_tops * 1e3 * env->clock_scale / env->cores;
+	mc->vec_half_rate = env->vector_half_tops * 1e3 * env->clock_scale / env->cores;
 	for (int a = 0; a <= OPS_MAX_CORES; a++)
 		mc->gbw[a] = env->global_bw_gbps / (a > 0 ? a : 1);
 }
@@ -94,6 +97,10 @@ static inline void core_time(const struct ops_envelope *env, const struct ops_mo
 	if (a->vec_ops)
 		comp += (double)a->vec_ops /
 			(mc ? mc->vec_rate : env->vector_tops * 1e3 * env->clock_scale / env->cores);
+	if (a->vec_half_ops)
+		comp += (double)a->vec_half_ops /
+			(mc ? mc->vec_half_rate
+			    : env->vector_half_tops * 1e3 * env->clock_scale / env->cores);
 	ct->comp = comp;
 	ct->s = (double)a->shared_bytes / env->shared_bw_gbps;
 	ct->sd = (double)(a->shared_bytes - a->shared_compute_bytes) / env->shared_bw_gbps;

@@ -91,6 +91,8 @@ struct ops_envelope {
 	double vector_tops;         /* element-wise ops (activation, bias, dequant)
 				     * per second / 1e12 over all cores; 0: they
 				     * run at their dtype's rate, one op each */
+	double vector_half_tops;    /* the same on fp16/bf16 data, conversions
+				     * included; 0: at vector_tops */
 	double launch_overhead_us;
 };
 

@@ -759,7 +759,11 @@ static void view_inputs(struct vb *vb, json_t *view, json_t *f)
 		 num(tops, "fp16"), num(tops, "bf16"), num(tops, "int8"));
 	kv(vb, en, "compute TOPS", a);
 	if (isfinite(num(tops, "vector"))) {
-		snprintf(a, sizeof a, "%.3g", num(tops, "vector"));
+		if (isfinite(num(tops, "vector_half")))
+			snprintf(a, sizeof a, "%.3g (fp16/bf16 data: %.3g)", num(tops, "vector"),
+				 num(tops, "vector_half"));
+		else
+			snprintf(a, sizeof a, "%.3g", num(tops, "vector"));
 		kv(vb, en, "vector (element-wise) TOPS", a);
 	}
 	f_us(a, sizeof a, num(env, "launch_overhead_us"));

@@ -501,8 +501,11 @@ static void test_tiny_path_equals_general_path(void **state)
 		struct opr_error err = { 0 };
 		test_envelope(&env, rnd() % 4 == 0 ? 0.25 : 256.0);
 		env.cores = 1 + (int)(rnd() % 4);
-		if (rnd() % 2)
+		if (rnd() % 2) {
 			env.vector_tops = 5.0;
+			if (rnd() % 2)
+				env.vector_half_tops = 2.0;
+		}
 		int dry = rnd() % 3 == 0;
 		struct pair p;
 		assert_int_equal(ops_device_new(&env, dry, &p.fast, &err), 0);

@@ -71,7 +71,8 @@ static void test_calibrated_envelope_loads(void **state)
 		assert_true(isfinite(v[i]) && v[i] > 0);
 	assert_true(back.tops[OPS_U8] == back.tops[OPS_S8]);
 	assert_true(cback.present);
-	assert_int_equal(cback.nv, 9);
+	assert_int_equal(cback.nv, 10);
+	assert_true(back.vector_half_tops > 0 && back.vector_tops > 0);
 	assert_true(cback.cpus_online >= 1);
 	assert_true(cback.host[0] && cback.date[0]);
 	static const char *const keys[] = {"fp32_tops", "fp16_tops", "bf16_tops", "int8_tops",

@@ -661,6 +661,38 @@ static void test_model(void **state)
 	assert_int_equal(ops_launch_begin(d2, "b", 0, &err), OPR_EINTERNAL);
 	ops_device_free(d2);
 	ops_device_free(dev);
+
+	/* element-wise ops on the vector unit: fp32 data at vector_tops,
+	 * fp16/bf16 data at vector_half_tops (per core: 4 and 1 TOPS over 2
+	 * cores = 2000 and 500 ops/ns) */
+	struct ops_envelope ev = test_env();
+	ev.vector_tops = 4.0;
+	ev.vector_half_tops = 1.0;
+	struct ops_device *dv = new_dev(&ev, 1);
+	assert_int_equal(ops_launch_begin(dv, "vec", 1, &err), 0);
+	ops_tile_begin(dv, 0);
+	ops_compute(dv, OPS_F32, 0, 1000000, 0, 0);
+	ops_compute(dv, OPS_BF16, 0, 100000, 0, 0);
+	assert_int_equal(ops_launch_end(dv, &err), 0);
+	r = ops_device_launches(dv, &n);
+	assert_int_equal(n, 1);
+	assert_true(fabs(r[0].compute_ns - (1e6 / 2000.0 + 1e5 / 500.0)) < 1e-9);
+	ops_device_free(dv);
+	/* without the half rate, both at vector_tops */
+	ev.vector_half_tops = 0;
+	dv = new_dev(&ev, 1);
+	assert_int_equal(ops_launch_begin(dv, "vec", 1, &err), 0);
+	ops_tile_begin(dv, 0);
+	ops_compute(dv, OPS_F32, 0, 1000000, 0, 0);
+	ops_compute(dv, OPS_BF16, 0, 100000, 0, 0);
+	assert_int_equal(ops_launch_end(dv, &err), 0);
+	r = ops_device_launches(dv, &n);
+	assert_true(fabs(r[0].compute_ns - 1.1e6 / 2000.0) < 1e-9);
+	ops_device_free(dv);
+	/* a half rate alone is refused */
+	ev.vector_tops = 0;
+	ev.vector_half_tops = 1.0;
+	assert_int_equal(ops_device_new(&ev, 1, &dv, &err), OPR_EINPUT);
 }
 
 static void fill_x(float *x, size_t n, uint64_t seed)
