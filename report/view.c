@@ -747,8 +747,9 @@ static void view_inputs(struct vb *vb, json_t *view, json_t *f)
 	kv(vb, en, "SHARED capacity", a);
 	snprintf(a, sizeof a, "%.0f KiB", num(env, "local_capacity_kib"));
 	kv(vb, en, "LOCAL capacity", a);
-	snprintf(a, sizeof a, "%.0f engines, %.0f ns setup, last dim <= %.0f%s",
-		 num(env, "dma_engines"), num(env, "dma_setup_ns"), num(env, "dma_max_last_dim"),
+	snprintf(a, sizeof a, "%.0f engine%s, %.0f ns setup, last dim <= %.0f%s",
+		 num(env, "dma_engines"), num(env, "dma_engines") == 1 ? "" : "s",
+		 num(env, "dma_setup_ns"), num(env, "dma_max_last_dim"),
 		 json_is_true(get(env, "dma_serial"))
 			 ? "; serial (copies on the computing thread: never overlapped)"
 			 : "");
