@@ -19,7 +19,8 @@ int cmd_calibrate(int argc, char **argv)
 	const struct opr_command_help help = {
 		"calibrate", "calibrate [--out FILE] [--force] [--name NAME] [--quick]",
 		"Measure this host as an envelope: cores 1 (the host executor is single-threaded),\n"
-		"fp32 FMA peak, the conv microkernel's fp16/bf16 rates, the qgemm int8 rate, the\n"
+		"fp32 FMA peak, the exact int8 dot-product peak, the conv microkernel's fp16/bf16\n"
+		"rates, the qgemm int8 rate, the\n"
 		"activation's element-wise (vector) rates on fp32 and on bf16 data,\n"
 		"DRAM bandwidth (GLOBAL), the L2's bandwidth (SHARED, capacity from sysfs), the\n"
 		"per-transfer DMA setup and the launch cost. Each value is written with its\n"
