@@ -20,10 +20,10 @@ int cmd_calibrate(int argc, char **argv)
 		"calibrate", "calibrate [--out FILE] [--force] [--name NAME] [--quick]",
 		"Measure this host as an envelope: cores 1 (the host executor is single-threaded),\n"
 		"fp32 FMA peak, the exact int8 dot-product peak, the conv microkernel's fp16/bf16\n"
-		"rates, the qgemm int8 rate, the\n"
-		"activation's element-wise (vector) rates on fp32 and on bf16 data,\n"
-		"DRAM bandwidth (GLOBAL), the L2's bandwidth (SHARED, capacity from sysfs), the\n"
-		"per-transfer DMA setup and the launch cost. Each value is written with its\n"
+		"rates, the qgemm int8 rate, the activation's element-wise (vector) rates on fp32\n"
+		"and on bf16 data, DRAM bandwidth (GLOBAL), the L2's bandwidth (SHARED, capacity\n"
+		"from sysfs), the per-transfer DMA setup and the launch cost; the copies run on\n"
+		"the computing thread (dma.serial: true). Each value is written with its\n"
 		"median, spread (IQR / median) and sample count under calibration:, with the\n"
 		"host and the date. A profile whose envelope is calibrated gets a model\n"
 		"validation: modelled vs measured times per block, variant and plan.",
