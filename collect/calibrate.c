@@ -392,7 +392,7 @@ static int kern_prepare(const struct ops_envelope *env, struct kern_cal *k,
 		rc = ops_device_new(env, 0, &k->dev, err);
 	int64_t t0 = now_ns();
 	for (int i = 0; !rc && i < 2; i++) /* warm-up, and the time of one run */
-		rc = ops_instance_run(k->dev, k->inst, err);
+		rc = ops_instance_run_timed(k->dev, k->inst, err);
 	int64_t one = (now_ns() - t0) / 2;
 	k->reps = one > 0 && one < KERN_SAMPLE_NS ? (int)(KERN_SAMPLE_NS / one) + 1 : 1;
 	return rc;
@@ -405,7 +405,7 @@ static int kern_sample(struct kern_cal *k, struct opr_error *err)
 	int64_t t0 = now_ns();
 	for (int r = 0; !rc && r < k->reps; r++) {
 		ops_device_reset(k->dev);
-		rc = ops_instance_run(k->dev, k->inst, err);
+		rc = ops_instance_run_timed(k->dev, k->inst, err);
 	}
 	double t = (double)(now_ns() - t0);
 	if (rc)

@@ -246,7 +246,7 @@ static int measure_alts(const struct col_profile *p, const struct col_block *b,
 	for (int k = 0; k < n && !rc; k++) {
 		rc = ops_instance_new(&b->work, &vr->alts[idx[k]].plan, p->seed, b->name, &inst[k], err);
 		for (int w = 0; w < 2 && !rc; w++) /* warm-up */
-			rc = ops_instance_run(dev, inst[k], err);
+			rc = ops_instance_run_timed(dev, inst[k], err);
 	}
 	uint64_t rng = p->seed ^ 0x616c7473ULL;
 	int64_t start = now_ns();
@@ -262,7 +262,7 @@ static int measure_alts(const struct col_profile *p, const struct col_block *b,
 		for (int k = 0; k < n && !rc; k++) {
 			ops_device_reset(dev);
 			int64_t t0 = now_ns();
-			rc = ops_instance_run(dev, inst[order[k]], err);
+			rc = ops_instance_run_timed(dev, inst[order[k]], err);
 			t[order[k]][rounds] = now_ns() - t0;
 		}
 		rounds++;
@@ -299,7 +299,7 @@ static int run_batch(struct sampler *s, struct ops_device *dev, struct ops_insta
 		goto out;
 	for (int i = 0; i < reps; i++) {
 		int64_t t0 = now_ns();
-		rc = ops_instance_run(dev, inst, err);
+		rc = ops_instance_run_timed(dev, inst, err);
 		int64_t t1 = now_ns();
 		if (rc || (rc = sample_push(vr, cap, t1 - t0, round, err)))
 			goto out;
@@ -357,7 +357,7 @@ static int sample_block(const struct col_run *run, struct sampler *s, struct col
 		int64_t t0 = now_ns(), t = t0;
 		int runs = 0;
 		while (runs < 3 || (t - t0 < WARMUP_NS && runs < 1000)) {
-			if ((rc = ops_instance_run(dev[v], inst[v], err)))
+			if ((rc = ops_instance_run_timed(dev[v], inst[v], err)))
 				goto out;
 			runs++;
 			t = now_ns();

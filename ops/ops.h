@@ -276,9 +276,17 @@ int ops_instance_new(const struct ops_workload *w, const struct ops_plan *plan,
 		     uint64_t seed, const char *block, struct ops_instance **out,
 		     struct opr_error *err);
 void ops_instance_free(struct ops_instance *inst);
-/* Runs the workload once on dev (really, or counting only in a dry run). */
+/* Runs the workload once on dev (really, or counting only in a dry run).
+ * A real run first poisons every output, so that an element the operator
+ * does not write fails the quality check. */
 int ops_instance_run(struct ops_device *dev, struct ops_instance *inst,
 		     struct opr_error *err);
+/* The same without the poisoning: for timed repetitions of an instance that
+ * a poisoned run has already checked. The poison is a memset of every
+ * output, not the operator's work: inside a timing it added ~10% to the
+ * permutes' host times (their outputs are tens of MiB). */
+int ops_instance_run_timed(struct ops_device *dev, struct ops_instance *inst,
+			   struct opr_error *err);
 /* The final output tensor (owned by the instance). */
 const void *ops_instance_output(const struct ops_instance *inst, size_t *bytes);
 /* The instance's tensors in declaration order (inputs and outputs), for

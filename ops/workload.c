@@ -286,8 +286,8 @@ struct ops_tensor *ops_instance_tensor(struct ops_instance *inst, const char *na
 	return NULL;
 }
 
-int ops_instance_run(struct ops_device *dev, struct ops_instance *inst,
-		     struct opr_error *err)
+static int instance_exec(struct ops_device *dev, struct ops_instance *inst, int poison,
+			 struct opr_error *err)
 {
 	const struct ops_group_impl *impl;
 	int rc, dry = ops_device_dry_run(dev);
@@ -299,12 +299,24 @@ int ops_instance_run(struct ops_device *dev, struct ops_instance *inst,
 				     "a planning instance of '%s' can only run on a dry-run device",
 				     ops_group_name(inst->work.group));
 	/* a real run rewrites every output: poison them so a stale one fails */
-	if (!dry)
+	if (!dry && poison)
 		for (int i = 0; i < inst->nt; i++)
 			if (inst->t[i].is_output && inst->t[i].data)
 				memset(inst->t[i].data, 0xFF,
 				       (size_t)inst->t[i].count * ops_dtype_size(inst->t[i].dtype));
 	return impl->run(dev, inst, err);
+}
+
+int ops_instance_run(struct ops_device *dev, struct ops_instance *inst,
+		     struct opr_error *err)
+{
+	return instance_exec(dev, inst, 1, err);
+}
+
+int ops_instance_run_timed(struct ops_device *dev, struct ops_instance *inst,
+			   struct opr_error *err)
+{
+	return instance_exec(dev, inst, 0, err);
 }
 
 const void *ops_instance_output(const struct ops_instance *inst, size_t *bytes)

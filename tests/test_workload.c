@@ -117,6 +117,19 @@ static void test_instance_inputs_and_determinism(void **state)
 	assert_int_equal(na, nb);
 	assert_memory_equal(ya, yb, na);
 	assert_memory_not_equal(xa->data, xc->data, (size_t)xa->count * 2);
+	/* a timed rerun does not poison, and rewrites the same output */
+	uint16_t *yw = (uint16_t *)ops_instance_output(b, NULL);
+	yw[5] = 0x1234;
+	assert_int_equal(ops_instance_run_timed(dev, b, &err), 0);
+	assert_memory_equal(ya, yb, na);
+	struct ops_device *tiny0;
+	struct ops_envelope small0;
+	test_envelope(&small0, 0.001);
+	assert_int_equal(ops_device_new(&small0, 0, &tiny0, &err), 0);
+	yw[5] = 0x1234; /* a failing timed run leaves the output as it was */
+	assert_int_equal(ops_instance_run_timed(tiny0, b, &err), OPR_ELIMIT);
+	assert_int_equal(yw[5], 0x1234);
+	ops_device_free(tiny0);
 
 	/* a rerun poisons first: a run that fails before writing leaves NaN */
 	struct ops_envelope small;
