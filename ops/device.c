@@ -678,9 +678,49 @@ static inline __attribute__((always_inline)) int check_desc(const struct ops_dev
 	return 0;
 }
 
-/* Counts one transfer of elems elements: bytes[src][dst], and on the current
- * core (inside a launch) its GLOBAL and SHARED traffic; a space on both ends
- * is traffic twice (read and written). */
+/* One transfer of bytes in a core's launch accumulator: its GLOBAL and
+ * SHARED traffic, a space on both ends counting twice (read and written).
+ * Shared by count_transfer and ops_launch_tile1. */
+static inline __attribute__((always_inline)) void acc_add_transfer(struct ops_core_acc *a,
+								   enum ops_space dst_space,
+								   enum ops_space src_space,
+								   uint64_t bytes)
+{
+	a->active = 1;
+	a->transfers++;
+	a->global_bytes += bytes * (uint64_t)((src_space == OPS_GLOBAL) + (dst_space == OPS_GLOBAL));
+	a->shared_bytes += bytes * (uint64_t)((src_space == OPS_SHARED) + (dst_space == OPS_SHARED));
+}
+
+/* Compute of dtype t in a core's launch accumulator: MACs at the dtype's rate
+ * (2 ops each); element ops on the vector unit when the envelope has one
+ * (fp16/bf16 ones apart when it prices them apart), else one op each at the
+ * dtype's rate; onchip_bytes read and written in SHARED/LOCAL. Shared by
+ * ops_compute and ops_launch_tile1. */
+static inline __attribute__((always_inline)) void acc_add_compute(const struct ops_envelope *env,
+								  struct ops_core_acc *a,
+								  enum ops_dtype t, uint64_t macs,
+								  uint64_t elem_ops,
+								  uint64_t onchip_bytes)
+{
+	a->active = 1;
+	a->dtypes |= 1u << t;
+	if (env->vector_tops > 0) {
+		a->ops[t] += 2 * macs;
+		if (env->vector_half_tops > 0 && (t == OPS_F16 || t == OPS_BF16))
+			a->vec_half_ops += elem_ops;
+		else
+			a->vec_ops += elem_ops;
+	} else {
+		a->ops[t] += 2 * macs + elem_ops;
+	}
+	a->work += macs + elem_ops;
+	a->shared_bytes += onchip_bytes;
+	a->shared_compute_bytes += onchip_bytes;
+}
+
+/* Counts one transfer of bytes: bytes[src][dst], and on the current core
+ * (inside a launch) its GLOBAL and SHARED traffic. */
 static inline __attribute__((always_inline)) void count_transfer(struct ops_device *dev, enum ops_space dst_space,
 			   enum ops_space src_space, uint64_t bytes)
 {
@@ -688,12 +728,8 @@ static inline __attribute__((always_inline)) void count_transfer(struct ops_devi
 	dev->c.transfers++;
 	if (!dev->in_launch)
 		return;
-	struct ops_core_acc *a = &dev->acc[dev->core];
-	a->active = 1;
 	dev->acc_mask |= (uint64_t)1 << dev->core;
-	a->transfers++;
-	a->global_bytes += bytes * (uint64_t)((src_space == OPS_GLOBAL) + (dst_space == OPS_GLOBAL));
-	a->shared_bytes += bytes * (uint64_t)((src_space == OPS_SHARED) + (dst_space == OPS_SHARED));
+	acc_add_transfer(&dev->acc[dev->core], dst_space, src_space, bytes);
 }
 
 /* ops_dma, inlined into ops_dma_split (a small call issues two DMAs) */
@@ -902,23 +938,8 @@ void ops_compute(struct ops_device *dev, enum ops_dtype t, uint64_t macs,
 	dev->c.core_work[core] += macs + elem_ops;
 	if (!dev->in_launch)
 		return;
-	struct ops_core_acc *a = &dev->acc[core];
-	a->active = 1;
-	a->dtypes |= 1u << t;
 	dev->acc_mask |= (uint64_t)1 << core;
-	/* element-wise work runs on the vector unit when the envelope has one */
-	if (dev->env.vector_tops > 0) {
-		a->ops[t] += 2 * macs;
-		if (dev->env.vector_half_tops > 0 && (t == OPS_F16 || t == OPS_BF16))
-			a->vec_half_ops += elem_ops;
-		else
-			a->vec_ops += elem_ops;
-	} else {
-		a->ops[t] += 2 * macs + elem_ops;
-	}
-	a->work += macs + elem_ops;
-	a->shared_bytes += read_bytes + write_bytes;
-	a->shared_compute_bytes += read_bytes + write_bytes;
+	acc_add_compute(&dev->env, &dev->acc[core], t, macs, elem_ops, read_bytes + write_bytes);
 }
 
 int ops_launch_end(struct ops_device *dev, struct opr_error *err)
@@ -993,19 +1014,10 @@ int ops_launch_tile1(struct ops_device *dev, const struct ops_tile1 *k)
 		memcpy((char *)rec + skip, (const char *)&dev->tile1_last.rec + skip,
 		       sizeof *rec - skip);
 	} else {
-		struct ops_core_acc a = { .active = 1, .dtypes = 1u << k->dtype };
-		a.transfers = 2;
-		a.global_bytes = 2 * bytes;
-		a.shared_bytes = 2 * bytes + 2 * bytes;
-		a.shared_compute_bytes = 2 * bytes;
-		if (dev->env.vector_tops > 0 && dev->env.vector_half_tops > 0 &&
-		    (k->dtype == OPS_F16 || k->dtype == OPS_BF16))
-			a.vec_half_ops = k->elem_ops;
-		else if (dev->env.vector_tops > 0)
-			a.vec_ops = k->elem_ops;
-		else
-			a.ops[k->dtype] = k->elem_ops;
-		a.work = k->elem_ops;
+		struct ops_core_acc a = { 0 };
+		acc_add_transfer(&a, OPS_SHARED, OPS_GLOBAL, bytes);
+		acc_add_compute(&dev->env, &a, k->dtype, 0, k->elem_ops, 2 * bytes);
+		acc_add_transfer(&a, OPS_GLOBAL, OPS_SHARED, bytes);
 		ops_model_launch_one(&dev->env, &dev->mc, &a, k->double_buffer, rec);
 		dev->tile1_last.valid = 1;
 		dev->tile1_last.double_buffer = k->double_buffer != 0;
