@@ -516,24 +516,12 @@ static int simulate_pipeline(const struct col_profile *p, struct col_block_run *
 			l[i].overhead_ns = r->overhead_ns;
 			/* The pipeline places a job on one core: the launch's on-chip
 			 * time per core, over cores_used cores, becomes one core's
-			 * time, by the device model's rules (ops/model.c): on chip,
-			 * compute and SHARED transfers overlap only when
-			 * double-buffered; on a serial-DMA host, compute overlaps its
-			 * own operand reads and the copy phase is the pipeline's
-			 * (contended) transfer plus what its SHARED side takes
-			 * beyond it, and nothing overlaps the transfer. */
+			 * time; the model says whether the (contended) transfer
+			 * overlaps it. */
 			int cores = r->cores_used > 0 ? r->cores_used : 1;
-			double onchip;
-			if (p->envelope.dma_serial)
-				onchip = fmax(r->compute_ns, r->shared_ns - r->shared_dma_ns) +
-					 fmax(0.0, r->shared_dma_ns - r->global_ns);
-			else if (r->double_buffer)
-				onchip = fmax(r->compute_ns, r->shared_ns);
-			else
-				onchip = r->compute_ns + r->shared_ns;
-			l[i].compute_ns = (onchip + r->dma_ns) * cores;
+			l[i].compute_ns = ops_model_onchip_ns(&p->envelope, r, &l[i].double_buffer) *
+					  cores;
 			l[i].global_bytes = (double)r->global_bytes;
-			l[i].double_buffer = r->double_buffer && !p->envelope.dma_serial;
 		}
 		struct col_pipe_config cfg;
 		col_pipe_config_from_profile(p, br->block, &cfg);

@@ -3,6 +3,8 @@
  * one byte per ns, 1 TOPS is 1000 ops per ns. */
 #include "device_int.h"
 
+#include <math.h>
+
 /* Compute rate of one core for input dtype t, in ops/ns:
  *   rate = tops[t] * 1e12 * clock_scale / cores   ops/s
  * s8, u8 and s32 (the int8 accumulator) all run at the int8 rate. */
@@ -203,6 +205,27 @@ void ops_model_launch_one(const struct ops_envelope *env, const struct ops_model
 	rec->model_ns = rec->overhead_ns + ct.t;
 	rec->imbalance = a->work ? (double)a->work * env->cores / (double)a->work : 1.0;
 	set_terms(rec, &ct);
+}
+
+/* Overlapped (double-buffered, DMA beside compute), compute and all SHARED
+ * traffic overlap: max(C, S). Single-buffered on an accelerator, nothing
+ * overlaps: C + S. On a serial-DMA host, compute overlaps its own operand
+ * reads and the copy phase is the transfer plus what its SHARED side takes
+ * beyond G: max(C, Sc) + max(0, Sd - G). D is added in every case. */
+double ops_model_onchip_ns(const struct ops_envelope *env, const struct ops_launch_rec *r,
+			   int *overlapped)
+{
+	double onchip;
+
+	*overlapped = r->double_buffer && !env->dma_serial;
+	if (env->dma_serial)
+		onchip = fmax(r->compute_ns, r->shared_ns - r->shared_dma_ns) +
+			 fmax(0.0, r->shared_dma_ns - r->global_ns);
+	else if (r->double_buffer)
+		onchip = fmax(r->compute_ns, r->shared_ns);
+	else
+		onchip = r->compute_ns + r->shared_ns;
+	return onchip + r->dma_ns;
 }
 
 double ops_device_model_ns(const struct ops_device *dev)

@@ -157,6 +157,12 @@ const struct ops_counters *ops_device_counters(const struct ops_device *dev);
 const struct ops_launch_rec *ops_device_launches(const struct ops_device *dev, size_t *n);
 /* Sum of model_ns over the launch records. */
 double ops_device_model_ns(const struct ops_device *dev);
+/* A launch record split for a simulation that serves the GLOBAL transfer
+ * itself (collect/pipeline.c): the per-core on-chip time beside it (compute,
+ * SHARED traffic and DMA setup, by the same rules as ops/model.c), and
+ * whether the transfer overlaps that time (1) or precedes it (0). */
+double ops_model_onchip_ns(const struct ops_envelope *env, const struct ops_launch_rec *r,
+			   int *overlapped);
 
 /* A buffer in one space. SHARED and LOCAL are per core: an allocation that
  * would take the core's footprint past capacity fails with OPR_ELIMIT and a
