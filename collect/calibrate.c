@@ -256,6 +256,25 @@ static int abandon(struct ops_device *dev, int rc)
 	return rc;
 }
 
+/* The device-level loops time one launch with one tile on a clean device:
+ * timed_begin opens it, timed_end closes it and clears the counters again. */
+static int timed_begin(struct ops_device *dev, const char *name, struct opr_error *err)
+{
+	ops_device_reset(dev);
+	int rc = ops_launch_begin(dev, name, 0, err);
+	if (!rc)
+		ops_tile_begin(dev, 0);
+	return rc;
+}
+
+static int timed_end(struct ops_device *dev, struct opr_error *err)
+{
+	int rc = ops_launch_end(dev, err);
+	if (!rc)
+		ops_device_reset(dev);
+	return rc;
+}
+
 static const int DMA_SIZES[] = {64, 256, 1024, 2048, 4096};
 #define NDMA_SIZES (int)(sizeof DMA_SIZES / sizeof DMA_SIZES[0])
 
@@ -263,11 +282,9 @@ static int dma_setup(struct ops_device *dev, unsigned char *g, unsigned char *s,
 		     double *setup, struct opr_error *err)
 {
 	double sx = 0, sy = 0, sxx = 0, sxy = 0, first = 0;
-	ops_device_reset(dev);
-	int rc = ops_launch_begin(dev, "calibrate-dma", 0, err);
+	int rc = timed_begin(dev, "calibrate-dma", err);
 	if (rc)
 		return rc;
-	ops_tile_begin(dev, 0);
 	for (int k = 0; k < NDMA_SIZES; k++) {
 		/* a strided copy: 4 rows of the source, every other row */
 		const int64_t cols = DMA_SIZES[k] / 16;
@@ -286,9 +303,8 @@ static int dma_setup(struct ops_device *dev, unsigned char *g, unsigned char *s,
 		sxx += x * x;
 		sxy += x * y;
 	}
-	if ((rc = ops_launch_end(dev, err)))
+	if ((rc = timed_end(dev, err)))
 		return rc;
-	ops_device_reset(dev);
 	double n = NDMA_SIZES, den = n * sxx - sx * sx;
 	double slope = den != 0 ? (n * sxy - sx * sy) / den : 0;
 	double icpt = (sy - slope * sx) / n;
@@ -307,11 +323,9 @@ static int global_bw(struct ops_device *dev, unsigned char *src, unsigned char *
 {
 	const int64_t chunk = 65536;
 	struct ops_dma_desc d = {2, {2, chunk / 2}, {chunk / 2, 1}, {chunk / 2, 1}, 1};
-	ops_device_reset(dev);
-	int rc = ops_launch_begin(dev, "calibrate-global", 0, err);
+	int rc = timed_begin(dev, "calibrate-global", err);
 	if (rc)
 		return rc;
-	ops_tile_begin(dev, 0);
 	int64_t t0 = now_ns();
 	for (size_t off = 0; off + (size_t)chunk <= bytes; off += (size_t)chunk) {
 		if ((rc = ops_dma(dev, OPS_SHARED, buf, OPS_GLOBAL, src + off, &d, err)) ||
@@ -319,9 +333,8 @@ static int global_bw(struct ops_device *dev, unsigned char *src, unsigned char *
 			return abandon(dev, rc);
 	}
 	double ns = (double)(now_ns() - t0);
-	if ((rc = ops_launch_end(dev, err)))
+	if ((rc = timed_end(dev, err)))
 		return rc;
-	ops_device_reset(dev);
 	*gbps = ns > 0 ? 2.0 * (double)bytes / ns : 0;
 	return 0;
 }
@@ -333,19 +346,16 @@ static int shared_bw(struct ops_device *dev, unsigned char *a, unsigned char *b,
 		     int reps, double *gbps, struct opr_error *err)
 {
 	struct ops_dma_desc d = {2, {(int64_t)(half / 32768), 32768}, {32768, 1}, {32768, 1}, 1};
-	ops_device_reset(dev);
-	int rc = ops_launch_begin(dev, "calibrate-shared", 0, err);
+	int rc = timed_begin(dev, "calibrate-shared", err);
 	if (rc)
 		return rc;
-	ops_tile_begin(dev, 0);
 	int64_t t0 = now_ns();
 	for (int i = 0; i < reps; i++)
 		if ((rc = ops_dma(dev, OPS_SHARED, (i & 1) ? a : b, OPS_SHARED, (i & 1) ? b : a, &d, err)))
 			return abandon(dev, rc);
 	double ns = (double)(now_ns() - t0);
-	if ((rc = ops_launch_end(dev, err)))
+	if ((rc = timed_end(dev, err)))
 		return rc;
-	ops_device_reset(dev);
 	*gbps = ns > 0 ? 2.0 * (double)(half / 32768 * 32768) * reps / ns : 0;
 	return 0;
 }

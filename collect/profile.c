@@ -401,10 +401,9 @@ static const char *const power_modes[] = {"low", "nominal", "boost", NULL};
 static const double power_scale[] = {0.7, 1.0, 1.2}; /* clock_scale by mode */
 
 /* The measured values a calibration may describe (collect/calibrate.c). */
-static const char *const cal_names[] = {"fp32_tops", "int8_peak_tops", "fp16_tops", "bf16_tops", "int8_tops",
-	"vector_tops", "vector_half_tops",
-	"global_bandwidth_gbps", "shared_bandwidth_gbps", "dma_setup_ns",
-	"launch_overhead_us", NULL};
+static const char *const cal_names[] = {"fp32_tops", "int8_peak_tops", "fp16_tops",
+	"bf16_tops", "int8_tops", "vector_tops", "vector_half_tops", "global_bandwidth_gbps",
+	"shared_bandwidth_gbps", "dma_setup_ns", "launch_overhead_us", NULL};
 
 /* calibration: {host, date, cpu, cpus_online, values: {NAME: {median, spread,
  * samples, method}}}: what `opreview calibrate` measured, kept beside the
