@@ -168,25 +168,27 @@ static struct row *row_add(const char *name)
 	return r;
 }
 
-static double row_ratio(const struct row *r)
+/* ours/peer throughput from the two times (work per ns each side; without
+ * work figures, the inverse ratio of the times). */
+static double ratio_of(const struct row *r, double ours_ns, double peer_ns)
 {
-	if (!r->has_peer || r->ours.med_ns <= 0 || r->peer_st.med_ns <= 0)
+	if (!r->has_peer || ours_ns <= 0 || peer_ns <= 0)
 		return NAN;
 	double pw = r->peer_work > 0 ? r->peer_work : r->work;
 	if (r->work > 0 && pw > 0)
-		return (r->work / r->ours.med_ns) / (pw / r->peer_st.med_ns);
-	return r->peer_st.med_ns / r->ours.med_ns;
+		return (r->work / ours_ns) / (pw / peer_ns);
+	return peer_ns / ours_ns;
+}
+
+static double row_ratio(const struct row *r)
+{
+	return ratio_of(r, r->ours.med_ns, r->peer_st.med_ns);
 }
 
 /* The same ratio on the fastest repetitions: less sensitive to other load. */
 static double row_ratio_min(const struct row *r)
 {
-	if (!r->has_peer || r->ours.min_ns <= 0 || r->peer_st.min_ns <= 0)
-		return NAN;
-	double pw = r->peer_work > 0 ? r->peer_work : r->work;
-	if (r->work > 0 && pw > 0)
-		return (r->work / r->ours.min_ns) / (pw / r->peer_st.min_ns);
-	return r->peer_st.min_ns / r->ours.min_ns;
+	return ratio_of(r, r->ours.min_ns, r->peer_st.min_ns);
 }
 
 /* 1 PASS, 0 MISS, -1 no target. */
