@@ -75,9 +75,9 @@ static json_t *counters_json(const struct ops_counters *c, int cores)
 
 static json_t *launch_json(const struct ops_launch_rec *r)
 {
-	return json_pack("{s:s,s:i,s:b,s:I,s:I,s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
+	return json_pack("{s:s,s:i,s:b,s:b,s:I,s:I,s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
 			 "name", r->name, "cores_used", r->cores_used, "double_buffer",
-			 r->double_buffer, "global_bytes", (json_int_t)r->global_bytes,
+			 r->double_buffer, "one_pass", r->one_pass, "global_bytes", (json_int_t)r->global_bytes,
 			 "shared_bytes", (json_int_t)r->shared_bytes, "transfers",
 			 (json_int_t)r->transfers, "work", (json_int_t)r->work, "overhead_ns",
 			 jreal(r->overhead_ns), "compute_ns", jreal(r->compute_ns), "shared_ns",
@@ -552,6 +552,8 @@ static int load_variant(json_t *j, const struct col_run *run, enum ops_group g,
 		jstr(l, "name", r->name, sizeof r->name);
 		r->cores_used = (int)jint(l, "cores_used");
 		r->double_buffer = json_is_true(json_object_get(l, "double_buffer"));
+		/* (absent in archives written before it: false, as they ran) */
+		r->one_pass = json_is_true(json_object_get(l, "one_pass"));
 		r->global_bytes = (uint64_t)jint(l, "global_bytes");
 		r->shared_bytes = (uint64_t)jint(l, "shared_bytes");
 		r->transfers = (uint64_t)jint(l, "transfers");

@@ -881,6 +881,23 @@ static inline __attribute__((always_inline)) void copy_name(char *d, size_t cap,
 	memcpy(d, s, strnlen(s, cap - 1));
 }
 
+void ops_launch_one_pass(struct ops_device *dev)
+{
+	dev->one_pass = dev->in_launch;
+}
+
+int ops_dma_split_count(struct ops_device *dev, enum ops_space dst_space,
+			enum ops_space src_space, const struct ops_dma_desc *d,
+			struct opr_error *err)
+{
+	const int dry = dev->dry_run;
+
+	dev->dry_run = 1; /* (a dry run checks and counts, and moves nothing) */
+	int rc = dma_split_any(dev, dst_space, NULL, src_space, NULL, d, err);
+	dev->dry_run = dry;
+	return rc;
+}
+
 void ops_launch_stream_hint(struct ops_device *dev, uint64_t global_write_bytes)
 {
 	dev->stream_global = dev->in_launch && dev->stream_min_bytes > 0 &&
@@ -897,6 +914,7 @@ int ops_launch_begin(struct ops_device *dev, const char *name, int double_buffer
 	dev->in_launch = 1;
 	dev->core = 0;
 	dev->double_buffer = double_buffer != 0;
+	dev->one_pass = 0;
 	dev->stream_global = 0;
 	copy_name(dev->launch_name, sizeof dev->launch_name, name ? name : "");
 	/* acc[] is all zero here: ops_device_reset clears it, nothing outside a
@@ -961,7 +979,8 @@ int ops_launch_end(struct ops_device *dev, struct opr_error *err)
 	 * record: it was a tenth of a one-element call) */
 	memcpy(rec->name, dev->launch_name, sizeof rec->name); /* both zero-padded */
 	rec->double_buffer = dev->double_buffer;
-	ops_model_launch(&dev->env, &dev->mc, dev->acc, dev->acc_mask, dev->double_buffer, rec);
+	ops_model_launch(&dev->env, &dev->mc, dev->acc, dev->acc_mask, dev->double_buffer,
+			 dev->one_pass, rec);
 	/* only the cores this launch touched are non-zero: every write to
 	 * acc[c] sets acc[c].active and bit c of acc_mask */
 	static const struct ops_core_acc zero;
@@ -970,6 +989,7 @@ int ops_launch_end(struct ops_device *dev, struct opr_error *err)
 	dev->acc_mask = 0;
 	dev->in_launch = 0;
 	dev->core = 0;
+	dev->one_pass = 0;
 	dev->stream_global = 0;
 	return 0;
 }
@@ -1008,7 +1028,8 @@ int ops_launch_tile1(struct ops_device *dev, const struct ops_tile1 *k)
 	struct ops_launch_rec *rec = &dev->recs[dev->nrecs++];
 	if (dev->tile1_last.valid && dev->tile1_last.dtype == k->dtype &&
 	    dev->tile1_last.elem_ops == k->elem_ops && dev->tile1_last.bytes == bytes &&
-	    dev->tile1_last.double_buffer == (k->double_buffer != 0)) {
+	    dev->tile1_last.double_buffer == (k->double_buffer != 0) &&
+	    dev->tile1_last.one_pass == (k->one_pass != 0)) {
 		/* (all but the name, which is set below: one vector copy) */
 		const size_t skip = offsetof(struct ops_launch_rec, cores_used);
 		memcpy((char *)rec + skip, (const char *)&dev->tile1_last.rec + skip,
@@ -1018,9 +1039,10 @@ int ops_launch_tile1(struct ops_device *dev, const struct ops_tile1 *k)
 		acc_add_transfer(&a, OPS_SHARED, OPS_GLOBAL, bytes);
 		acc_add_compute(&dev->env, &a, k->dtype, 0, k->elem_ops, 2 * bytes);
 		acc_add_transfer(&a, OPS_GLOBAL, OPS_SHARED, bytes);
-		ops_model_launch_one(&dev->env, &dev->mc, &a, k->double_buffer, rec);
+		ops_model_launch_one(&dev->env, &dev->mc, &a, k->double_buffer, k->one_pass, rec);
 		dev->tile1_last.valid = 1;
 		dev->tile1_last.double_buffer = k->double_buffer != 0;
+		dev->tile1_last.one_pass = k->one_pass != 0;
 		dev->tile1_last.dtype = k->dtype;
 		dev->tile1_last.elem_ops = k->elem_ops;
 		dev->tile1_last.bytes = bytes;

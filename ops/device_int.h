@@ -71,14 +71,16 @@ struct ops_device {
 	int core;               /* current core: tile % cores, 0 outside a launch */
 	char launch_name[48];
 	int double_buffer;
+	int one_pass;           /* ops_launch_one_pass was called */
 	struct ops_core_acc acc[OPS_MAX_CORES];
 	uint64_t acc_mask;      /* bit c: acc[c].active (the others are all zero) */
 	int tile1_off;          /* tests only: ops_launch_tile1 always declines */
 	/* the last one-tile launch's record: its modelled times are a function
-	 * of (dtype, elements, bytes, double_buffer) under this device's fixed
-	 * envelope, so a repeated tiny call copies them instead of recomputing */
+	 * of (dtype, elements, bytes, double_buffer, one_pass) under this
+	 * device's fixed envelope, so a repeated tiny call copies them instead
+	 * of recomputing */
 	struct {
-		int valid, double_buffer;
+		int valid, double_buffer, one_pass;
 		enum ops_dtype dtype;
 		uint64_t elem_ops, bytes;
 		struct ops_launch_rec rec;
@@ -91,6 +93,7 @@ struct ops_device {
  * of n elements, as a kernel would issue it through the public calls:
  *   ops_buf_alloc(SHARED, n * elem_bytes)          outside the launch, core 0
  *   ops_launch_begin(name, double_buffer); ops_tile_begin(0)
+ *   ops_launch_one_pass                            when one_pass
  *   ops_dma_split(SHARED <- GLOBAL x, [n] strides xs -> 1)
  *   ops_compute(dtype, 0 MACs, elem_ops, n * elem_bytes read, n * elem_bytes written)
  *   kernel(ctx, tile, n)                          in place, real runs only
@@ -106,6 +109,7 @@ struct ops_device {
 struct ops_tile1 {
 	const char *name;       /* the launch's name, zero-padded to OPS_NAME_BYTES */
 	int double_buffer;
+	int one_pass;
 	enum ops_dtype dtype;
 	size_t elem_bytes;
 	int64_t n;
@@ -131,6 +135,27 @@ int ops_launch_tile1(struct ops_device *dev, const struct ops_tile1 *k);
  * byte copied instead of 3). Cleared by ops_launch_begin and ops_launch_end. */
 void ops_launch_stream_hint(struct ops_device *dev, uint64_t global_write_bytes);
 
+/* Marks the open launch one-pass: its tiles are element-wise over contiguous
+ * GLOBAL data (each DMA in, one compute, each DMA out), so the host runs
+ * each tile straight from GLOBAL to GLOBAL in one pass. The kernel counts its
+ * transfers with ops_dma_split_count and moves the bytes itself, through
+ * registers. Counters are the accelerator's, unchanged; the record says
+ * one_pass, and the model of a serial-DMA host prices the launch as
+ * overlapped (ops/model.c). Why: a host has no DMA engine beside its core, so
+ * staging a tile through a SHARED buffer is two extra copies an accelerator
+ * would hide behind compute; on this project's reference host they were 40%
+ * of a 64 MiB SiLU (a one-pass kernel streams DRAM while it computes). Set
+ * in dry runs too, so that records stay equal. Cleared by ops_launch_begin
+ * and ops_launch_end. */
+void ops_launch_one_pass(struct ops_device *dev);
+
+/* Counts one transfer exactly as ops_dma_split does (the same checks,
+ * splits, counters and errors), moving nothing: for a one-pass kernel, which
+ * moves the bytes itself. */
+int ops_dma_split_count(struct ops_device *dev, enum ops_space dst_space,
+			enum ops_space src_space, const struct ops_dma_desc *d,
+			struct opr_error *err);
+
 /* Fills rec's time terms from the per-core accumulators acc[0..cores-1]
  * (ops/model.c). rec->name is set by the caller. mc: the envelope's
  * constants from ops_model_prepare, or NULL to compute them here. mask: bit
@@ -139,10 +164,10 @@ void ops_launch_stream_hint(struct ops_device *dev, uint64_t global_write_bytes)
  * Only the dtypes marked in acc[c].dtypes enter the compute term. */
 void ops_model_launch(const struct ops_envelope *env, const struct ops_model_consts *mc,
 		      const struct ops_core_acc *acc, uint64_t mask, int double_buffer,
-		      struct ops_launch_rec *rec);
+		      int one_pass, struct ops_launch_rec *rec);
 /* ops_model_launch of a launch with one active core, whose work is a. */
 void ops_model_launch_one(const struct ops_envelope *env, const struct ops_model_consts *mc,
-			  const struct ops_core_acc *a, int double_buffer,
+			  const struct ops_core_acc *a, int double_buffer, int one_pass,
 			  struct ops_launch_rec *rec);
 void ops_model_prepare(const struct ops_envelope *env, struct ops_model_consts *mc);
 /* Compute rate of one core in ops/ns for dtype t (ops/model.c). */

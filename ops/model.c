@@ -62,7 +62,12 @@ double ops_model_core_rate(const struct ops_envelope *env, enum ops_dtype t)
  * compute overlaps its SHARED operand reads is not something this project
  * can measure, so accelerator envelopes keep the fully serialised form,
  * the upper bound METHODS prescribes.
- * the launch ends with its slowest core:
+ * A one-pass launch on such a host (element-wise tiles over contiguous data,
+ * which the host computes straight from GLOBAL to GLOBAL: device_int.h,
+ * ops_launch_one_pass) streams while it computes, as the roofline says:
+ *   T_c = max(C_c, G_c) + D_c
+ * (its SHARED traffic is the accelerator's, not the host's).
+ * The launch ends with its slowest core:
  *   T = launch_overhead_us * 1000 + max_c T_c
  * The record keeps the terms of that slowest core (the first on a tie).
  * imbalance = max_c work_c / mean work over all the envelope's cores: an idle
@@ -84,7 +89,7 @@ struct core_terms {
 
 static inline void core_time(const struct ops_envelope *env, const struct ops_model_consts *mc,
 			     const struct ops_core_acc *a, double gbw, int double_buffer,
-			     struct core_terms *ct)
+			     int one_pass, struct core_terms *ct)
 {
 	double comp = 0.0;
 
@@ -108,7 +113,9 @@ static inline void core_time(const struct ops_envelope *env, const struct ops_mo
 	ct->sd = (double)(a->shared_bytes - a->shared_compute_bytes) / env->shared_bw_gbps;
 	ct->g = (double)a->global_bytes / gbw;
 	ct->d = (double)a->transfers * env->dma_setup_ns / env->dma_engines;
-	if (env->dma_serial) {
+	if (env->dma_serial && one_pass) {
+		ct->t = (comp > ct->g ? comp : ct->g) + ct->d;
+	} else if (env->dma_serial) {
 		const double sc = (double)a->shared_compute_bytes / env->shared_bw_gbps;
 		ct->t = (comp > sc ? comp : sc) + (ct->g > ct->sd ? ct->g : ct->sd) + ct->d;
 	} else if (double_buffer) {
@@ -134,7 +141,7 @@ static void set_terms(struct ops_launch_rec *rec, const struct core_terms *ct)
 
 void ops_model_launch(const struct ops_envelope *env, const struct ops_model_consts *mc,
 		      const struct ops_core_acc *acc, uint64_t mask, int double_buffer,
-		      struct ops_launch_rec *rec)
+		      int one_pass, struct ops_launch_rec *rec)
 {
 	int active = 0, slow = -1;
 	double best = -1.0;
@@ -164,6 +171,8 @@ void ops_model_launch(const struct ops_envelope *env, const struct ops_model_con
 	mask = act;
 	rec->cores_used = active;
 	rec->double_buffer = double_buffer != 0;
+	rec->one_pass = one_pass != 0;
+	rec->zero = 0;
 	rec->global_bytes = gsum;
 	rec->shared_bytes = ssum;
 	rec->transfers = tsum;
@@ -172,7 +181,7 @@ void ops_model_launch(const struct ops_envelope *env, const struct ops_model_con
 
 	for (; mask; mask &= mask - 1) {
 		struct core_terms ct;
-		core_time(env, mc, &acc[__builtin_ctzll(mask)], gbw, double_buffer, &ct);
+		core_time(env, mc, &acc[__builtin_ctzll(mask)], gbw, double_buffer, one_pass, &ct);
 		if (ct.t > best) {
 			best = ct.t;
 			slow = __builtin_ctzll(mask);
@@ -189,18 +198,21 @@ void ops_model_launch(const struct ops_envelope *env, const struct ops_model_con
  * one core are its own values): the same expressions in the same order, so
  * the record is bit-identical, without the passes over the core mask. */
 void ops_model_launch_one(const struct ops_envelope *env, const struct ops_model_consts *mc,
-			  const struct ops_core_acc *a, int double_buffer,
+			  const struct ops_core_acc *a, int double_buffer, int one_pass,
 			  struct ops_launch_rec *rec)
 {
 	struct core_terms ct;
 
 	rec->cores_used = 1;
 	rec->double_buffer = double_buffer != 0;
+	rec->one_pass = one_pass != 0;
+	rec->zero = 0;
 	rec->global_bytes = a->global_bytes;
 	rec->shared_bytes = a->shared_bytes;
 	rec->transfers = a->transfers;
 	rec->work = a->work;
-	core_time(env, mc, a, mc ? mc->gbw[1] : env->global_bw_gbps, double_buffer, &ct);
+	core_time(env, mc, a, mc ? mc->gbw[1] : env->global_bw_gbps, double_buffer, one_pass,
+		  &ct);
 	rec->overhead_ns = env->launch_overhead_us * 1000.0;
 	rec->model_ns = rec->overhead_ns + ct.t;
 	rec->imbalance = a->work ? (double)a->work * env->cores / (double)a->work : 1.0;
@@ -211,14 +223,18 @@ void ops_model_launch_one(const struct ops_envelope *env, const struct ops_model
  * traffic overlap: max(C, S). Single-buffered on an accelerator, nothing
  * overlaps: C + S. On a serial-DMA host, compute overlaps its own operand
  * reads and the copy phase is the transfer plus what its SHARED side takes
- * beyond G: max(C, Sc) + max(0, Sd - G). D is added in every case. */
+ * beyond G: max(C, Sc) + max(0, Sd - G); a one-pass launch there streams
+ * GLOBAL while it computes: C, overlapped with the transfer. D is added in
+ * every case. */
 double ops_model_onchip_ns(const struct ops_envelope *env, const struct ops_launch_rec *r,
 			   int *overlapped)
 {
 	double onchip;
 
-	*overlapped = r->double_buffer && !env->dma_serial;
-	if (env->dma_serial)
+	*overlapped = env->dma_serial ? r->one_pass : r->double_buffer;
+	if (env->dma_serial && r->one_pass)
+		onchip = r->compute_ns;
+	else if (env->dma_serial)
 		onchip = fmax(r->compute_ns, r->shared_ns - r->shared_dma_ns) +
 			 fmax(0.0, r->shared_dma_ns - r->global_ns);
 	else if (r->double_buffer)

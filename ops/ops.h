@@ -125,12 +125,18 @@ struct ops_counters {
  *                D_c = transfers of c * dma_setup_ns / dma_engines
  *   double-buffered:  T_c = max(C_c, S_c, G_c) + D_c              (roofline-like)
  *   single-buffered:  T_c = C_c + S_c + G_c + D_c                  (ECM-like)
- *   dma_serial (host): T_c = max(C_c, Sc_c) + max(G_c, Sd_c) + D_c (copy, then compute)
+ *   dma_serial (host): T_c = max(C_c, Sc_c) + max(G_c, Sd_c) + D_c (copy, then compute);
+ *                      a one-pass launch max(C_c, G_c) + D_c
  *   T = launch_overhead + max_c T_c                (slowest core ends it) */
 struct ops_launch_rec {
 	char name[48];
 	int cores_used;
 	int double_buffer;
+	int one_pass;           /* element-wise over contiguous tiles: a serial-DMA
+				 * host runs each tile in one pass (device_int.h,
+				 * ops_launch_one_pass) */
+	int zero;               /* always 0: the record has no padding, so records
+				 * compare byte for byte */
 	uint64_t global_bytes;  /* into and out of GLOBAL */
 	uint64_t shared_bytes;  /* DMA into/out of SHARED plus compute reads/writes */
 	uint64_t transfers;

@@ -569,6 +569,119 @@ static void test_tiny_path_equals_general_path(void **state)
 	print_message("one-tile path taken on %d of 300 devices\n", fast_used);
 }
 
+/* f over n elements of dtype t at src into dst, element by element through
+ * the fp32 kernel: what a staged tile computes. src and dst may be equal. */
+static void apply_ref(enum ops_act a, enum ops_dtype t, const unsigned char *src,
+		      unsigned char *dst, int64_t n)
+{
+	size_t es = ops_dtype_size(t);
+	float *f = malloc((size_t)(n ? n : 1) * sizeof *f);
+	assert_non_null(f);
+	for (int64_t i = 0; i < n; i++)
+		f[i] = (float)load(t, src, i);
+	ops_act_f32(a, f, f, (size_t)n);
+	for (int64_t i = 0; i < n; i++)
+		store(t, dst + (size_t)i * es, 0, f[i]);
+	free(f);
+}
+
+/* A contiguous call is one pass (ops_launch_one_pass): the tile computed
+ * straight from x into y, the transfers counted, not made. It must give what
+ * the staged walk gives, bit for bit: on random lengths over several tiles,
+ * y at every alignment, streamed stores or not, in place, and with x and y
+ * overlapping partly (staged tile by tile then, as before); its counters and
+ * record equal a dry run's, the record says one_pass, and a strided view's
+ * record does not. */
+static void test_one_pass_equals_staged(void **state)
+{
+	(void)state;
+	static const enum ops_dtype dts[] = { OPS_F32, OPS_F16, OPS_BF16 };
+	struct ops_envelope env;
+	test_envelope(&env, 4.0); /* 512 fp32 elements per tile */
+	struct opr_error err = { 0 };
+	for (int trial = 0; trial < 200; trial++) {
+		enum ops_dtype t = dts[rnd() % 3];
+		enum ops_act a = all_acts[rnd() % NACTS_TESTED];
+		size_t es = ops_dtype_size(t);
+		int64_t tile = ops_activation_default_tile(&env, t);
+		int64_t n = 1 + (int64_t)(rnd() % (uint64_t)(4 * tile + 37));
+		int mode = (int)(rnd() % 4); /* 0 disjoint, 1 in place, 2 y after x, 3 y before x */
+		int64_t shift = mode >= 2 ? 1 + (int64_t)(rnd() % 9) : 0;
+		int64_t yoff = (int64_t)(rnd() % 8);
+		int64_t total = n + 2 * shift + yoff + 8;
+		unsigned char *mem = malloc((size_t)total * es), *want = malloc((size_t)total * es);
+		unsigned char *other = malloc((size_t)(n + 16) * es);
+		assert_non_null(mem);
+		assert_non_null(want);
+		assert_non_null(other);
+		for (int64_t i = 0; i < total; i++)
+			store(t, mem, i, (float)urand(-12.0, 12.0));
+		memset(other, 0xA5, (size_t)(n + 16) * es); /* poison */
+		unsigned char *x = mem + (size_t)(shift + (mode == 0 ? 0 : yoff)) * es;
+		unsigned char *y = mode == 0 ? other + (size_t)yoff * es
+			: mode == 1 ? x : mode == 2 ? x + (size_t)shift * es : x - (size_t)shift * es;
+		/* the expectation: tile by tile, each read whole before it is written */
+		unsigned char *wbase = mode == 0 ? NULL : want;
+		memcpy(want, mem, (size_t)total * es);
+		unsigned char *wx = mode == 0 ? x : want + (x - mem);
+		unsigned char *wy = mode == 0 ? NULL : want + (y - mem);
+		unsigned char *expect = mode == 0 ? malloc((size_t)n * es) : NULL;
+		for (int64_t c = 0; c < n; c += tile) {
+			int64_t m = n - c < tile ? n - c : tile;
+			unsigned char *tmp = malloc((size_t)m * es);
+			assert_non_null(tmp);
+			memcpy(tmp, wx + (size_t)c * es, (size_t)m * es);
+			apply_ref(a, t, tmp, tmp, m);
+			memcpy((wbase ? wy : expect) + (size_t)c * es, tmp, (size_t)m * es);
+			free(tmp);
+		}
+		struct ops_device *dev, *dry;
+		assert_int_equal(ops_device_new(&env, 0, &dev, &err), 0);
+		assert_int_equal(ops_device_new(&env, 1, &dry, &err), 0);
+		dev->tile1_off = rnd() % 2;
+		dev->stream_min_bytes = rnd() % 2; /* 1: stream every GLOBAL write */
+		const int64_t dims[1] = { n }, st[1] = { 1 };
+		assert_int_equal(ops_activation_strided(dev, a, t, 1, dims, x, st, y, st, &err), 0);
+		assert_int_equal(ops_activation_strided(dry, a, t, 1, dims, NULL, st, NULL, st, &err), 0);
+		if (mode == 0) {
+			assert_memory_equal(y, expect, (size_t)n * es);
+			for (int64_t i = 0; i < yoff; i++) /* nothing before y written */
+				assert_int_equal(other[i * (int64_t)es], 0xA5);
+			for (int64_t i = yoff + n; i < n + 16; i++) /* nor after */
+				assert_int_equal(other[i * (int64_t)es], 0xA5);
+		} else {
+			if (memcmp(mem, want, (size_t)total * es))
+				fail_msg("trial %d: %s %s n %lld mode %d shift %lld differs", trial,
+					 ops_dtype_name(t), ops_act_name(a), (long long)n, mode,
+					 (long long)shift);
+		}
+		assert_memory_equal(ops_device_counters(dev), ops_device_counters(dry),
+				    sizeof(struct ops_counters));
+		size_t nr, nd;
+		const struct ops_launch_rec *r = ops_device_launches(dev, &nr);
+		const struct ops_launch_rec *rd = ops_device_launches(dry, &nd);
+		assert_int_equal(nr, 1);
+		assert_int_equal(nd, 1);
+		assert_memory_equal(r, rd, sizeof *r);
+		assert_int_equal(r->one_pass, 1);
+		ops_device_free(dev);
+		ops_device_free(dry);
+		free(expect);
+		free(mem);
+		free(want);
+		free(other);
+	}
+	/* a strided view is staged: no one-pass record */
+	struct ops_device *dev;
+	assert_int_equal(ops_device_new(&env, 1, &dev, &err), 0);
+	const int64_t dims[1] = { 1000 }, xs[1] = { 2 }, ys[1] = { 1 };
+	assert_int_equal(ops_activation_strided(dev, OPS_ACT_RELU, OPS_F32, 1, dims, NULL, xs, NULL,
+						ys, &err), 0);
+	size_t nr;
+	assert_int_equal(ops_device_launches(dev, &nr)->one_pass, 0);
+	ops_device_free(dev);
+}
+
 static double now_ns(void)
 {
 	struct timespec ts;
@@ -615,6 +728,7 @@ int main(void)
 		cmocka_unit_test(test_strided_exact_counters),
 		cmocka_unit_test(test_strided_zero_size_and_errors),
 		cmocka_unit_test(test_tiny_path_equals_general_path),
+		cmocka_unit_test(test_one_pass_equals_staged),
 		cmocka_unit_test(test_strided_tiny_call_is_cheap),
 	};
 	return cmocka_run_group_tests_name("activation", tests, NULL, NULL);

@@ -565,7 +565,9 @@ static void test_capacity(void **state)
  * single-buffered: T = 2000 + max(525, 270) = 2525
  * on a dma_serial envelope, either buffering, phased:
  *   T = 2000 + max(max(400, 10) + max(80, 10) + 25, max(200, 0) + max(40, 5) + 25)
- *     = 2505 */
+ *     = 2505
+ * a one-pass launch there streams while it computes:
+ *   T = 2000 + max(max(400, 80) + 25, max(200, 40) + 25) = 2425 */
 static void run_hand_launch(struct ops_device *dev, int db, void *dst, const void *src)
 {
 	struct opr_error err = { 0 };
@@ -625,6 +627,42 @@ static void test_model(void **state)
 	assert_int_equal(r[0].double_buffer, 1);
 	assert_true(fabs(r[0].model_ns - 2505.0) < 1e-9);
 	assert_true(fabs(r[1].model_ns - 2505.0) < 1e-9);
+	int ovl = -1;
+	assert_true(fabs(ops_model_onchip_ns(&es, &r[0], &ovl) - (400.0 + 25.0)) < 1e-9);
+	assert_int_equal(ovl, 0);
+	/* one pass: overlapped on the host, no change on an accelerator */
+	for (int serial = 0; serial < 2; serial++) {
+		struct ops_envelope eo = serial ? es : e;
+		struct ops_device *d1 = new_dev(&eo, 1);
+		for (int db = 1; db >= 0; db--) {
+			struct ops_dma_desc dd = { .rank = 1, .shape = { 1000 }, .src_stride = { 1 },
+						   .dst_stride = { 1 }, .elem_bytes = 4 };
+			assert_int_equal(ops_launch_begin(d1, "pass", db, &err), 0);
+			ops_launch_one_pass(d1);
+			ops_tile_begin(d1, 0);
+			ops_compute(d1, OPS_F32, 1000000, 0, 4000, 0);
+			assert_int_equal(ops_dma_split_count(d1, OPS_SHARED, OPS_GLOBAL, &dd, &err), 0);
+			ops_tile_begin(d1, 1);
+			ops_compute(d1, OPS_F32, 500000, 0, 0, 0);
+			dd.shape[0] = 500;
+			assert_int_equal(ops_dma_split_count(d1, OPS_SHARED, OPS_GLOBAL, &dd, &err), 0);
+			assert_int_equal(ops_launch_end(d1, &err), 0);
+		}
+		r = ops_device_launches(d1, &n);
+		assert_int_equal(n, 2);
+		assert_int_equal(r[0].one_pass, 1);
+		assert_true(r[0].global_bytes == 6000 && r[0].transfers == 2);
+		assert_true(fabs(r[0].model_ns - 2425.0) < 1e-9);
+		assert_true(fabs(r[1].model_ns - (serial ? 2425.0 : 2525.0)) < 1e-9);
+		assert_true(fabs(ops_model_onchip_ns(&eo, &r[1], &ovl) -
+				 (serial ? 425.0 : 400.0 + 20.0 + 25.0)) < 1e-9);
+		assert_int_equal(ovl, serial);
+		/* the flag ends with its launch */
+		assert_int_equal(ops_launch_begin(d1, "next", 0, &err), 0);
+		assert_int_equal(ops_launch_end(d1, &err), 0);
+		assert_int_equal(ops_device_launches(d1, &n)[2].one_pass, 0);
+		ops_device_free(d1);
+	}
 	ops_device_free(ds);
 	r = ops_device_launches(dev, &n);
 
