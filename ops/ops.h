@@ -172,7 +172,13 @@ double ops_model_onchip_ns(const struct ops_envelope *env, const struct ops_laun
 
 /* A buffer in one space. SHARED and LOCAL are per core: an allocation that
  * would take the core's footprint past capacity fails with OPR_ELIMIT and a
- * reason. In a dry run data is NULL. */
+ * reason. In a dry run data is NULL.
+ * Ping-pong buffers on the host: the host finishes each tile's transfers and
+ * compute before the next tile begins, so a kernel whose tiles are
+ * independent may move every tile through the first buffer of a
+ * double-buffered pair. The second is still allocated and counted (capacity,
+ * footprint); only its host memory stays idle, which leaves its share of the
+ * cache to the operands (the [4096, 70000] fp32 transpose: 3-10% faster). */
 struct ops_buf {
 	enum ops_space space;
 	size_t bytes;

@@ -333,7 +333,6 @@ static int permute_launch(struct ops_device *dev, const struct ops_permute_job *
 	const int act_here = j->with_act && j->fused;
 	const int64_t ta = cdiv(g->oa, g->tr), tb = cdiv(g->ob, g->tc);
 	const int64_t grp = g->transposed ? max64(1, PERM_RUN_BYTES / (g->tr * (int64_t)g->es)) : 1;
-	int64_t seq = 0; /* host order, for the ping-pong of the two buffers */
 	int rc = ops_launch_begin(dev, act_here ? "permute+activation" : "permute",
 				  j->double_buffer, err);
 
@@ -349,9 +348,9 @@ static int permute_launch(struct ops_device *dev, const struct ops_permute_job *
 		for (int64_t xa0 = 0; xa0 < ta; xa0 += grp) {
 			const int64_t xa1 = min64(ta, xa0 + grp);
 			for (int64_t xb = 0; xb < tb; xb++) {
-				for (int64_t xa = xa0; xa < xa1; xa++, seq++) {
-					struct ops_buf *buf = &bufs[seq & (j->double_buffer ? 1 : 0)];
-					rc = permute_tile(dev, j, g, x, y, buf, in0, out0, xa, xb,
+				for (int64_t xa = xa0; xa < xa1; xa++) {
+					/* every tile through bufs[0] (ops.h) */
+					rc = permute_tile(dev, j, g, x, y, &bufs[0], in0, out0, xa, xb,
 							  (q * ta + xa) * tb + xb, err);
 					if (rc)
 						goto end_launch;
@@ -388,7 +387,7 @@ static int act_launch(struct ops_device *dev, const struct ops_permute_job *j,
 	ops_launch_stream_hint(dev, (uint64_t)g->n * g->es);
 	for (int64_t off = 0; off < g->n; off += e, tile++) {
 		int64_t k = min64(e, g->n - off);
-		struct ops_buf *buf = &bufs[tile & (j->double_buffer ? 1 : 0)];
+		struct ops_buf *buf = &bufs[0]; /* every tile (ops.h) */
 		struct ops_dma_desc d = {
 			.rank = 1, .shape = { k }, .src_stride = { 1 }, .dst_stride = { 1 },
 			.elem_bytes = g->es
