@@ -204,6 +204,25 @@ static void map_relu(const float *x, float *y, size_t n)
 	map8(v_relu, x + i, y + i, n - i);
 }
 
+/* The cases of the functions built on exp, each mapped by map (map8 or
+ * map8_stream): shared by the two dispatchers below. */
+#define ACT_EXP_CASES(map, x, y, n)              \
+	case OPS_ACT_GELU_ERF:                   \
+		map(v_gelu_erf, x, y, n);        \
+		return;                          \
+	case OPS_ACT_GELU_TANH:                  \
+		map(v_gelu_tanh, x, y, n);       \
+		return;                          \
+	case OPS_ACT_SILU:                       \
+		map(v_silu, x, y, n);            \
+		return;                          \
+	case OPS_ACT_SIGMOID:                    \
+		map(v_sigmoid, x, y, n);         \
+		return;                          \
+	case OPS_ACT_TANH:                       \
+		map(v_tanh, x, y, n);            \
+		return
+
 /* ops_act_f32 with streamed stores (map8_stream); the caller fences. relu
  * streams a vector at a time: it is bound by DRAM, not by the loop. */
 static void act_f32_stream(enum ops_act a, const float *x, float *y, size_t n)
@@ -212,21 +231,7 @@ static void act_f32_stream(enum ops_act a, const float *x, float *y, size_t n)
 	case OPS_ACT_RELU:
 		map8_stream(v_relu, x, y, n);
 		return;
-	case OPS_ACT_GELU_ERF:
-		map8_stream(v_gelu_erf, x, y, n);
-		return;
-	case OPS_ACT_GELU_TANH:
-		map8_stream(v_gelu_tanh, x, y, n);
-		return;
-	case OPS_ACT_SILU:
-		map8_stream(v_silu, x, y, n);
-		return;
-	case OPS_ACT_SIGMOID:
-		map8_stream(v_sigmoid, x, y, n);
-		return;
-	case OPS_ACT_TANH:
-		map8_stream(v_tanh, x, y, n);
-		return;
+	ACT_EXP_CASES(map8_stream, x, y, n);
 	case OPS_ACT_NONE:
 	case OPS_NACTS:
 		break;
@@ -240,21 +245,7 @@ void ops_act_f32(enum ops_act a, const float *x, float *y, size_t n)
 	case OPS_ACT_RELU:
 		map_relu(x, y, n);
 		return;
-	case OPS_ACT_GELU_ERF:
-		map8(v_gelu_erf, x, y, n);
-		return;
-	case OPS_ACT_GELU_TANH:
-		map8(v_gelu_tanh, x, y, n);
-		return;
-	case OPS_ACT_SILU:
-		map8(v_silu, x, y, n);
-		return;
-	case OPS_ACT_SIGMOID:
-		map8(v_sigmoid, x, y, n);
-		return;
-	case OPS_ACT_TANH:
-		map8(v_tanh, x, y, n);
-		return;
+	ACT_EXP_CASES(map8, x, y, n);
 	case OPS_ACT_NONE:
 	case OPS_NACTS:
 		break;
@@ -521,33 +512,30 @@ act_1d(struct ops_device *dev, enum ops_act a, enum ops_dtype t, size_t es,
 	din.src_stride[0] = xs;
 	din.dst_stride[0] = dout.src_stride[0] = 1;
 	dout.dst_stride[0] = ys;
+	void *tb = buf[0].data; /* every tile's host buffer (ops.h) */
 	for (int64_t c = 0; c < chunks; c++) {
 		const int64_t n = c == chunks - 1 ? len - c * q : q;
-		struct ops_buf *b = &buf[0]; /* every tile (ops.h) */
 		const char *xp = dry ? NULL : (const char *)x + c * q * xs * (int64_t)es;
 		char *yp = dry ? NULL : (char *)y + c * q * ys * (int64_t)es;
 		din.shape[0] = dout.shape[0] = n;
 		ops_tile_begin(dev, c);
-		if (direct) {
-			/* the same transfers and compute, counted; the bytes go
-			 * once through registers */
-			if ((rc = ops_dma_split_count(dev, OPS_SHARED, OPS_GLOBAL, &din, err)) < 0)
-				goto end;
-			ops_compute(dev, t, 0, (uint64_t)n, (uint64_t)n * es, (uint64_t)n * es);
-			act_pass(a, t, xp, yp, n, dev->stream_global);
-			if ((rc = ops_dma_split_count(dev, OPS_GLOBAL, OPS_SHARED, &dout, err)) < 0)
-				goto end;
-			continue;
-		}
-		if ((rc = ops_dma_split(dev, OPS_SHARED, b->data, OPS_GLOBAL, xp, &din, err)) < 0)
+		/* direct: the same transfers, counted; the bytes go once through
+		 * registers */
+		rc = direct ? ops_dma_split_count(dev, OPS_SHARED, OPS_GLOBAL, &din, err)
+			    : ops_dma_split(dev, OPS_SHARED, tb, OPS_GLOBAL, xp, &din, err);
+		if (rc < 0)
 			goto end;
 		ops_compute(dev, t, 0, (uint64_t)n, (uint64_t)n * es, (uint64_t)n * es);
-		if (!dry && prefetch && c + 1 < chunks)
-			act_tile_prefetch(a, t, es, b->data, n, xp + q * xs * (int64_t)es,
+		if (direct)
+			act_pass(a, t, xp, yp, n, dev->stream_global);
+		else if (!dry && prefetch && c + 1 < chunks)
+			act_tile_prefetch(a, t, es, tb, n, xp + q * xs * (int64_t)es,
 					  (size_t)(c + 2 == chunks ? len - (c + 1) * q : q) * es);
 		else if (!dry)
-			act_tile(a, t, b->data, n);
-		if ((rc = ops_dma_split(dev, OPS_GLOBAL, yp, OPS_SHARED, b->data, &dout, err)) < 0)
+			act_tile(a, t, tb, n);
+		rc = direct ? ops_dma_split_count(dev, OPS_GLOBAL, OPS_SHARED, &dout, err)
+			    : ops_dma_split(dev, OPS_GLOBAL, yp, OPS_SHARED, tb, &dout, err);
+		if (rc < 0)
 			goto end;
 	}
 	if (direct && dev->stream_global)

@@ -567,8 +567,10 @@ static void test_capacity(void **state)
  *   T = 2000 + max(max(400, 10) + max(80, 10) + 25, max(200, 0) + max(40, 5) + 25)
  *     = 2505
  * a one-pass launch there streams while it computes:
- *   T = 2000 + max(max(400, 80) + 25, max(200, 40) + 25) = 2425 */
-static void run_hand_launch(struct ops_device *dev, int db, void *dst, const void *src)
+ *   T = 2000 + max(max(400, 80) + 25, max(200, 40) + 25) = 2425
+ * one_pass: the launch marked one-pass, its transfers counted only. */
+static void run_hand_launch(struct ops_device *dev, int db, int one_pass, void *dst,
+			    const void *src)
 {
 	struct opr_error err = { 0 };
 	struct ops_dma_desc d0 = { .rank = 1, .shape = { 1000 }, .src_stride = { 1 },
@@ -577,12 +579,16 @@ static void run_hand_launch(struct ops_device *dev, int db, void *dst, const voi
 
 	d1.shape[0] = 500;
 	assert_int_equal(ops_launch_begin(dev, db ? "hand-db" : "hand-sb", db, &err), 0);
+	if (one_pass)
+		ops_launch_one_pass(dev);
 	ops_tile_begin(dev, 0);
 	ops_compute(dev, OPS_F32, 1000000, 0, 4000, 0);
-	assert_int_equal(ops_dma(dev, OPS_SHARED, dst, OPS_GLOBAL, src, &d0, &err), 0);
+	assert_int_equal(one_pass ? ops_dma_split_count(dev, OPS_SHARED, OPS_GLOBAL, &d0, &err)
+				  : ops_dma(dev, OPS_SHARED, dst, OPS_GLOBAL, src, &d0, &err), 0);
 	ops_tile_begin(dev, 1);
 	ops_compute(dev, OPS_F32, 500000, 0, 0, 0);
-	assert_int_equal(ops_dma(dev, OPS_SHARED, dst, OPS_GLOBAL, src, &d1, &err), 0);
+	assert_int_equal(one_pass ? ops_dma_split_count(dev, OPS_SHARED, OPS_GLOBAL, &d1, &err)
+				  : ops_dma(dev, OPS_SHARED, dst, OPS_GLOBAL, src, &d1, &err), 0);
 	assert_int_equal(ops_launch_end(dev, &err), 0);
 }
 
@@ -594,8 +600,8 @@ static void test_model(void **state)
 	struct opr_error err = { 0 };
 	size_t n;
 
-	run_hand_launch(dev, 1, NULL, NULL);
-	run_hand_launch(dev, 0, NULL, NULL);
+	run_hand_launch(dev, 1, 0, NULL, NULL);
+	run_hand_launch(dev, 0, 0, NULL, NULL);
 	const struct ops_launch_rec *r = ops_device_launches(dev, &n);
 	assert_int_equal(n, 2);
 	assert_string_equal(r[0].name, "hand-db");
@@ -620,8 +626,8 @@ static void test_model(void **state)
 	struct ops_envelope es = e;
 	es.dma_serial = 1;
 	struct ops_device *ds = new_dev(&es, 1);
-	run_hand_launch(ds, 1, NULL, NULL);
-	run_hand_launch(ds, 0, NULL, NULL);
+	run_hand_launch(ds, 1, 0, NULL, NULL);
+	run_hand_launch(ds, 0, 0, NULL, NULL);
 	r = ops_device_launches(ds, &n);
 	assert_int_equal(n, 2);
 	assert_int_equal(r[0].double_buffer, 1);
@@ -634,20 +640,8 @@ static void test_model(void **state)
 	for (int serial = 0; serial < 2; serial++) {
 		struct ops_envelope eo = serial ? es : e;
 		struct ops_device *d1 = new_dev(&eo, 1);
-		for (int db = 1; db >= 0; db--) {
-			struct ops_dma_desc dd = { .rank = 1, .shape = { 1000 }, .src_stride = { 1 },
-						   .dst_stride = { 1 }, .elem_bytes = 4 };
-			assert_int_equal(ops_launch_begin(d1, "pass", db, &err), 0);
-			ops_launch_one_pass(d1);
-			ops_tile_begin(d1, 0);
-			ops_compute(d1, OPS_F32, 1000000, 0, 4000, 0);
-			assert_int_equal(ops_dma_split_count(d1, OPS_SHARED, OPS_GLOBAL, &dd, &err), 0);
-			ops_tile_begin(d1, 1);
-			ops_compute(d1, OPS_F32, 500000, 0, 0, 0);
-			dd.shape[0] = 500;
-			assert_int_equal(ops_dma_split_count(d1, OPS_SHARED, OPS_GLOBAL, &dd, &err), 0);
-			assert_int_equal(ops_launch_end(d1, &err), 0);
-		}
+		run_hand_launch(d1, 1, 1, NULL, NULL);
+		run_hand_launch(d1, 0, 1, NULL, NULL);
 		r = ops_device_launches(d1, &n);
 		assert_int_equal(n, 2);
 		assert_int_equal(r[0].one_pass, 1);
@@ -763,8 +757,8 @@ static void test_dry_equals_real(void **state)
 	j.double_buffer = 0;
 	assert_int_equal(ops_permute_exec(real, &j, x, y, &err), 0);
 	assert_int_equal(ops_permute_exec(dry, &j, NULL, NULL, &err), 0);
-	run_hand_launch(real, 1, y, x);
-	run_hand_launch(dry, 1, NULL, NULL);
+	run_hand_launch(real, 1, 0, y, x);
+	run_hand_launch(dry, 1, 0, NULL, NULL);
 	assert_memory_equal(ops_device_counters(real), ops_device_counters(dry),
 			    sizeof(struct ops_counters));
 	assert_true(ops_device_counters(real)->launches == 4);
@@ -818,7 +812,7 @@ static void test_sde_papi(void **state)
 		.tile_rows = 70000, .tile_cols = 1, .double_buffer = 0
 	};
 	assert_int_equal(ops_permute_exec(dev, &j, NULL, NULL, &err), 0);
-	run_hand_launch(dev, 0, NULL, NULL);
+	run_hand_launch(dev, 0, 0, NULL, NULL);
 	assert_int_equal(PAPI_read(es, v), PAPI_OK);
 	const struct ops_counters *c = ops_device_counters(dev);
 	assert_true(c->launches == 2);
