@@ -54,23 +54,6 @@ int ana_verdict_exit(enum ana_verdict v)
 	return v <= ANA_ROLLBACK ? codes[v] : OPR_EXIT_HOLD;
 }
 
-uint64_t ana_global_bytes(const struct ops_counters *c)
-{
-	uint64_t s = 0;
-	for (int i = 0; i < OPS_NSPACES; i++)
-		if (i != OPS_GLOBAL)
-			s += c->bytes[OPS_GLOBAL][i] + c->bytes[i][OPS_GLOBAL];
-	return s;
-}
-
-/* On-chip reuse ratio: bytes consumed by compute from on-chip spaces over
- * bytes brought on chip from GLOBAL (Timeloop: accesses over fills). */
-double ana_reuse(const struct ops_counters *c)
-{
-	uint64_t fills = c->bytes[OPS_GLOBAL][OPS_SHARED] + c->bytes[OPS_GLOBAL][OPS_LOCAL];
-	return fills ? (double)c->compute_read_bytes / (double)fills : 0;
-}
-
 static int is_requant(const struct col_block *b)
 {
 	return (b->work.group == OPS_G_QGEMM || b->work.group == OPS_G_QGEMM_DQ_BIAS_ACT) &&
@@ -324,6 +307,8 @@ static int worksheet_block(const struct ana_ctx *cx, int b, const struct ana_blo
 			w->fused = e->plan.fused;
 			w->footprint_bytes = e->footprint_bytes;
 			w->capacity_bytes = (uint64_t)(env->shared_capacity_kib * 1024);
+			/* the planner's ops_global_bytes / ops_reuse_ratio: the
+			 * definitions the variant's evidence uses too */
 			w->global_bytes = e->global_bytes;
 			w->reuse_ratio = e->reuse_ratio;
 			w->launches = e->launches;
@@ -754,7 +739,7 @@ int ana_analyze(const struct col_run *run, const char *archive_dir, struct ana_f
 			rc = latency_stats(&br->v[v], &ab->lat[v], err);
 			if (!rc && ana_classify_variant(&cx, b, v, &finds, &ab->primary[v]))
 				rc = opr_error_set(err, OPR_ENOMEM, "out of memory");
-			ab->reuse[v] = ana_reuse(&br->v[v].counters);
+			ab->reuse[v] = ops_reuse_ratio(&br->v[v].counters);
 		}
 		if (!rc && ab->primary[1] != ANA_PRECISION_LOSS &&
 		    ana_tail_finding(&cx, b, &finds, &ab->primary[1]))

@@ -39,7 +39,5 @@ int ana_tail_finding(const struct ana_ctx *cx, int b, struct ana_list *out, enum
 void ana_quality_metric(const struct col_profile *p, const struct col_block *b,
 			const struct col_variant_run *vr, double *value, double *threshold);
 const char *ana_quality_name(const struct col_block *b);
-uint64_t ana_global_bytes(const struct ops_counters *c);
-double ana_reuse(const struct ops_counters *c);
 
 #endif

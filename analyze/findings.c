@@ -106,7 +106,7 @@ static json_t *variant_json(const struct ana_findings *f, int b, int v)
 	json_object_set_new(o, "latency", latency_json(&f->blocks[b].lat[v]));
 	json_object_set_new(o, "model_ns", num(vr->model_ns));
 	json_object_set_new(o, "launches", json_integer((json_int_t)c->launches));
-	json_object_set_new(o, "global_bytes", json_integer((json_int_t)ana_global_bytes(c)));
+	json_object_set_new(o, "global_bytes", json_integer((json_int_t)ops_global_bytes(c)));
 	json_object_set_new(o, "shared_bytes",
 			    json_integer((json_int_t)(c->bytes[OPS_GLOBAL][OPS_SHARED] +
 						      c->bytes[OPS_SHARED][OPS_GLOBAL] +
@@ -114,7 +114,7 @@ static json_t *variant_json(const struct ana_findings *f, int b, int v)
 	json_object_set_new(o, "transfers", json_integer((json_int_t)c->transfers));
 	json_object_set_new(o, "splits", json_integer((json_int_t)c->splits));
 	json_object_set_new(o, "footprint_bytes", json_integer((json_int_t)c->peak_shared_bytes));
-	json_object_set_new(o, "reuse_ratio", num(ana_reuse(c)));
+	json_object_set_new(o, "reuse_ratio", num(ops_reuse_ratio(c)));
 	json_object_set_new(o, "macs", json_integer((json_int_t)macs_total(c)));
 	json_object_set_new(o, "elem_ops", json_integer((json_int_t)c->elem_ops));
 	json_object_set_new(o, "quality",

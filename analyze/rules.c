@@ -194,9 +194,9 @@ int ana_tail_finding(const struct ana_ctx *cx, int b, struct ana_list *out, enum
 	snprintf(cmp, sizeof cmp, "%llu < %llu", (unsigned long long)B->counters.launches,
 		 (unsigned long long)A->counters.launches);
 	add_ev(f, "LAUNCHES", (double)B->counters.launches, "", ANA_SIMULATED, cmp, "");
-	snprintf(cmp, sizeof cmp, "%llu vs %llu", (unsigned long long)ana_global_bytes(&B->counters),
-		 (unsigned long long)ana_global_bytes(&A->counters));
-	add_ev(f, "GLOBAL bytes", (double)ana_global_bytes(&B->counters), "B", ANA_SIMULATED, cmp, "");
+	snprintf(cmp, sizeof cmp, "%llu vs %llu", (unsigned long long)ops_global_bytes(&B->counters),
+		 (unsigned long long)ops_global_bytes(&A->counters));
+	add_ev(f, "GLOBAL bytes", (double)ops_global_bytes(&B->counters), "B", ANA_SIMULATED, cmp, "");
 	/* the symptom's class is the candidate's primary */
 	for (size_t i = 0; i < out->n; i++) {
 		struct ana_finding *g = ana_list_at(out, i);
@@ -267,8 +267,8 @@ int ana_classify_variant(const struct ana_ctx *cx, int b, int v, struct ana_list
 		add_ev(f, sol == ANA_COMPUTE_BOUND ? "u_compute" : sol == ANA_GLOBAL_BW_BOUND ? "u_global" : "u_shared",
 		       u, "fraction", ANA_SIMULATED, cmp, "device model launch records");
 		add_ev(f, "modelled time", t.total, "ns", ANA_SIMULATED, "", "");
-		add_ev(f, "GLOBAL bytes", (double)ana_global_bytes(&vr->counters), "B", ANA_SIMULATED, "", "");
-		add_ev(f, "on-chip reuse ratio", ana_reuse(&vr->counters), "", ANA_DERIVED, "", "");
+		add_ev(f, "GLOBAL bytes", (double)ops_global_bytes(&vr->counters), "B", ANA_SIMULATED, "", "");
+		add_ev(f, "on-chip reuse ratio", ops_reuse_ratio(&vr->counters), "", ANA_DERIVED, "", "");
 		snprintf(f->symptom, sizeof f->symptom, "%s busy %.0f%% of the modelled launch time",
 			 sol == ANA_COMPUTE_BOUND ? "compute" : sol == ANA_GLOBAL_BW_BOUND ? "GLOBAL transfer" : "SHARED transfer",
 			 100 * u);

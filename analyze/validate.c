@@ -93,7 +93,7 @@ static void alt_terms(const struct ops_envelope *e, enum ops_dtype dt, const str
 	t[ANA_T_OVERHEAD] = (double)c->launches * e->launch_overhead_us * 1e3;
 	t[ANA_T_COMPUTE] = comp;
 	t[ANA_T_SHARED] = e->shared_bw_gbps > 0 ? (double)sh / (e->shared_bw_gbps * cores) : 0;
-	t[ANA_T_GLOBAL] = e->global_bw_gbps > 0 ? (double)ana_global_bytes(c) / e->global_bw_gbps : 0;
+	t[ANA_T_GLOBAL] = e->global_bw_gbps > 0 ? (double)ops_global_bytes(c) / e->global_bw_gbps : 0;
 	t[ANA_T_DMA] = e->dma_engines > 0 ? (double)c->transfers * e->dma_setup_ns / (e->dma_engines * cores) : 0;
 }
 

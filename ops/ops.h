@@ -117,6 +117,18 @@ struct ops_counters {
 	uint64_t peak_shared_bytes;   /* largest SHARED footprint on one core */
 	uint64_t core_work[OPS_MAX_CORES]; /* MACs + element ops placed on each core */
 };
+/* The one definition of a plan's GLOBAL traffic and on-chip reuse, used by
+ * the planner (worksheet) and the analyzer (bottleneck evidence, summary):
+ *   GLOBAL bytes = bytes read from GLOBAL + bytes written to GLOBAL (a
+ *                  GLOBAL -> GLOBAL copy does both: it counts twice), the
+ *                  traffic the model's GLOBAL term prices (ops/device.c)
+ *                  and the SDE GLOBAL_READ_BYTES + GLOBAL_WRITE_BYTES;
+ *   reuse ratio  = bytes consumed by compute from SHARED/LOCAL / bytes brought
+ *                  on chip from GLOBAL (GLOBAL -> SHARED + GLOBAL -> LOCAL);
+ *                  0 when nothing was brought on chip (Timeloop: accesses at
+ *                  a level over fills from its parent). */
+uint64_t ops_global_bytes(const struct ops_counters *c);
+double ops_reuse_ratio(const struct ops_counters *c);
 
 /* Modelled time of one launch and its terms (ns), see ops/model.c:
  *   per core c:  C_c = compute ops / (rate_dtype / cores)
@@ -336,9 +348,9 @@ struct ops_plan_eval {
 	struct ops_counters counters;   /* from a dry run */
 	double model_ns;
 	uint64_t launches;
-	uint64_t global_bytes;
+	uint64_t global_bytes;          /* ops_global_bytes of the dry run's counters */
 	uint64_t footprint_bytes;       /* peak SHARED per core */
-	double reuse_ratio;             /* compute SHARED reads / bytes GLOBAL->SHARED */
+	double reuse_ratio;             /* ops_reuse_ratio of the dry run's counters */
 };
 /* Enumerates candidate plans (fused as asked), evaluates each by dry run,
  * ranks the fitting ones by modelled time (best first), rejected ones after

@@ -8,16 +8,18 @@
 
 #define PLAN_MAX_CANDIDATES 64
 
-/* Bytes into or out of GLOBAL: sum of bytes[s][d] with s or d GLOBAL (a
- * GLOBAL -> GLOBAL copy counts once). */
-static uint64_t global_bytes(const struct ops_counters *c)
+uint64_t ops_global_bytes(const struct ops_counters *c)
 {
 	uint64_t b = 0;
 	for (int s = 0; s < OPS_NSPACES; s++)
-		for (int d = 0; d < OPS_NSPACES; d++)
-			if (s == OPS_GLOBAL || d == OPS_GLOBAL)
-				b += c->bytes[s][d];
+		b += c->bytes[OPS_GLOBAL][s] + c->bytes[s][OPS_GLOBAL];
 	return b;
+}
+
+double ops_reuse_ratio(const struct ops_counters *c)
+{
+	uint64_t fills = c->bytes[OPS_GLOBAL][OPS_SHARED] + c->bytes[OPS_GLOBAL][OPS_LOCAL];
+	return fills ? (double)c->compute_read_bytes / (double)fills : 0.0;
 }
 
 int ops_plan_evaluate(const struct ops_envelope *env, const struct ops_workload *w,
@@ -54,12 +56,9 @@ int ops_plan_evaluate(const struct ops_envelope *env, const struct ops_workload 
 	out->counters = *c;
 	out->model_ns = ops_device_model_ns(dev);
 	out->launches = c->launches;
-	out->global_bytes = global_bytes(c);
+	out->global_bytes = ops_global_bytes(c);
 	out->footprint_bytes = c->peak_shared_bytes;
-	/* reuse = compute reads from on-chip / bytes brought GLOBAL -> SHARED */
-	out->reuse_ratio = c->bytes[OPS_GLOBAL][OPS_SHARED]
-		? (double)c->compute_read_bytes / (double)c->bytes[OPS_GLOBAL][OPS_SHARED]
-		: 0.0;
+	out->reuse_ratio = ops_reuse_ratio(c);
 	snprintf(out->reason, sizeof out->reason, "fits: %.3f us modelled",
 		 out->model_ns / 1000.0);
 free_inst:

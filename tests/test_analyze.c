@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../analyze/analyze.h"
+#include "../ops/ops_int.h"
 
 #define ARCHIVE "fixtures/archive"
 #define GOLDEN "fixtures/golden/findings.json"
@@ -891,6 +892,119 @@ static void test_bh_across_blocks(void **state)
 	col_run_free(run);
 }
 
+/* ---- one definition of GLOBAL bytes and on-chip reuse ---- */
+
+/* The test's own reading of the definition (ops.h): GLOBAL traffic is what
+ * is read from GLOBAL plus what is written to it; reuse divides compute's
+ * on-chip reads by the fills from GLOBAL. */
+static uint64_t hand_global(const struct ops_counters *c)
+{
+	uint64_t r = 0, w = 0;
+	for (int s = 0; s < OPS_NSPACES; s++) {
+		r += c->bytes[OPS_GLOBAL][s];
+		w += c->bytes[s][OPS_GLOBAL];
+	}
+	return r + w;
+}
+
+/* Every plan the planner evaluates for the default profile (both fusions of
+ * every block, pinned plans included): the worksheet's numbers (the plan's
+ * evaluation) equal the definition applied to its counters, and a separate
+ * count-only run of the plan, as collect counts a variant, gives the counters
+ * the bottleneck evidence reads: the same GLOBAL bytes and reuse. */
+static void test_one_global_definition(void **state)
+{
+	(void)state;
+	struct opr_error err = {0};
+	struct col_profile *p = NULL;
+	if (col_profile_load("fixtures/profiles/default.yaml", NULL, &p, &err))
+		fail_msg("default.yaml: %s", err.msg);
+	size_t plans = 0, via_run = 0;
+	for (int b = 0; b < p->nblocks; b++) {
+		const struct col_block *blk = &p->blocks[b];
+		const struct col_variant *vs[2] = {&blk->baseline, &blk->candidate};
+		for (int v = 0; v < 2; v++) {
+			struct ops_plan_eval *alts = NULL;
+			size_t n = 0;
+			if (ops_plan_search(&p->envelope, &blk->work, vs[v]->fused, &alts, &n, &err))
+				fail_msg("%s: %s", blk->name, err.msg);
+			struct ops_plan_eval pinned;
+			if (!vs[v]->plan_auto) {
+				if (ops_plan_evaluate(&p->envelope, &blk->work, &vs[v]->plan, &pinned, &err))
+					fail_msg("%s: %s", blk->name, err.msg);
+				struct ops_plan_eval *more = realloc(alts, (n + 1) * sizeof *alts);
+				assert_non_null(more);
+				alts = more;
+				alts[n++] = pinned;
+			}
+			for (size_t i = 0; i < n; i++) {
+				const struct ops_plan_eval *e = &alts[i];
+				if (!e->fits)
+					continue;
+				plans++;
+				const struct ops_counters *c = &e->counters;
+				uint64_t fills = c->bytes[OPS_GLOBAL][OPS_SHARED] + c->bytes[OPS_GLOBAL][OPS_LOCAL];
+				assert_true(e->global_bytes > 0);
+				assert_int_equal(e->global_bytes, hand_global(c));
+				assert_int_equal(e->global_bytes, ops_global_bytes(c));
+				assert_near(e->reuse_ratio, fills ? (double)c->compute_read_bytes / (double)fills : 0, 0);
+				assert_near(e->reuse_ratio, ops_reuse_ratio(c), 0);
+				/* the first (best) plan and the pinned one: counted again
+				 * on a device of their own, as collect counts a variant */
+				if (i != 0 && i != n - 1)
+					continue;
+				struct ops_device *dev = NULL;
+				struct ops_instance *inst = NULL;
+				assert_int_equal(ops_device_new(&p->envelope, 1, &dev, &err), 0);
+				assert_int_equal(ops_instance_new_dry(&blk->work, &e->plan, &inst, &err), 0);
+				assert_int_equal(ops_instance_run(dev, inst, &err), 0);
+				const struct ops_counters *rc = ops_device_counters(dev);
+				assert_int_equal(ops_global_bytes(rc), e->global_bytes);
+				assert_near(ops_reuse_ratio(rc), e->reuse_ratio, 0);
+				via_run++;
+				ops_instance_free(inst);
+				ops_device_free(dev);
+			}
+			free(alts);
+		}
+	}
+	/* four blocks, two variants, dozens of fitting plans each */
+	assert_true(plans > 8 * 4);
+	assert_true(via_run >= 8);
+	col_profile_free(p);
+}
+
+/* The analyzer on a real archive: each variant's chosen worksheet row and its
+ * evidence (the findings' per-variant numbers) say the same thing. */
+static void test_worksheet_agrees_with_evidence(void **state)
+{
+	(void)state;
+	struct opr_error err = {0};
+	struct col_run *run = NULL;
+	struct ana_findings *f = NULL;
+	if (col_archive_load(ARCHIVE, &run, &err))
+		fail_msg("cannot load %s: %s", ARCHIVE, err.msg);
+	assert_int_equal(ana_analyze(run, ARCHIVE, &f, &err), 0);
+	int chosen = 0;
+	for (size_t i = 0; i < f->nws; i++) {
+		const struct ana_worksheet_row *w = &f->ws[i];
+		if (!w->chosen)
+			continue;
+		chosen++;
+		const struct col_variant_run *vr = &run->blocks[w->block].v[w->variant];
+		assert_int_equal(w->global_bytes, ops_global_bytes(&vr->counters));
+		assert_near(w->reuse_ratio, f->blocks[w->block].reuse[w->variant], 1e-12);
+	}
+	for (size_t i = 0; i < f->nfind; i++)
+		for (int k = 0; k < f->find[i].nev; k++)
+			if (!strcmp(f->find[i].ev[k].metric, "GLOBAL bytes"))
+				assert_near(f->find[i].ev[k].value,
+					    (double)ops_global_bytes(&run->blocks[f->find[i].block].v[f->find[i].variant].counters), 0);
+	assert_int_equal(chosen, 2 * run->nblocks);
+	ana_findings_free(f);
+	col_run_free(run);
+}
+
 /* ---- golden findings.json of a fixed archive ---- */
 
 static char *read_all(const char *path, size_t *len)
@@ -996,6 +1110,8 @@ int main(void)
 		cmocka_unit_test(test_mini_case_not_bursts),
 		cmocka_unit_test(test_worksheet),
 		cmocka_unit_test(test_bh_across_blocks),
+		cmocka_unit_test(test_one_global_definition),
+		cmocka_unit_test(test_worksheet_agrees_with_evidence),
 		cmocka_unit_test(test_golden_findings),
 	};
 	return cmocka_run_group_tests_name("analyze", tests, NULL, NULL);
