@@ -153,8 +153,8 @@ int ana_tail_finding(const struct ana_ctx *cx, int b, struct ana_list *out, enum
 	if (!(base > 0) || !(cand > base * (1 + TAIL_WORSE)))
 		return 0;
 	char cmp[64], repro[ANA_TEXT];
-	snprintf(repro, sizeof repro, "opreview replay %s  # block %s: pipeline.json p95 and uncontended_p95",
-		 cx->archive, br->block->name);
+	snprintf(repro, sizeof repro, "opreview replay %s --block %s  # re-simulates the pipeline: p95, "
+		 "uncontended and hidden p95", cx->archive, br->block->name);
 	double hidden = B->pipe_hidden_p95_ns;
 	/* contention: the uncontended tail is lower; exposure: the tail with the
 	 * transfers hidden is lower; either way a burst explains the symptom when
@@ -216,8 +216,8 @@ int ana_classify_variant(const struct ana_ctx *cx, int b, int v, struct ana_list
 	struct ana_terms t;
 	char cmp[64], repro[ANA_TEXT];
 	ana_terms(vr, &t);
-	snprintf(repro, sizeof repro, "opreview replay %s  # block %s, %s", cx->archive,
-		 br->block->name, col_variant_name(v));
+	snprintf(repro, sizeof repro, "opreview replay %s --block %s  # re-runs both variants: counters, "
+		 "outputs, pipeline", cx->archive, br->block->name);
 	int found = -1;
 	double second;
 

@@ -652,20 +652,31 @@ int col_collect(const struct col_options *opt, struct col_run **out, struct opr_
 	if ((rc = open_papi(run, &s, opt->no_papi, err)))
 		goto fail;
 	const struct col_profile *p = run->profile;
+	int nrun = 0;
+	for (int i = 0; i < p->nblocks; i++)
+		nrun += !opt->only_block || !strcmp(p->blocks[i].name, opt->only_block);
+	if (!nrun) {
+		rc = opr_error_set(err, OPR_EUSAGE, "no block '%s' in '%s'", opt->only_block,
+				   opt->profile_path);
+		goto fail;
+	}
 	double scale = opt->budget_scale > 0 ? opt->budget_scale : 1.0;
 	double per_block = p->budget.seconds * scale / (p->nblocks ? p->nblocks : 1);
 	uint64_t rng = p->seed ^ 0x6f70726576696577ULL; /* round orders */
 	int64_t t0 = now_ns();
 	for (int i = 0; i < p->nblocks; i++) {
-		struct col_block_run *br = &run->blocks[i];
+		if (opt->only_block && strcmp(p->blocks[i].name, opt->only_block))
+			continue;
+		struct col_block_run *br = &run->blocks[run->nblocks];
 		br->block = &p->blocks[i];
-		run->nblocks = i + 1;
+		run->nblocks++;
 		if ((rc = collect_block(run, &s, br, per_block, opt->progress, &rng, err)))
 			goto fail;
 	}
 	run->sampling_seconds = (double)(now_ns() - t0) / 1e9;
-	if (s.papi)
-		col_papi_stop(s.papi, s.after, err);
+	/* the totals of the last batch are read here: an error is the run's */
+	if (s.papi && (rc = col_papi_stop(s.papi, s.after, err)))
+		goto fail;
 	col_papi_close(s.papi);
 	free(s.before);
 	free(s.after);

@@ -110,6 +110,9 @@ struct col_options {
 	double budget_scale;             /* 1.0 normally */
 	int progress;                    /* progress on stderr */
 	int no_papi;                     /* skip PAPI (tests of the unavailable path) */
+	const char *only_block;          /* NULL: every block; else only this one (its
+					  * inputs, outputs and counters are those of the
+					  * whole run: they are keyed by the block's name) */
 };
 
 /* Runs a whole collection: loads the profile, plans, runs, samples and

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 /* Analyzes the archive in `archive` and renders the packet into `dir`;
- * `shown` is the archive's path once the packet is in place, for the
- * packet's reproduce commands. */
+ * `shown` is the archive's path relative to the packet, for the packet's
+ * reproduce commands: where the packet is written does not enter it. */
 static int analyze_and_render(const char *archive, const char *shown, const char *dir,
 			      const char *templates, enum ana_verdict *verdict,
 			      struct opr_error *err)
@@ -71,17 +71,16 @@ static int publish(const char *tmp, const char *dir, struct opr_error *err)
 static int write_packet(struct col_run *run, const char *out, const char *templates,
 			enum ana_verdict *v, struct opr_error *err)
 {
-	char tmp[1024], archive[1100], shown[1100];
+	char tmp[1024], archive[1100];
 	snprintf(tmp, sizeof tmp, "%s.tmp-%ld", out, (long)getpid());
 	snprintf(archive, sizeof archive, "%s/run", tmp);
-	snprintf(shown, sizeof shown, "%s/run", out);
 	col_rmtree(tmp);
 	int rc = col_mkdirs(tmp, err);
 	if (!rc)
 		rc = col_archive_write(run, archive, 0, err);
 	col_run_free(run);
 	if (!rc)
-		rc = analyze_and_render(archive, shown, tmp, templates, v, err);
+		rc = analyze_and_render(archive, "run", tmp, templates, v, err);
 	if (!rc)
 		rc = publish(tmp, out, err);
 	if (rc)
@@ -136,7 +135,7 @@ int cmd_run(int argc, char **argv)
 		opr_error_set(&err, OPR_EEXIST, "'%s' exists; pass --force to replace it", out);
 		return opr_fail(&err);
 	}
-	struct col_options co = {profile, envdir, 1.0, !quiet && isatty(2), no_papi};
+	struct col_options co = {profile, envdir, 1.0, !quiet && isatty(2), no_papi, NULL};
 	struct col_run *run = NULL;
 	if ((rc = col_collect(&co, &run, &err)))
 		return opr_fail(&err);

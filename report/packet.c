@@ -5,6 +5,7 @@
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_SAMPLES_CSV (512u << 20)
 
@@ -17,7 +18,10 @@ static int write_in(const char *dir, const char *name, const char *data, size_t 
 	return col_write_file(path, data, len, err);
 }
 
-static time_t created_time(const struct rep_options *o)
+/* The workbook's creation time: pinned by the caller, else SOURCE_DATE_EPOCH,
+ * else when the archive's run started: never the clock, so one archive gives
+ * the same bytes whenever and wherever it is rendered. */
+static time_t created_time(const struct rep_options *o, const struct col_run *run)
 {
 	if (o && o->created)
 		return o->created;
@@ -28,7 +32,11 @@ static time_t created_time(const struct rep_options *o)
 		if (!*end && v > 0)
 			return (time_t)v;
 	}
-	return time(NULL);
+	struct tm tm = {0};
+	const char *end = run ? strptime(run->started_utc, "%Y-%m-%dT%H:%M:%SZ", &tm) : NULL;
+	time_t t = end && !*end ? timegm(&tm) : (time_t)-1;
+	/* an archive without a start time: the epoch the zip format starts at */
+	return t > 0 ? t : (time_t)315532800;
 }
 
 int rep_packet(json_t *findings, const struct col_run *run, const char *archive_dir,
@@ -58,7 +66,7 @@ int rep_packet(json_t *findings, const struct col_run *run, const char *archive_
 	if ((rc = col_read_file(path, &csv, &csv_len, MAX_SAMPLES_CSV, err)))
 		goto out;
 	snprintf(path, sizeof path, "%s/packet.xlsx", out_dir);
-	if ((rc = rep_xlsx(findings, csv, path, created_time(o), err)))
+	if ((rc = rep_xlsx(findings, csv, path, created_time(o, run), err)))
 		goto out;
 	char origin[512];
 	snprintf(origin, sizeof origin, "%s", run->profile_origin);

@@ -30,7 +30,8 @@ int rep_xlsx(json_t *findings, const char *samples_csv, const char *path,
 
 struct rep_options {
 	const char *templates_dir; /* NULL: built-in */
-	time_t created;            /* pinned in the workbook; 0: SOURCE_DATE_EPOCH or now */
+	time_t created;            /* pinned in the workbook; 0: SOURCE_DATE_EPOCH, else the
+				    * archive's start time */
 };
 /* Writes packet.md, packet.html, packet.xlsx, findings.json and owners.json
  * into out_dir (which must exist) from the findings tree and the archive. */

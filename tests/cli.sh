@@ -95,6 +95,25 @@ else
 	echo "ok $((n = n + 1)) # SKIP python3-openpyxl missing"
 fi
 
+# --- reproducible bytes: one archive rendered into two folders -------------------
+mkdir -p "$T/r1" "$T/deep/er"
+code $OPR report "$T/q/run" --out "$T/r1/p" >/dev/null
+sleep 1  # a clock read into any file would now differ
+code $OPR report "$T/q/run" --out "$T/deep/er/p" >/dev/null
+for f in packet.md packet.html packet.xlsx findings.json; do
+	check "$f is byte-identical when rendered into another folder, later" cmp -s "$T/r1/p/$f" "$T/deep/er/p/$f"
+	check "$f of report equals the one run wrote" cmp -s "$T/q/$f" "$T/r1/p/$f"
+done
+check "no output path is written into the packet" sh -c "! grep -q '$T' $T/r1/p/packet.md $T/r1/p/packet.html $T/r1/p/findings.json"
+# each finding's reproduce command, run from the packet's folder, reproduces its block
+/usr/bin/python3 -c "
+import json
+f=json.load(open('$T/q/findings.json'))
+print(sorted({b['reproduce'].split('  #')[0] for b in f['bottlenecks']})[0])" >"$T/repro"
+OPR_ABS=$(cd "$(dirname "$OPR")" && pwd)/$(basename "$OPR")
+rc8=$(cd "$T/q" && code sh -c "$(sed "s#^opreview #$OPR_ABS #" "$T/repro") --no-papi")
+check "a finding's reproduce command names a block and reproduces it (0)" sh -c "grep -q '^opreview replay run --block [a-z]' $T/repro && test $rc8 = 0 && grep -q '^reproduced' $T/out && test \$(grep -c 'counters identical  pipeline identical' $T/out) = 2"
+
 # --- a team's own templates, and a broken one --------------------------------------
 cp -r templates "$T/tpl"
 sed -i 's/^# Fusion and tiling review: /# Our team review: /' "$T/tpl/packet.md.mustache"
