@@ -36,6 +36,72 @@ void *ana_list_at(const struct ana_list *l, size_t i)
 	return (char *)l->items + i * l->size;
 }
 
+/* The validation checks, in id order (README "Verdict" is these rows). */
+static const struct ana_check_rule check_rules[] = {
+	{ANA_CHK_QUALITY, "quality", "numerical quality", "error <= half the profile's threshold",
+	 "error above half the threshold, within it", "error above the threshold, or not finite",
+	 ANA_ROLLBACK, 0, "profile precision thresholds; the warning share is the precision-loss rule's second"},
+	{ANA_CHK_SLA_P95, "sla_p95", "SLA p95", "the simulated p95's CI within the SLA",
+	 "the CI straddles the SLA", "the CI above the SLA", ANA_HOLD, 0,
+	 "profile sla.p95_us; distribution-free CI of the pipeline simulation"},
+	{ANA_CHK_SLA_P99, "sla_p99", "SLA p99", "the simulated p99's CI within the SLA",
+	 "the CI straddles the SLA", "the CI above the SLA", ANA_HOLD, 0,
+	 "profile sla.p99_us; distribution-free CI of the pipeline simulation"},
+	{ANA_CHK_THROUGHPUT, "throughput", "SLA throughput", "simulated throughput >= the SLA", "-",
+	 "below the SLA at the offered load", ANA_HOLD, 0, "profile sla.min_throughput_rps"},
+	{ANA_CHK_REG_HOST, "regression_host", "regression p95 (host)",
+	 "the p95 ratio's CI below 1 + max_regression", "inconclusive, or too few samples to compare",
+	 "the ratio's CI above 1 + max_regression, rank test significant after BH", ANA_HOLD, 0,
+	 "profile sla.max_regression; round bootstrap ratio CI (Kalibera & Jones), Mann-Whitney, BH"},
+	{ANA_CHK_REG_MODEL, "regression_model", "regression (modelled)",
+	 "modelled time <= (1 + max_regression) x baseline", "-", "beyond it", ANA_HOLD, 0,
+	 "profile sla.max_regression; the device model"},
+	{ANA_CHK_REG_PIPE, "regression_pipeline", "regression p95 (pipeline)",
+	 "simulated p95 <= (1 + max_regression) x baseline", "-", "beyond it", ANA_HOLD, 0,
+	 "profile sla.max_regression; the pipeline simulation"},
+	{ANA_CHK_MEMORY, "memory", "memory envelope", "peak SHARED within capacity, no fallback",
+	 "a capacity fallback replaced the pinned plan", "peak SHARED over capacity", ANA_HOLD, 0,
+	 "envelope shared_capacity_kib"},
+	{ANA_CHK_REPRO, "reproducibility", "reproducibility",
+	 "dry-run counters identical, output digest stable", "-", "either differs", ANA_ROLLBACK, 0,
+	 "seeded inputs; count-only dry run"},
+	{ANA_CHK_SDE, "sde", "counters via PAPI SDE", "every SDE event = simulated x runs", "-",
+	 "an event differs", ANA_HOLD, 0, "PAPI SDE (sde:::opreview::*) read around the samples"},
+	{ANA_CHK_MODEL_ERROR, "model_error", "model error on this host",
+	 "median |modelled / measured - 1| within the limit", "-",
+	 "beyond it: modelled times are indicative only", ANA_GATES_NOTHING, 0.30,
+	 "calibrated envelope; the model's own report (ECM: ~20% on Haswell)"},
+	{ANA_CHK_PLANNER, "planner", "planner choice on this host",
+	 "the chosen plan measured within the limit of the best measured", "-", "beyond it",
+	 ANA_GATES_NOTHING, 0.10, "calibrated envelope; measured alternatives"},
+};
+
+const struct ana_check_rule *ana_check_rules(size_t *n)
+{
+	*n = sizeof check_rules / sizeof *check_rules;
+	return check_rules;
+}
+
+const struct ana_check_rule *ana_check_rule(enum ana_check_id id)
+{
+	return &check_rules[id < ANA_NCHECKS ? id : 0];
+}
+
+/* Most severe first; verdict() applies them in this order. */
+static const struct ana_verdict_rule verdict_rules[] = {
+	{ANA_ROLLBACK, "a candidate check whose FAIL rolls back fails (numerical quality, reproducibility)"},
+	{ANA_HOLD, "any other candidate check fails; or a check warns and no mitigation is known"},
+	{ANA_SHIP_WITH_MITIGATIONS, "no candidate check fails, and a check warns or a mitigation is proposed: "
+				    "the mitigations table lists at least one"},
+	{ANA_SHIP, "every candidate check passes and nothing needs mitigating"},
+};
+
+const struct ana_verdict_rule *ana_verdict_rules(size_t *n)
+{
+	*n = sizeof verdict_rules / sizeof *verdict_rules;
+	return verdict_rules;
+}
+
 const char *ana_status_name(enum ana_status s)
 {
 	return s == ANA_PASS ? "PASS" : s == ANA_WARN ? "WARN" : "FAIL";
@@ -275,7 +341,7 @@ static const char *expected_class(const struct ops_envelope *env, enum ops_dtype
 	for (int t = 0; t < OPS_NDTYPES; t++)
 		work += 2 * c->macs[t];
 	double overhead = (double)launches * env->launch_overhead_us * 1e3;
-	if (model_ns > 0 && overhead / model_ns >= 0.30)
+	if (model_ns > 0 && overhead / model_ns >= ana_rule(ANA_LAUNCH_OVERHEAD_BOUND)->limit)
 		return ana_class_name(ANA_LAUNCH_OVERHEAD_BOUND);
 	double rate = env->tops[dt == OPS_U8 ? OPS_S8 : dt] * 1e12 * env->clock_scale;
 	double balance = rate / (env->global_bw_gbps * 1e9); /* ops per byte */
@@ -351,15 +417,16 @@ static int worksheet_block(const struct ana_ctx *cx, int b, const struct ana_blo
 /* ---- validation matrix -------------------------------------------------------- */
 
 static struct ana_check *check(struct ana_list *l, int b, int v, const char *dtype,
-			       const char *name, enum ana_status st, enum ana_prov prov)
+			       enum ana_check_id id, enum ana_status st, enum ana_prov prov)
 {
 	struct ana_check *c = ana_list_push(l);
 	if (!c)
 		return NULL;
 	c->block = b;
 	c->variant = v;
+	c->id = id;
 	snprintf(c->dtype, sizeof c->dtype, "%s", dtype);
-	snprintf(c->name, sizeof c->name, "%s", name);
+	snprintf(c->name, sizeof c->name, "%s", ana_check_rule(id)->name);
 	c->status = st;
 	c->prov = prov;
 	return c;
@@ -426,7 +493,7 @@ static int sde_agreement(const struct col_run *run, const struct col_variant_run
 		}
 	if (!checked)
 		return 0;
-	struct ana_check *r = check(out, b, v, dt, "counters via PAPI SDE",
+	struct ana_check *r = check(out, b, v, dt, ANA_CHK_SDE,
 				    agree == checked ? ANA_PASS : ANA_FAIL, ANA_PAPI);
 	if (!r)
 		return OPR_ENOMEM;
@@ -455,15 +522,17 @@ static int checks_variant(const struct ana_ctx *cx, int b, int v, struct ana_lis
 
 	double qv, qt;
 	ana_quality_metric(p, br->block, vr, &qv, &qt);
-	enum ana_status qs = !isfinite(qv) || qv > qt ? ANA_FAIL : qv > 0.5 * qt ? ANA_WARN : ANA_PASS;
-	OOM_IF(c = check(out, b, v, dt, "numerical quality", qs, ANA_MEASURED));
+	const struct ana_rule *pl = ana_rule(ANA_PRECISION_LOSS);
+	enum ana_status qs = !isfinite(qv) || qv > pl->limit * qt ? ANA_FAIL
+			     : qv > pl->second * qt ? ANA_WARN : ANA_PASS;
+	OOM_IF(c = check(out, b, v, dt, ANA_CHK_QUALITY, qs, ANA_MEASURED));
 	snprintf(c->value, sizeof c->value, "%s %.3g", ana_quality_name(br->block), qv);
 	snprintf(c->threshold, sizeof c->threshold, "<= %.3g", qt);
 	snprintf(c->trigger, sizeof c->trigger, "%s above %.3g on canary shadow outputs",
 		 ana_quality_name(br->block), qt);
 
 	const struct col_pipe_result *pr = &vr->pipe;
-	OOM_IF(c = check(out, b, v, dt, "SLA p95",
+	OOM_IF(c = check(out, b, v, dt, ANA_CHK_SLA_P95,
 			 sla_status(vr->pipe_p95_lo, pr->p95_ns, vr->pipe_p95_hi, p->sla.p95_us * 1e3),
 			 ANA_SIMULATED));
 	snprintf(c->value, sizeof c->value, "%.1f us [%.1f, %.1f]", pr->p95_ns / 1e3,
@@ -471,7 +540,7 @@ static int checks_variant(const struct ana_ctx *cx, int b, int v, struct ana_lis
 	snprintf(c->threshold, sizeof c->threshold, "<= %.0f us", p->sla.p95_us);
 	snprintf(c->trigger, sizeof c->trigger, "serving p95 above %.0f us for 5 minutes in canary",
 		 p->sla.p95_us);
-	OOM_IF(c = check(out, b, v, dt, "SLA p99",
+	OOM_IF(c = check(out, b, v, dt, ANA_CHK_SLA_P99,
 			 sla_status(vr->pipe_p99_lo, pr->p99_ns, vr->pipe_p99_hi, p->sla.p99_us * 1e3),
 			 ANA_SIMULATED));
 	snprintf(c->value, sizeof c->value, "%.1f us [%.1f, %.1f]", pr->p99_ns / 1e3,
@@ -480,7 +549,7 @@ static int checks_variant(const struct ana_ctx *cx, int b, int v, struct ana_lis
 	snprintf(c->trigger, sizeof c->trigger, "serving p99 above %.0f us for 5 minutes in canary",
 		 p->sla.p99_us);
 	if (p->sla.min_throughput_rps > 0) {
-		OOM_IF(c = check(out, b, v, dt, "SLA throughput",
+		OOM_IF(c = check(out, b, v, dt, ANA_CHK_THROUGHPUT,
 				 pr->throughput_rps >= p->sla.min_throughput_rps ? ANA_PASS : ANA_FAIL,
 				 ANA_SIMULATED));
 		snprintf(c->value, sizeof c->value, "%.0f rps", pr->throughput_rps);
@@ -497,7 +566,7 @@ static int checks_variant(const struct ana_ctx *cx, int b, int v, struct ana_lis
 			enum ana_status st = !bc->available ? ANA_WARN
 					     : bc->c.outcome == ANA_CMP_REGRESSION ? ANA_FAIL
 					     : bc->c.outcome == ANA_CMP_PASS ? ANA_PASS : ANA_WARN;
-			OOM_IF(c = check(out, b, v, dt, "regression p95 (host)", st, ANA_MEASURED));
+			OOM_IF(c = check(out, b, v, dt, ANA_CHK_REG_HOST, st, ANA_MEASURED));
 			if (bc->available)
 				snprintf(c->value, sizeof c->value, "x%.3f [%.3f, %.3f] p=%.2g%s",
 					 bc->c.ratio.ratio, bc->c.ratio.lo, bc->c.ratio.hi,
@@ -507,13 +576,13 @@ static int checks_variant(const struct ana_ctx *cx, int b, int v, struct ana_lis
 			snprintf(c->threshold, sizeof c->threshold, "ratio CI below %.2f", 1 + thr);
 		}
 		double mr = br->v[0].model_ns > 0 ? vr->model_ns / br->v[0].model_ns : NAN;
-		OOM_IF(c = check(out, b, v, dt, "regression (modelled)",
+		OOM_IF(c = check(out, b, v, dt, ANA_CHK_REG_MODEL,
 				 isfinite(mr) && mr <= 1 + thr ? ANA_PASS : ANA_FAIL, ANA_SIMULATED));
 		snprintf(c->value, sizeof c->value, "x%.3f (%.1f us vs %.1f us)", mr, vr->model_ns / 1e3,
 			 br->v[0].model_ns / 1e3);
 		snprintf(c->threshold, sizeof c->threshold, "<= %.2f", 1 + thr);
 		double pr95 = br->v[0].pipe.p95_ns > 0 ? pr->p95_ns / br->v[0].pipe.p95_ns : NAN;
-		OOM_IF(c = check(out, b, v, dt, "regression p95 (pipeline)",
+		OOM_IF(c = check(out, b, v, dt, ANA_CHK_REG_PIPE,
 				 isfinite(pr95) && pr95 <= 1 + thr ? ANA_PASS : ANA_FAIL, ANA_SIMULATED));
 		snprintf(c->value, sizeof c->value, "x%.3f (%.1f us vs %.1f us)", pr95, pr->p95_ns / 1e3,
 			 br->v[0].pipe.p95_ns / 1e3);
@@ -521,21 +590,22 @@ static int checks_variant(const struct ana_ctx *cx, int b, int v, struct ana_lis
 	}
 	for (size_t i = 0; v == COL_CANDIDATE && i < out->n; i++) {
 		struct ana_check *r = ana_list_at(out, i);
-		if (r->block == b && r->variant == v && !strncmp(r->name, "regression", 10))
+		if (r->block == b && r->variant == v &&
+		    (r->id == ANA_CHK_REG_HOST || r->id == ANA_CHK_REG_MODEL || r->id == ANA_CHK_REG_PIPE))
 			snprintf(r->trigger, sizeof r->trigger,
 				 "p95 above %.2f x baseline p95 in canary", 1 + p->sla.max_regression);
 	}
 	uint64_t cap = (uint64_t)(p->envelope.shared_capacity_kib * 1024);
 	enum ana_status ms = vr->counters.peak_shared_bytes > cap ? ANA_FAIL
 			     : vr->fell_back || vr->counters.fallbacks ? ANA_WARN : ANA_PASS;
-	OOM_IF(c = check(out, b, v, dt, "memory envelope", ms, ANA_SIMULATED));
+	OOM_IF(c = check(out, b, v, dt, ANA_CHK_MEMORY, ms, ANA_SIMULATED));
 	snprintf(c->value, sizeof c->value, "%.1f KiB SHARED, %llu fallback(s)",
 		 (double)vr->counters.peak_shared_bytes / 1024,
 		 (unsigned long long)(vr->counters.fallbacks));
 	snprintf(c->threshold, sizeof c->threshold, "<= %.0f KiB, no fallback", p->envelope.shared_capacity_kib);
 	snprintf(c->trigger, sizeof c->trigger, "any mapping fallback or SHARED over capacity at load");
 	enum ana_status rs = vr->repro_counters_equal && vr->repro_output_stable ? ANA_PASS : ANA_FAIL;
-	OOM_IF(c = check(out, b, v, dt, "reproducibility", rs, ANA_SIMULATED));
+	OOM_IF(c = check(out, b, v, dt, ANA_CHK_REPRO, rs, ANA_SIMULATED));
 	snprintf(c->value, sizeof c->value, "dry-run counters %s, output digest %s",
 		 vr->repro_counters_equal ? "identical" : "DIFFER",
 		 vr->repro_output_stable ? "stable" : "CHANGED");
@@ -658,6 +728,83 @@ static int mitigations_block(const struct ana_ctx *cx, int b, const struct ana_b
 	return rc;
 }
 
+/* A warning is an open question: its mitigation is what would settle it, so
+ * that SHIP WITH MITIGATIONS always names one. Inconclusive host comparisons
+ * get the rounds that would resolve max_regression, from the minimum
+ * detectable effect MDE = 2.8 sqrt(2 / R) c (METHODS.md): R' = 2 (2.8 c / d)^2,
+ * and the sampling budget that buys them at the run's rate. */
+static int warn_mitigation(const struct ana_ctx *cx, const struct ana_check *c,
+			   const struct ana_block *ab, const struct ana_list *cmps,
+			   struct ana_list *mit)
+{
+	const struct col_profile *p = cx->run->profile;
+	const struct col_block_run *br = &cx->run->blocks[c->block];
+	char target[160], title[128], exp[160], val[160];
+	rollback_target(br, target, sizeof target);
+	double d = p->sla.max_regression;
+	switch (c->id) {
+	case ANA_CHK_REG_HOST: {
+		const struct ana_block_cmp *bc = NULL;
+		for (size_t i = 0; i < cmps->n; i++) {
+			const struct ana_block_cmp *x = ana_list_at(cmps, i);
+			if (x->block == c->block && x->q == 0.95)
+				bc = x;
+		}
+		size_t have = br->v[0].nsamples < br->v[1].nsamples ? br->v[0].nsamples
+								     : br->v[1].nsamples;
+		size_t rounds = (size_t)(br->nrounds > 0 ? br->nrounds : 1);
+		double cv = bc && bc->available ? bc->c.noise.round_cv : ab->noise.round_cv;
+		double need_r = cv > 0 && d > 0 ? ceil(2.0 * pow(2.8 * cv / d, 2)) : 0;
+		size_t need = ana_min_samples(0.95, CONF);
+		size_t want_rounds = (size_t)need_r > rounds ? (size_t)need_r : rounds;
+		size_t per_round = br->reps_per_round > 0 ? (size_t)br->reps_per_round : 1;
+		if (want_rounds * per_round < need)
+			want_rounds = (need + per_round - 1) / per_round;
+		if (want_rounds <= rounds)
+			want_rounds = 2 * rounds; /* resolved by power, not by count: double it */
+		double secs = p->budget.seconds / (p->nblocks ? p->nblocks : 1) *
+			      (double)want_rounds / (double)rounds;
+		snprintf(title, sizeof title, "sample until the p95 comparison decides: %zu rounds per variant "
+			 "(now %zu)", want_rounds, rounds);
+		snprintf(exp, sizeof exp, "p95 ratio CI narrow enough to resolve %.1f%%: about %.0f s of "
+			 "sampling for this block (budget.seconds %.0f over %d blocks now; %zu samples)",
+			 100 * d, secs, p->budget.seconds, p->nblocks, have);
+		snprintf(val, sizeof val, "regression p95 (host) PASS or FAIL on the longer run");
+		return mitigation(mit, c->block, "kernel-performance-owner", title, exp, val, target);
+	}
+	case ANA_CHK_SLA_P95:
+	case ANA_CHK_SLA_P99: {
+		const struct col_variant_run *vr = &br->v[c->variant];
+		int p99 = c->id == ANA_CHK_SLA_P99;
+		double est = p99 ? vr->pipe.p99_ns : vr->pipe.p95_ns;
+		double lo = p99 ? vr->pipe_p99_lo : vr->pipe_p95_lo, hi = p99 ? vr->pipe_p99_hi : vr->pipe_p95_hi;
+		double tgt = (p99 ? p->sla.p99_us : p->sla.p95_us) * 1e3;
+		double half = isfinite(lo) && isfinite(hi) ? 0.5 * (hi - lo) : NAN;
+		double gap = fabs(est - tgt);
+		/* the CI's half-width shrinks as 1/sqrt(n): n' = n (half / gap)^2 */
+		double n2 = isfinite(half) && gap > 0 ? ceil((double)vr->pipe.n * pow(half / gap, 2)) : NAN;
+		snprintf(title, sizeof title, "settle the simulated %s against the SLA: %s requests",
+			 p99 ? "p99" : "p95", isfinite(n2) ? "more" : "a longer simulation with more");
+		if (isfinite(n2))
+			snprintf(exp, sizeof exp, "traffic.requests >= %.0f (now %zu) puts the CI on one side of %.0f us",
+				 n2, vr->pipe.n, tgt / 1e3);
+		else
+			snprintf(exp, sizeof exp, "a CI at all (now %zu requests) to hold against %.0f us",
+				 vr->pipe.n, tgt / 1e3);
+		snprintf(val, sizeof val, "SLA %s PASS on the longer simulation", p99 ? "p99" : "p95");
+		return mitigation(mit, c->block, "runtime-systems-engineer", title, exp, val, target);
+	}
+	case ANA_CHK_QUALITY:
+		snprintf(exp, sizeof exp, "error back under %.2f of the threshold, or accepted in writing",
+			 ana_rule(ANA_PRECISION_LOSS)->second);
+		return mitigation(mit, c->block, "runtime-systems-engineer",
+				  "check the candidate's numerical quality on more seeds and on canary shadow outputs",
+				  exp, "numerical quality PASS on every seed", target);
+	default:
+		return 0; /* the memory warning has its own mitigation (pin a plan that fits) */
+	}
+}
+
 static void add_reason(struct ana_findings *f, const char *fmt, const char *a, const char *b)
 {
 	if (f->nreasons >= 8)
@@ -687,14 +834,14 @@ static void verdict(struct ana_findings *f)
 		const struct ana_check *c = &f->checks[i];
 		if (c->variant != COL_CANDIDATE || c->status == ANA_PASS)
 			continue;
-		if (c->status == ANA_FAIL &&
-		    (!strcmp(c->name, "numerical quality") || !strcmp(c->name, "reproducibility"))) {
+		int on_fail = ana_check_rule(c->id)->on_fail;
+		if (c->status == ANA_FAIL && on_fail == ANA_ROLLBACK) {
 			rollback = 1;
 			add_fail_reason(f, c);
-		} else if (c->status == ANA_FAIL) {
+		} else if (c->status == ANA_FAIL && on_fail == ANA_HOLD) {
 			hold = 1;
 			add_fail_reason(f, c);
-		} else {
+		} else if (c->status == ANA_WARN) {
 			warn = 1;
 		}
 	}
@@ -702,9 +849,13 @@ static void verdict(struct ana_findings *f)
 		f->verdict = ANA_ROLLBACK;
 	else if (hold)
 		f->verdict = ANA_HOLD;
-	else if (warn || f->nmit) {
+	else if (warn && !f->nmit) {
+		/* a warning nobody knows how to close is not a mitigated ship */
+		f->verdict = ANA_HOLD;
+		add_reason(f, "%s%s", "a candidate check warns and no mitigation is known", "");
+	} else if (warn || f->nmit) {
 		f->verdict = ANA_SHIP_WITH_MITIGATIONS;
-		add_reason(f, "%s%s", "no candidate check fails; warnings or mitigations remain", "");
+		add_reason(f, "%s%s", "no candidate check fails; the mitigations below close what remains", "");
 	} else {
 		f->verdict = ANA_SHIP;
 		add_reason(f, "%s%s", "every candidate check passes", "");
@@ -753,10 +904,17 @@ int ana_analyze(const struct col_run *run, const char *archive_dir, struct ana_f
 	if (!rc)
 		rc = adjust_all(&cmps, run->profile->sla.max_regression, err);
 	for (int b = 0; b < run->nblocks && !rc; b++) {
+		size_t first = checks.n;
 		if (worksheet_block(&cx, b, &f->blocks[b], &ws, NULL) ||
 		    checks_variant(&cx, b, 0, &cmps, &checks) || checks_variant(&cx, b, 1, &cmps, &checks) ||
 		    mitigations_block(&cx, b, &f->blocks[b], &mit))
 			rc = opr_error_set(err, OPR_ENOMEM, "out of memory");
+		for (size_t i = first; i < checks.n && !rc; i++) {
+			const struct ana_check *c = ana_list_at(&checks, i);
+			if (c->variant == COL_CANDIDATE && c->status == ANA_WARN &&
+			    warn_mitigation(&cx, c, &f->blocks[b], &cmps, &mit))
+				rc = opr_error_set(err, OPR_ENOMEM, "out of memory");
+		}
 	}
 	f->cmp = detach(&cmps, &f->ncmp);
 	f->find = detach(&finds, &f->nfind);

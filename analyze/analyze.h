@@ -34,16 +34,25 @@ enum ana_class {
 };
 const char *ana_class_name(enum ana_class c); /* "compute-bound", ... */
 
-/* A bottleneck rule as data (likwid groups / Nsight rules style). */
+/* A bottleneck rule as data (likwid groups / Nsight rules style). The rule is
+ * evaluated from its own row (analyze/rules.c): limit and second are the
+ * numbers it compares against, and its evidence's comparisons are written
+ * from them, so the table exported into the packet is the one that ran. */
 struct ana_rule {
-	enum ana_class cls;
+	enum ana_class cls;      /* rows are in class order: ana_rule(cls) */
 	const char *formula;     /* what is computed */
-	const char *threshold;   /* "x >= 0.60" */
-	double limit;
+	const char *threshold;   /* printf format of (limit, second): "x >= %.2f" */
+	double limit;            /* the metric's threshold */
+	double second;           /* the rule's second number (SOL gap, Jain floor,
+				  * warning share, overhead share that outranks a
+				  * SOL bound); 0 when the rule has none */
 	const char *explanation;
 	const char *source;      /* where the threshold comes from */
 };
 const struct ana_rule *ana_rules(size_t *n);
+const struct ana_rule *ana_rule(enum ana_class c);
+/* The rule's threshold as text, its numbers filled in: "u >= 0.60 and ...". */
+void ana_rule_threshold(const struct ana_rule *r, char *buf, size_t len);
 
 struct ana_finding {
 	int block, variant;      /* variant: 0 baseline, 1 candidate */
@@ -59,6 +68,41 @@ struct ana_finding {
 
 enum ana_status { ANA_PASS, ANA_WARN, ANA_FAIL };
 const char *ana_status_name(enum ana_status s);
+
+enum ana_verdict { ANA_SHIP, ANA_SHIP_WITH_MITIGATIONS, ANA_HOLD, ANA_ROLLBACK };
+const char *ana_verdict_name(enum ana_verdict v); /* "SHIP", "SHIP WITH MITIGATIONS", ... */
+int ana_verdict_exit(enum ana_verdict v);          /* 0, 10, 11, 12 */
+
+/* The validation checks as data (analyze/analyze.c evaluates them): each row
+ * says when a check passes, warns and fails, what a candidate FAIL does to
+ * the verdict, and the numbers that are not the profile's own (the SLA and
+ * regression limits come from the profile). The last two rows judge the
+ * device model against the host and gate nothing. */
+enum ana_check_id {
+	ANA_CHK_QUALITY, ANA_CHK_SLA_P95, ANA_CHK_SLA_P99, ANA_CHK_THROUGHPUT,
+	ANA_CHK_REG_HOST, ANA_CHK_REG_MODEL, ANA_CHK_REG_PIPE, ANA_CHK_MEMORY,
+	ANA_CHK_REPRO, ANA_CHK_SDE, ANA_CHK_MODEL_ERROR, ANA_CHK_PLANNER, ANA_NCHECKS
+};
+#define ANA_GATES_NOTHING (-1)
+struct ana_check_rule {
+	enum ana_check_id id;    /* rows are in id order: ana_check_rule(id) */
+	const char *key;         /* "quality", "sla_p95", ...: findings.json's "id" */
+	const char *name;        /* "numerical quality", "SLA p95", ... */
+	const char *pass, *warn, *fail; /* when each status is given */
+	int on_fail;             /* the verdict a candidate FAIL gives (enum
+				  * ana_verdict), or ANA_GATES_NOTHING */
+	double limit;            /* the check's own number (0: the profile's) */
+	const char *source;
+};
+const struct ana_check_rule *ana_check_rules(size_t *n);
+const struct ana_check_rule *ana_check_rule(enum ana_check_id id);
+
+/* The verdict rules as data, most severe first: the first that holds wins. */
+struct ana_verdict_rule {
+	enum ana_verdict verdict;
+	const char *when;
+};
+const struct ana_verdict_rule *ana_verdict_rules(size_t *n);
 
 /* Per variant latency statistics of the host samples (ns). */
 struct ana_latency {
@@ -99,8 +143,9 @@ struct ana_worksheet_row {
 struct ana_check {
 	int block;
 	int variant;
+	enum ana_check_id id;
 	char dtype[8];
-	char name[48];           /* "numerical quality", "SLA p95", ... */
+	char name[48];           /* the rule's name: "numerical quality", "SLA p95", ... */
 	enum ana_status status;
 	char value[96];
 	char threshold[96];
@@ -117,10 +162,6 @@ struct ana_mitigation {
 	char validation[160];
 	char rollback[160];
 };
-
-enum ana_verdict { ANA_SHIP, ANA_SHIP_WITH_MITIGATIONS, ANA_HOLD, ANA_ROLLBACK };
-const char *ana_verdict_name(enum ana_verdict v); /* "SHIP", "SHIP WITH MITIGATIONS", ... */
-int ana_verdict_exit(enum ana_verdict v);          /* 0, 10, 11, 12 */
 
 struct ana_block {
 	struct ana_latency lat[2];
@@ -157,6 +198,7 @@ struct ana_planner_row {
 	char choice_plan[160], best_plan[160];
 	double choice_ns, best_ns;
 	double slowdown;         /* choice_ns / best_ns - 1 (0: the planner chose the best) */
+	int within;              /* slowdown within ANA_CHK_PLANNER's limit */
 };
 
 struct ana_model_validation {
@@ -167,6 +209,7 @@ struct ana_model_validation {
 	struct ana_planner_row *planner;/* owned */
 	size_t nplanner;
 	double median_abs_error;        /* median of |ratio - 1| over counted rows; NAN if none */
+	int trusted;                    /* median within ANA_CHK_MODEL_ERROR's limit */
 	double worst_abs_error;
 	int worst;                      /* index of the worst counted row, -1 if none */
 };

@@ -121,9 +121,9 @@ int cmd_replay(int argc, char **argv)
 	char profile[1024];
 	snprintf(profile, sizeof profile, "%s/profile.yaml", pos[0]);
 	rc = col_archive_load(pos[0], &old, &err);
-	struct col_options co = {profile, pos[0], 0.5, 0, no_papi, block};
+	struct col_options co = {profile, pos[0], 0.5, 0, no_papi};
 	if (!rc)
-		rc = col_collect(&co, &new, &err);
+		rc = col_collect_block(&co, block, &new, &err);
 	if (rc) {
 		col_run_free(old);
 		return opr_fail(&err);

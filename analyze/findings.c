@@ -71,7 +71,8 @@ static json_t *pipe_json(const struct col_variant_run *vr)
 	json_object_set_new(o, "mean_batch", num(r->mean_batch));
 	json_object_set_new(o, "max_concurrent_bursts", json_integer(r->max_concurrent_bursts));
 	json_object_set_new(o, "little_L", num(r->little_L));
-	json_object_set_new(o, "little_lambda", num(r->little_lambda));
+	/* the simulation counts arrivals per ns; the packet speaks of rps */
+	json_object_set_new(o, "little_lambda_rps", num(r->little_lambda * 1e9));
 	json_object_set_new(o, "little_W_us", num(r->little_W / 1e3));
 	json_object_set_new(o, "wait_hist", json_pack("{s:o,s:o}", "edges_us", edges, "counts", counts));
 	json_object_set_new(o, "core_util", cu);
@@ -255,9 +256,10 @@ static json_t *validation_json(const struct ana_findings *f)
 	json_t *a = json_array();
 	for (size_t i = 0; i < f->nchecks; i++) {
 		const struct ana_check *c = &f->checks[i];
-		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "block",
+		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "block",
 						   bname(f, c->block), "variant",
-						   col_variant_name(c->variant), "dtype", c->dtype,
+						   col_variant_name(c->variant), "id",
+						   ana_check_rule(c->id)->key, "dtype", c->dtype,
 						   "check", c->name, "status", ana_status_name(c->status),
 						   "value", c->value, "threshold", c->threshold,
 						   "provenance", ana_prov_name(c->prov), "trigger",
@@ -328,11 +330,52 @@ static json_t *rules_json(void)
 	size_t n;
 	const struct ana_rule *r = ana_rules(&n);
 	json_t *a = json_array();
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:s,s:s}", "class", ana_class_name(r[i].cls),
-						   "formula", r[i].formula, "threshold", r[i].threshold,
-						   "explanation", r[i].explanation, "source", r[i].source));
+	if (!a)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		char thr[128];
+		ana_rule_threshold(&r[i], thr, sizeof thr);
+		if (json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:f,s:f,s:s,s:s}", "class",
+						       ana_class_name(r[i].cls), "formula", r[i].formula,
+						       "threshold", thr, "limit", r[i].limit, "second",
+						       r[i].second, "explanation", r[i].explanation,
+						       "source", r[i].source))) {
+			json_decref(a);
+			return NULL;
+		}
+	}
 	return a;
+}
+
+/* The check and verdict tables, as analyze/analyze.c applies them. */
+static json_t *check_rules_json(void)
+{
+	size_t n, nv;
+	const struct ana_check_rule *r = ana_check_rules(&n);
+	const struct ana_verdict_rule *v = ana_verdict_rules(&nv);
+	json_t *checks = json_array(), *verdicts = json_array();
+	json_t *o = json_pack("{s:o,s:o}", "checks", checks, "verdicts", verdicts);
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (json_array_append_new(
+			    checks, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:f,s:s}", "id", r[i].key, "name",
+					      r[i].name, "pass", r[i].pass, "warn", r[i].warn, "fail",
+					      r[i].fail, "on_fail",
+					      r[i].on_fail == ANA_GATES_NOTHING
+						      ? "gates nothing"
+						      : ana_verdict_name((enum ana_verdict)r[i].on_fail),
+					      "limit", r[i].limit, "source", r[i].source)))
+			goto oom;
+	for (size_t i = 0; i < nv; i++)
+		if (json_array_append_new(verdicts, json_pack("{s:s,s:s}", "verdict",
+							      ana_verdict_name(v[i].verdict), "when",
+							      v[i].when)))
+			goto oom;
+	return o;
+oom:
+	json_decref(o);
+	return NULL;
 }
 
 static json_t *context_json(const struct ana_findings *f)
@@ -443,6 +486,8 @@ static json_t *model_validation_json(const struct ana_findings *f)
 	}
 	json_object_set_new(o, "rows", rows);
 	json_object_set_new(o, "median_abs_error", num(mv->median_abs_error));
+	json_object_set_new(o, "trusted", json_boolean(mv->trusted));
+	json_object_set_new(o, "trust_limit", num(ana_check_rule(ANA_CHK_MODEL_ERROR)->limit));
 	json_object_set_new(o, "worst_abs_error", num(mv->worst_abs_error));
 	if (mv->worst >= 0) {
 		const struct ana_model_row *w = &mv->rows[mv->worst];
@@ -458,12 +503,13 @@ static json_t *model_validation_json(const struct ana_findings *f)
 	for (size_t i = 0; i < mv->nplanner; i++) {
 		const struct ana_planner_row *r = &mv->planner[i];
 		json_array_append_new(
-			pl, json_pack("{s:s,s:s,s:i,s:o,s:s,s:o,s:s,s:o,s:o}", "block", bname(f, r->block),
+			pl, json_pack("{s:s,s:s,s:i,s:o,s:s,s:o,s:s,s:o,s:o,s:b,s:o}", "block", bname(f, r->block),
 				      "variant", col_variant_name(r->variant), "candidates",
 				      r->candidates, "kendall_tau", num(r->tau), "choice_plan",
 				      r->choice_plan, "choice_ns", num(r->choice_ns), "best_plan",
 				      r->best_plan, "best_ns", num(r->best_ns), "slowdown",
-				      num(r->slowdown)));
+				      num(r->slowdown), "within", r->within, "limit",
+				      num(ana_check_rule(ANA_CHK_PLANNER)->limit)));
 	}
 	json_object_set_new(o, "planner", pl);
 	return o;
@@ -489,6 +535,7 @@ int ana_findings_write(const struct ana_findings *f, const char *path, struct op
 	json_object_set_new(o, "mitigations", mitigations_json(f));
 	json_object_set_new(o, "counters", counters_json(f));
 	json_object_set_new(o, "rules", rules_json());
+	json_object_set_new(o, "check_rules", check_rules_json());
 	json_object_set_new(o, "model_validation", model_validation_json(f));
 	char *s = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(1) | JSON_REAL_PRECISION(17));
 	json_decref(o);

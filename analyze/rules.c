@@ -9,40 +9,39 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Thresholds. SOL-style: a resource busy >= 60% of the modelled busy time and
- * >= 10 points above the next names the bound (Nsight Compute's SOL rule). */
-#define SOL_BOUND 0.60
-#define SOL_GAP 0.10
-#define LAUNCH_SHARE 0.30      /* launch overhead >= 30% of device time */
-#define QUEUE_SHARE 0.50       /* queue wait >= 50% of the simulated p95 */
-#define IMBALANCE_RATIO 1.25   /* slowest core >= 1.25 x the mean core */
-#define JAIN_FAIR 0.90         /* per-core Jain index below 0.9 */
-#define TAIL_WORSE 0.02        /* a simulated p95 2% above the baseline's is a symptom */
+/* A simulated p95 this much above the baseline's is a tail symptom; a
+ * counterfactual as far below the candidate's explains it. */
+#define TAIL_WORSE 0.02
 
+/* The rules, in class order. SOL-style: a resource busy >= 60% of the
+ * modelled busy time and >= 10 points above the next names the bound
+ * (Nsight Compute's SOL rule). Every number a rule compares against is its
+ * row's limit or second. */
 static const struct ana_rule rules[] = {
-	{ANA_COMPUTE_BOUND, "u_compute = sum(C) / sum(T - overhead)", "u >= 0.60 and >= 10 points above the next",
-	 SOL_BOUND, "the cores' MAC/vector units are the busiest resource of the modelled launches",
+	{ANA_COMPUTE_BOUND, "u_compute = sum(C) / sum(T - overhead)", "u >= %.2f and >= %.2f above the next",
+	 0.60, 0.10, "the cores' MAC/vector units are the busiest resource of the modelled launches",
 	 "Nsight Compute SOL rule (>= 60% busy, >= 10 point gap); roofline (Williams et al. 2009)"},
-	{ANA_GLOBAL_BW_BOUND, "u_global = sum(G) / sum(T - overhead)", "u >= 0.60 and >= 10 points above the next",
-	 SOL_BOUND, "GLOBAL (off-chip) transfers dominate the modelled launches: data is re-read instead of reused on chip",
+	{ANA_GLOBAL_BW_BOUND, "u_global = sum(G) / sum(T - overhead)", "u >= %.2f and >= %.2f above the next",
+	 0.60, 0.10, "GLOBAL (off-chip) transfers dominate the modelled launches: data is re-read instead of reused on chip",
 	 "Nsight Compute SOL rule; roofline / ECM transfer terms (kerncraft)"},
-	{ANA_ONCHIP_BW_BOUND, "u_shared = sum(S) / sum(T - overhead)", "u >= 0.60 and >= 10 points above the next",
-	 SOL_BOUND, "SHARED (on-chip) bandwidth dominates: tiles are re-read from the on-chip buffer faster than compute consumes them",
+	{ANA_ONCHIP_BW_BOUND, "u_shared = sum(S) / sum(T - overhead)", "u >= %.2f and >= %.2f above the next",
+	 0.60, 0.10, "SHARED (on-chip) bandwidth dominates: tiles are re-read from the on-chip buffer faster than compute consumes them",
 	 "Nsight Compute SOL rule; Timeloop per-level bandwidth slowdown"},
-	{ANA_LAUNCH_OVERHEAD_BOUND, "sum(overhead) / sum(T)", "x >= 0.30", LAUNCH_SHARE,
-	 "fixed launch cost is a large share of device time: too many small launches",
+	{ANA_LAUNCH_OVERHEAD_BOUND, "sum(overhead) / sum(T)", "x >= %.2f (primary over a SOL bound above %.2f)",
+	 0.30, 0.50, "fixed launch cost is a large share of device time: too many small launches",
 	 "XLA GPU cost model (1-5 us per launch); 30% chosen as 'a third of the time is dispatch'"},
-	{ANA_QUEUEING_DELAY, "wait_p95 / latency_p95 (pipeline simulation)", "x >= 0.50", QUEUE_SHARE,
+	{ANA_QUEUEING_DELAY, "wait_p95 / latency_p95 (pipeline simulation)",
+	 "x >= %.2f (a tail symptom's cause when %.2f above the baseline's)", 0.50, 0.10,
 	 "requests spend most of their tail latency waiting in the batch window or the runtime queue",
 	 "seed 002 tail-latency drivers; queueing share of the tail (Dean & Barroso, The Tail at Scale)"},
 	{ANA_CORE_IMBALANCE, "max over launches of (max core work / mean core work); per-core Jain index",
-	 "x >= 1.25 or Jain < 0.90", IMBALANCE_RATIO,
+	 "x >= %.2f or Jain < %.2f", 1.25, 0.90,
 	 "the kernel ends when its slowest core ends: work is not spread evenly",
 	 "Jain, Chiu & Hawe (1984) fairness index; the device model's slowest-core rule"},
-	{ANA_MAPPING_FALLBACK, "fallbacks + DMA splits", "x > 0", 0,
+	{ANA_MAPPING_FALLBACK, "fallbacks + DMA splits", "x > %.0f", 0, 0,
 	 "the plan asked for did not map: a capacity fallback replaced it, or transfers were split at dma.max_last_dim",
 	 "architecture: SHARED capacity and DMA descriptor limit of the envelope"},
-	{ANA_PRECISION_LOSS, "quality metric / profile threshold", "x > 1 fails, x > 0.5 warns", 1.0,
+	{ANA_PRECISION_LOSS, "quality metric / profile threshold", "x > %.2f fails, x > %.2f warns", 1.0, 0.5,
 	 "the output's error against the fp64 / exact integer reference exceeds the profile's precision threshold",
 	 "profile precision thresholds; seed 002 pitfall: precision wins need quality evidence"},
 };
@@ -51,6 +50,17 @@ const struct ana_rule *ana_rules(size_t *n)
 {
 	*n = sizeof rules / sizeof *rules;
 	return rules;
+}
+
+const struct ana_rule *ana_rule(enum ana_class c)
+{
+	return &rules[c < ANA_NCLASSES ? c : 0];
+}
+
+void ana_rule_threshold(const struct ana_rule *r, char *buf, size_t len)
+{
+	/* the formats are this file's constants, each with two conversions */
+	snprintf(buf, len, r->threshold, r->limit, r->second);
 }
 
 static const char *const class_names[ANA_NCLASSES] = {
@@ -116,7 +126,7 @@ static struct ana_finding *new_finding(struct ana_list *l, int block, int varian
 	f->variant = variant;
 	f->cls = cls;
 	f->score = score;
-	snprintf(f->explanation, sizeof f->explanation, "%s", rules[cls].explanation);
+	snprintf(f->explanation, sizeof f->explanation, "%s", ana_rule(cls)->explanation);
 	snprintf(f->reproduce, sizeof f->reproduce, "%s", reproduce);
 	return f;
 }
@@ -136,7 +146,8 @@ static int sol_bound(const struct ana_terms *t, double *second)
 		if (i != best && u[i] > next)
 			next = u[i];
 	*second = next;
-	if (u[best] >= SOL_BOUND && u[best] - next >= SOL_GAP)
+	const struct ana_rule *r = ana_rule(c[best]);
+	if (u[best] >= r->limit && u[best] - next >= r->second)
 		return (int)c[best];
 	return -1;
 }
@@ -164,7 +175,8 @@ int ana_tail_finding(const struct ana_ctx *cx, int b, struct ana_list *out, enum
 	int bursts = contended || exposed;
 	double qa = A->pipe.p95_ns > 0 ? A->pipe.wait_p95_ns / A->pipe.p95_ns : 0;
 	double qb = B->pipe.p95_ns > 0 ? B->pipe.wait_p95_ns / B->pipe.p95_ns : 0;
-	enum ana_class cls = bursts ? ANA_GLOBAL_BW_BOUND : qb > qa + SOL_GAP ? ANA_QUEUEING_DELAY : *primary;
+	enum ana_class cls = bursts ? ANA_GLOBAL_BW_BOUND
+			     : qb > qa + ana_rule(ANA_QUEUEING_DELAY)->second ? ANA_QUEUEING_DELAY : *primary;
 	struct ana_finding *f = new_finding(out, b, 1, cls, cand / base, repro);
 	if (!f)
 		return OPR_ENOMEM;
@@ -223,9 +235,11 @@ int ana_classify_variant(const struct ana_ctx *cx, int b, int v, struct ana_list
 
 	/* precision loss first: a wrong answer outranks a slow one */
 	double qm, thr;
+	const struct ana_rule *R = ana_rule(ANA_PRECISION_LOSS);
 	ana_quality_metric(cx->run->profile, br->block, vr, &qm, &thr);
-	if (isfinite(qm) && thr > 0 && qm / thr > 0.5) {
-		snprintf(cmp, sizeof cmp, "%.3g %s %.3g", qm, qm > thr ? ">" : "<=", thr);
+	if (isfinite(qm) && thr > 0 && qm / thr > R->second) {
+		double lim = R->limit * thr;
+		snprintf(cmp, sizeof cmp, "%.3g %s %.3g", qm, qm > lim ? ">" : "<=", lim);
 		struct ana_finding *f = new_finding(out, b, v, ANA_PRECISION_LOSS, qm / thr, repro);
 		if (!f)
 			return OPR_ENOMEM;
@@ -233,19 +247,20 @@ int ana_classify_variant(const struct ana_ctx *cx, int b, int v, struct ana_list
 		       "output vs fp64 / exact integer reference on seeded inputs");
 		snprintf(f->symptom, sizeof f->symptom, "output error %.3g against a threshold of %.3g",
 			 qm, thr);
-		if (qm > thr && found < 0)
+		if (qm > lim && found < 0)
 			found = ANA_PRECISION_LOSS;
 	}
 	uint64_t fb = vr->counters.fallbacks, sp = vr->counters.splits;
-	if (fb + sp > 0) {
+	if ((double)(fb + sp) > ana_rule(ANA_MAPPING_FALLBACK)->limit) {
 		struct ana_finding *f = new_finding(out, b, v, ANA_MAPPING_FALLBACK, (double)(fb + sp), repro);
 		if (!f)
 			return OPR_ENOMEM;
 		/* the comparison is shown for the counters that triggered */
-		snprintf(cmp, sizeof cmp, "%llu > 0", (unsigned long long)fb);
+		double lim = ana_rule(ANA_MAPPING_FALLBACK)->limit;
+		snprintf(cmp, sizeof cmp, "%llu > %.0f", (unsigned long long)fb, lim);
 		add_ev(f, "FALLBACKS", (double)fb, "", ANA_SIMULATED, fb ? cmp : "",
 		       vr->fell_back ? vr->plan_note : "");
-		snprintf(cmp, sizeof cmp, "%llu > 0", (unsigned long long)sp);
+		snprintf(cmp, sizeof cmp, "%llu > %.0f", (unsigned long long)sp, lim);
 		add_ev(f, "DMA_SPLITS", (double)sp, "", ANA_SIMULATED, sp ? cmp : "",
 		       "transfers split at dma.max_last_dim");
 		add_ev(f, "DMA_TRANSFERS", (double)vr->counters.transfers, "", ANA_SIMULATED, "", "");
@@ -263,7 +278,7 @@ int ana_classify_variant(const struct ana_ctx *cx, int b, int v, struct ana_list
 		struct ana_finding *f = new_finding(out, b, v, sol, u, repro);
 		if (!f)
 			return OPR_ENOMEM;
-		snprintf(cmp, sizeof cmp, "%.2f >= 0.60, next %.2f", u, second);
+		snprintf(cmp, sizeof cmp, "%.2f >= %.2f, next %.2f", u, ana_rule(sol)->limit, second);
 		add_ev(f, sol == ANA_COMPUTE_BOUND ? "u_compute" : sol == ANA_GLOBAL_BW_BOUND ? "u_global" : "u_shared",
 		       u, "fraction", ANA_SIMULATED, cmp, "device model launch records");
 		add_ev(f, "modelled time", t.total, "ns", ANA_SIMULATED, "", "");
@@ -275,39 +290,44 @@ int ana_classify_variant(const struct ana_ctx *cx, int b, int v, struct ana_list
 		if (found < 0)
 			found = sol;
 	}
-	if (t.launch_share >= LAUNCH_SHARE) {
+	R = ana_rule(ANA_LAUNCH_OVERHEAD_BOUND);
+	if (t.launch_share >= R->limit) {
 		struct ana_finding *f = new_finding(out, b, v, ANA_LAUNCH_OVERHEAD_BOUND, t.launch_share, repro);
 		if (!f)
 			return OPR_ENOMEM;
-		snprintf(cmp, sizeof cmp, "%.2f >= 0.30", t.launch_share);
+		snprintf(cmp, sizeof cmp, "%.2f >= %.2f", t.launch_share, R->limit);
 		add_ev(f, "overhead share", t.launch_share, "fraction", ANA_SIMULATED, cmp, "");
 		add_ev(f, "LAUNCHES", (double)vr->counters.launches, "", ANA_SIMULATED, "", "");
 		add_ev(f, "launch overhead", t.overhead, "ns", ANA_SIMULATED, "", "");
 		snprintf(f->symptom, sizeof f->symptom, "%llu launch(es) spend %.0f%% of device time in overhead",
 			 (unsigned long long)vr->counters.launches, 100 * t.launch_share);
-		if (found < 0 || (found == sol && t.launch_share > 0.5))
+		if (found < 0 || (found == sol && t.launch_share > R->second))
 			found = ANA_LAUNCH_OVERHEAD_BOUND;
 	}
 	const struct col_pipe_result *pr = &vr->pipe;
 	double qshare = pr->p95_ns > 0 ? pr->wait_p95_ns / pr->p95_ns : 0;
-	if (qshare >= QUEUE_SHARE) {
+	R = ana_rule(ANA_QUEUEING_DELAY);
+	if (qshare >= R->limit) {
 		struct ana_finding *f = new_finding(out, b, v, ANA_QUEUEING_DELAY, qshare, repro);
 		if (!f)
 			return OPR_ENOMEM;
-		snprintf(cmp, sizeof cmp, "%.2f >= 0.50", qshare);
+		snprintf(cmp, sizeof cmp, "%.2f >= %.2f", qshare, R->limit);
 		add_ev(f, "wait p95 / latency p95", qshare, "fraction", ANA_SIMULATED, cmp, "pipeline simulation");
 		add_ev(f, "queue wait p95", pr->wait_p95_ns, "ns", ANA_SIMULATED, "", "");
 		add_ev(f, "mean batch", pr->mean_batch, "", ANA_SIMULATED, "", "");
 		snprintf(f->symptom, sizeof f->symptom, "queue wait is %.0f%% of the simulated p95 latency",
 			 100 * qshare);
 	}
-	if (t.imbalance >= IMBALANCE_RATIO || (pr->n > 0 && pr->jain_cores < JAIN_FAIR)) {
+	R = ana_rule(ANA_CORE_IMBALANCE);
+	if (t.imbalance >= R->limit || (pr->n > 0 && pr->jain_cores < R->second)) {
 		struct ana_finding *f = new_finding(out, b, v, ANA_CORE_IMBALANCE, t.imbalance, repro);
 		if (!f)
 			return OPR_ENOMEM;
-		snprintf(cmp, sizeof cmp, "%.2f %s 1.25", t.imbalance, t.imbalance >= IMBALANCE_RATIO ? ">=" : "<");
+		snprintf(cmp, sizeof cmp, "%.2f %s %.2f", t.imbalance, t.imbalance >= R->limit ? ">=" : "<",
+			 R->limit);
 		add_ev(f, "launch imbalance", t.imbalance, "max/mean", ANA_SIMULATED, cmp, "");
-		snprintf(cmp, sizeof cmp, "%.3f %s 0.90", pr->jain_cores, pr->jain_cores < JAIN_FAIR ? "<" : ">=");
+		snprintf(cmp, sizeof cmp, "%.3f %s %.2f", pr->jain_cores, pr->jain_cores < R->second ? "<" : ">=",
+			 R->second);
 		add_ev(f, "Jain index (cores)", pr->jain_cores, "", ANA_SIMULATED, cmp, "pipeline simulation");
 		snprintf(f->symptom, sizeof f->symptom, "the slowest core carries %.2fx the mean work",
 			 t.imbalance);

@@ -158,6 +158,7 @@ static void planner_row(const struct col_block_run *br, int b, int v, struct ana
 		ops_plan_describe(g, &vr->alts[choice].plan, p->choice_plan, sizeof p->choice_plan);
 	ops_plan_describe(g, &vr->alts[best].plan, p->best_plan, sizeof p->best_plan);
 	p->slowdown = p->best_ns > 0 ? p->choice_ns / p->best_ns - 1.0 : NAN;
+	p->within = isfinite(p->slowdown) && p->slowdown <= ana_check_rule(ANA_CHK_PLANNER)->limit;
 }
 
 int ana_model_validate(const struct col_run *run, struct ana_model_validation *mv,
@@ -253,6 +254,7 @@ int ana_model_validate(const struct col_run *run, struct ana_model_validation *m
 	if (n) {
 		qsort(e, n, sizeof *e, cmp_d);
 		mv->median_abs_error = n % 2 ? e[n / 2] : 0.5 * (e[n / 2 - 1] + e[n / 2]);
+		mv->trusted = mv->median_abs_error <= ana_check_rule(ANA_CHK_MODEL_ERROR)->limit;
 	}
 	free(e);
 	return 0;

@@ -37,7 +37,7 @@ int cmd_collect(int argc, char **argv)
 		opr_error_set(&err, OPR_EEXIST, "'%s' exists; pass --force to replace it", out);
 		return opr_fail(&err);
 	}
-	struct col_options co = {profile, envdir, 1.0, !quiet && isatty(2), no_papi, NULL};
+	struct col_options co = {profile, envdir, 1.0, !quiet && isatty(2), no_papi};
 	struct col_run *run = NULL;
 	rc = col_collect(&co, &run, &err);
 	if (!rc)

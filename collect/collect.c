@@ -637,6 +637,12 @@ static int collect_block(struct col_run *run, struct sampler *s, struct col_bloc
 
 int col_collect(const struct col_options *opt, struct col_run **out, struct opr_error *err)
 {
+	return col_collect_block(opt, NULL, out, err);
+}
+
+int col_collect_block(const struct col_options *opt, const char *only, struct col_run **out,
+		      struct opr_error *err)
+{
 	struct col_run *run = calloc(1, sizeof *run);
 	struct sampler s = {0};
 	if (!run)
@@ -654,9 +660,9 @@ int col_collect(const struct col_options *opt, struct col_run **out, struct opr_
 	const struct col_profile *p = run->profile;
 	int nrun = 0;
 	for (int i = 0; i < p->nblocks; i++)
-		nrun += !opt->only_block || !strcmp(p->blocks[i].name, opt->only_block);
+		nrun += !only || !strcmp(p->blocks[i].name, only);
 	if (!nrun) {
-		rc = opr_error_set(err, OPR_EUSAGE, "no block '%s' in '%s'", opt->only_block,
+		rc = opr_error_set(err, OPR_EUSAGE, "no block '%s' in '%s'", only,
 				   opt->profile_path);
 		goto fail;
 	}
@@ -665,7 +671,7 @@ int col_collect(const struct col_options *opt, struct col_run **out, struct opr_
 	uint64_t rng = p->seed ^ 0x6f70726576696577ULL; /* round orders */
 	int64_t t0 = now_ns();
 	for (int i = 0; i < p->nblocks; i++) {
-		if (opt->only_block && strcmp(p->blocks[i].name, opt->only_block))
+		if (only && strcmp(p->blocks[i].name, only))
 			continue;
 		struct col_block_run *br = &run->blocks[run->nblocks];
 		br->block = &p->blocks[i];

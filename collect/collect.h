@@ -110,15 +110,17 @@ struct col_options {
 	double budget_scale;             /* 1.0 normally */
 	int progress;                    /* progress on stderr */
 	int no_papi;                     /* skip PAPI (tests of the unavailable path) */
-	const char *only_block;          /* NULL: every block; else only this one (its
-					  * inputs, outputs and counters are those of the
-					  * whole run: they are keyed by the block's name) */
 };
 
 /* Runs a whole collection: loads the profile, plans, runs, samples and
  * simulates every block. *out is owned by the caller (col_run_free). */
 int col_collect(const struct col_options *opt, struct col_run **out,
 		struct opr_error *err);
+/* The same for one block of the profile (replay --block): its inputs,
+ * outputs and counters are those of the whole run, keyed by the block's
+ * name. OPR_EUSAGE when the profile has no such block. */
+int col_collect_block(const struct col_options *opt, const char *block, struct col_run **out,
+		      struct opr_error *err);
 void col_run_free(struct col_run *run); /* NULL is fine */
 
 /* Writes the archive atomically: DIR.tmp-XXXX beside DIR, fsync, rename.

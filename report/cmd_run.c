@@ -135,7 +135,7 @@ int cmd_run(int argc, char **argv)
 		opr_error_set(&err, OPR_EEXIST, "'%s' exists; pass --force to replace it", out);
 		return opr_fail(&err);
 	}
-	struct col_options co = {profile, envdir, 1.0, !quiet && isatty(2), no_papi, NULL};
+	struct col_options co = {profile, envdir, 1.0, !quiet && isatty(2), no_papi};
 	struct col_run *run = NULL;
 	if ((rc = col_collect(&co, &run, &err)))
 		return opr_fail(&err);

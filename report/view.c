@@ -372,8 +372,10 @@ static void view_block(struct vb *vb, json_t *out, json_t *blk)
 		sets(vb, p, "mean_batch", t);
 		f_count(t, sizeof t, num(pl, "requests"));
 		sets(vb, p, "requests", t);
+		/* L = lambda W with lambda in rps and W in us: the product is
+		 * lambda * W * 1e-6 requests in the system */
 		f_fixed(a, sizeof a, num(pl, "little_L"), 2);
-		f_fixed(c, sizeof c, num(pl, "little_lambda"), 1);
+		f_fixed(c, sizeof c, num(pl, "little_lambda_rps"), 0);
 		setf(vb, p, "little", "L = %s = %s rps x %.1f us", a, c, num(pl, "little_W_us"));
 		json_t *sw = get(pl, "sweep"), *row;
 		size_t i;
@@ -866,11 +868,12 @@ static void view_model(struct vb *vb, json_t *view, json_t *f)
 		setf(vb, o, "worst_error", "%.1f%%", 100 * worst);
 		setf(vb, o, "summary",
 		     "On this host the model's median error is %.1f%% and its worst %.1f%% "
-		     "(%s, %s: modelled/measured x%.2f, the model's largest term %s). %s",
+		     "(%s, %s: modelled/measured x%.2f, the model's largest term %s). %s (%.0f%%).",
 		     100 * med, 100 * worst, str(w, "block"), str(w, "variant"), num(w, "ratio"),
 		     str(w, "dominant_term"),
-		     med <= 0.30 ? "Within the 30% the model is trusted to on this machine."
-				 : "Beyond 30%: treat modelled times on this machine as indicative only.");
+		     json_is_true(get(mv, "trusted")) ? "Within the limit the model is trusted to on this machine"
+						     : "Beyond the limit: treat modelled times on this machine as indicative only",
+		     100 * num(mv, "trust_limit"));
 	} else {
 		sets(vb, o, "median_error", "n/a");
 		sets(vb, o, "worst_error", "n/a");
@@ -916,7 +919,8 @@ static void view_model(struct vb *vb, json_t *view, json_t *f)
 		setf(vb, r, "times", "%s / %s", a, b);
 		double sd = num(x, "slowdown");
 		setf(vb, r, "slowdown", "%+.1f%%", 100 * sd);
-		sets(vb, r, "verdict", !isfinite(sd) ? "n/a" : sd <= 0.10 ? "within 10%" : "beyond 10%");
+		setf(vb, r, "verdict", "%s %.0f%%", !isfinite(sd) ? "n/a:" : json_is_true(get(x, "within")) ? "within" : "beyond",
+		     100 * num(x, "limit"));
 	}
 }
 

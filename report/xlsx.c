@@ -753,7 +753,7 @@ static const struct col pipeline_cols[] = {
 	{"bandwidth util", 1, "pipeline.bw_util", F_RATIO, 9},
 	{"mean batch", 1, "pipeline.mean_batch", F_RATIO, 9},
 	{"Little L", 1, "pipeline.little_L", F_RATIO, 9},
-	{"Little lambda (rps)", 1, "pipeline.little_lambda", F_RPS, 12},
+	{"Little lambda (rps)", 1, "pipeline.little_lambda_rps", F_RPS, 12},
 	{"Little W (us)", 1, "pipeline.little_W_us", F_US, 11},
 };
 

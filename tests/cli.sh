@@ -77,6 +77,11 @@ check "packet.md has a sign-off checkbox per role" sh -c "test \$(grep -c '^- \\
 check "packet.html references nothing external" sh -c "! grep -qi 'http://\\|https://\\|src=\\|<link' $T/q/packet.html"
 check "packet.html renders tables and charts" sh -c "grep -q '<table' $T/q/packet.html && grep -q '<svg' $T/q/packet.html"
 check "SDE counters read through PAPI equal the simulated ones" sh -c "grep -q '| counters via PAPI SDE | PASS | 5 of 5 events = simulated x' $T/q/packet.md && ! grep -q '| counters via PAPI SDE | FAIL' $T/q/packet.md"
+check "the Little's-law line prints the arrival rate, and L = rate x W holds" /usr/bin/python3 -c "
+import re,sys
+rows=re.findall(r'L = ([0-9.]+) = ([0-9.]+) rps x ([0-9.]+) us', open('$T/q/packet.md').read())
+ok=len(rows)>=2 and all(float(lam)>0 and abs(float(L)-float(lam)*float(W)*1e-6)<=0.02*float(L)+0.01 for L,lam,W in rows)
+sys.exit(0 if ok else 1)"
 check "verdict in findings.json matches the exit code" sh -c "grep -q '\"exit_code\": $rc' $T/q/findings.json"
 check "unavailable counters carry a reason, never 0" sh -c "! grep -A0 '\"provenance\": \"unavailable\"' $T/q/findings.json >/dev/null || /usr/bin/python3 -c '
 import json,sys

@@ -580,6 +580,65 @@ static void test_verdict_warn(void **state)
 	col_run_free(run);
 }
 
+/* SHIP WITH MITIGATIONS always lists one: every candidate warning gets the
+ * mitigation that would settle it, and its block's findings a reproduce
+ * command that names the block. Four edge blocks: no host samples at all
+ * (the comparison cannot be made), a quality warning, an SLA CI straddling
+ * the target, and one too few rounds for a p95 claim. */
+static void test_mitigated_ship_names_mitigations(void **state)
+{
+	(void)state;
+	struct col_run *run = new_run(4);
+	run->profile->budget.seconds = 8;
+	run->blocks[1].v[1].quality.rel_l2 = 0.7 * FP16_THR;
+	set_samples(run, 1, 1.0, 0x5417);
+	set_samples(run, 2, 1.0, 0x5418);
+	for (int v = 0; v < 2; v++) {
+		set_pipe(&run->blocks[2].v[v], 990e3, 0.25);
+		run->blocks[2].v[v].pipe_p95_hi = 1010e3;
+	}
+	set_samples(run, 3, 1.0, 0x5419);
+	for (int v = 0; v < 2; v++)
+		run->blocks[3].v[v].nsamples = 3 * PER_ROUND; /* three rounds */
+	run->blocks[3].nrounds = 3;
+	struct ana_findings *f = analyze(run);
+	assert_int_equal(f->verdict, ANA_SHIP_WITH_MITIGATIONS);
+	assert_int_equal(count_status(f, 1, ANA_FAIL), 0);
+	assert_true(f->nmit >= 4);
+	for (size_t i = 0; i < f->nchecks; i++) {
+		const struct ana_check *c = &f->checks[i];
+		if (c->variant != 1 || c->status != ANA_WARN)
+			continue;
+		int covered = 0;
+		for (size_t k = 0; k < f->nmit; k++)
+			covered |= f->mit[k].block == c->block;
+		if (!covered)
+			fail_msg("%s of blk%d warns and no mitigation names the block", c->name, c->block);
+	}
+	assert_int_equal(check_of(f, 0, 1, "regression p95 (host)")->status, ANA_WARN);
+	assert_int_equal(check_of(f, 3, 1, "regression p95 (host)")->status, ANA_WARN);
+	int samples0 = 0, samples3 = 0, sla = 0, quality = 0;
+	for (size_t k = 0; k < f->nmit; k++) {
+		const struct ana_mitigation *m = &f->mit[k];
+		samples0 |= m->block == 0 && strstr(m->title, "rounds per variant") != NULL;
+		samples3 |= m->block == 3 && strstr(m->title, "rounds per variant (now 3)") != NULL;
+		sla |= m->block == 2 && strstr(m->expected, "traffic.requests >= ") != NULL;
+		quality |= m->block == 1 && !strcmp(m->owner_role, "runtime-systems-engineer");
+		assert_true(m->owner_role[0] && m->expected[0] && m->validation[0] && m->rollback[0]);
+	}
+	assert_true(samples0);
+	assert_true(samples3);
+	assert_true(sla);
+	assert_true(quality);
+	for (size_t i = 0; i < f->nfind; i++) {
+		char want[64];
+		snprintf(want, sizeof want, "opreview replay runs/synthetic --block blk%d ", f->find[i].block);
+		assert_non_null(strstr(f->find[i].reproduce, want));
+	}
+	ana_findings_free(f);
+	col_run_free(run);
+}
+
 static void test_verdict_precision_rollback(void **state)
 {
 	(void)state;
@@ -1005,6 +1064,53 @@ static void test_worksheet_agrees_with_evidence(void **state)
 	col_run_free(run);
 }
 
+/* ---- the rule and check tables are what runs ---- */
+
+/* Each finding's deciding comparison is written from its rule's row, and a
+ * check's name and gating come from the check table. */
+static void test_rules_are_the_table(void **state)
+{
+	(void)state;
+	struct col_run *run = mini_case(390e3, 380e3);
+	struct ana_findings *f = analyze(run);
+	size_t n;
+	const struct ana_rule *r = ana_rules(&n);
+	assert_int_equal(n, ANA_NCLASSES);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(r[i].cls, (int)i);
+	int compared = 0;
+	for (size_t i = 0; i < f->nfind; i++) {
+		const struct ana_finding *x = &f->find[i];
+		const struct ana_rule *R = ana_rule(x->cls);
+		char lim[32];
+		snprintf(lim, sizeof lim, " %.2f", R->limit);
+		if (x->cls == ANA_COMPUTE_BOUND || x->cls == ANA_GLOBAL_BW_BOUND ||
+		    x->cls == ANA_ONCHIP_BW_BOUND || x->cls == ANA_LAUNCH_OVERHEAD_BOUND ||
+		    x->cls == ANA_QUEUEING_DELAY || x->cls == ANA_CORE_IMBALANCE) {
+			if (!strncmp(x->symptom, "simulated p95", 13))
+				continue; /* the tail finding compares against the baseline */
+			assert_non_null(strstr(x->ev[0].comparison, lim));
+			compared++;
+		}
+	}
+	assert_true(compared > 0);
+	size_t nc;
+	const struct ana_check_rule *cr = ana_check_rules(&nc);
+	assert_int_equal(nc, ANA_NCHECKS);
+	for (size_t i = 0; i < nc; i++)
+		assert_int_equal(cr[i].id, (int)i);
+	for (size_t i = 0; i < f->nchecks; i++)
+		assert_string_equal(f->checks[i].name, ana_check_rule(f->checks[i].id)->name);
+	assert_int_equal(ana_check_rule(ANA_CHK_QUALITY)->on_fail, ANA_ROLLBACK);
+	assert_int_equal(ana_check_rule(ANA_CHK_REPRO)->on_fail, ANA_ROLLBACK);
+	assert_int_equal(ana_check_rule(ANA_CHK_MODEL_ERROR)->on_fail, ANA_GATES_NOTHING);
+	char thr[128];
+	ana_rule_threshold(ana_rule(ANA_CORE_IMBALANCE), thr, sizeof thr);
+	assert_string_equal(thr, "x >= 1.25 or Jain < 0.90");
+	ana_findings_free(f);
+	col_run_free(run);
+}
+
 /* ---- golden findings.json of a fixed archive ---- */
 
 static char *read_all(const char *path, size_t *len)
@@ -1104,6 +1210,7 @@ int main(void)
 		cmocka_unit_test(test_host_aa_no_fail),
 		cmocka_unit_test(test_verdict_ship),
 		cmocka_unit_test(test_verdict_warn),
+		cmocka_unit_test(test_mitigated_ship_names_mitigations),
 		cmocka_unit_test(test_verdict_precision_rollback),
 		cmocka_unit_test(test_verdict_repro_rollback),
 		cmocka_unit_test(test_mini_case_bursts),
@@ -1112,6 +1219,7 @@ int main(void)
 		cmocka_unit_test(test_bh_across_blocks),
 		cmocka_unit_test(test_one_global_definition),
 		cmocka_unit_test(test_worksheet_agrees_with_evidence),
+		cmocka_unit_test(test_rules_are_the_table),
 		cmocka_unit_test(test_golden_findings),
 	};
 	return cmocka_run_group_tests_name("analyze", tests, NULL, NULL);
