@@ -12,8 +12,8 @@
 #define CONF 0.95
 #define ALPHA 0.05
 #define NBOOT 2000
-#define WS_SHOWN_FIT 4   /* fitting alternatives per variant in the packet */
-#define WS_SHOWN_UNFIT 2 /* plans over capacity per variant in the packet */
+#define WS_SHOWN_FIT 1   /* fitting alternatives of the candidate in the packet */
+#define WS_SHOWN_UNFIT 1 /* plans over capacity of the candidate in the packet */
 
 void *ana_list_push(struct ana_list *l)
 {
@@ -392,8 +392,9 @@ static int worksheet_block(const struct ana_ctx *cx, int b, const struct ana_blo
 			/* the packet shows the chosen plan, the best few fitting
 			 * alternatives and the first plans that did not fit; the
 			 * rest stay in findings.json and the workbook */
-			w->shown = w->chosen || (e->fits ? shown_fit++ < WS_SHOWN_FIT
-							 : shown_unfit++ < WS_SHOWN_UNFIT);
+			w->shown = w->chosen || (v == COL_CANDIDATE &&
+						 (e->fits ? shown_fit++ < WS_SHOWN_FIT
+							  : shown_unfit++ < WS_SHOWN_UNFIT));
 			if (w->chosen)
 				snprintf(w->reason, sizeof w->reason, "%s",
 					 vr->plan_note[0] ? vr->plan_note : "chosen");
@@ -498,7 +499,7 @@ static int sde_agreement(const struct col_run *run, const struct col_variant_run
 	if (!r)
 		return OPR_ENOMEM;
 	if (agree == checked)
-		snprintf(r->value, sizeof r->value, "%d of %d events = simulated x %zu runs", agree,
+		snprintf(r->value, sizeof r->value, "%d of %d = simulated x %zu runs", agree,
 			 checked, vr->nsamples);
 	else
 		snprintf(r->value, sizeof r->value, "%d of %d agree; %s", agree, checked, first_bad);
@@ -526,7 +527,7 @@ static int checks_variant(const struct ana_ctx *cx, int b, int v, struct ana_lis
 	enum ana_status qs = !isfinite(qv) || qv > pl->limit * qt ? ANA_FAIL
 			     : qv > pl->second * qt ? ANA_WARN : ANA_PASS;
 	OOM_IF(c = check(out, b, v, dt, ANA_CHK_QUALITY, qs, ANA_MEASURED));
-	snprintf(c->value, sizeof c->value, "%s %.3g", ana_quality_name(br->block), qv);
+	snprintf(c->value, sizeof c->value, is_requant(br->block) ? "%.3g LSB" : "rel L2 %.3g", qv);
 	snprintf(c->threshold, sizeof c->threshold, "<= %.3g", qt);
 	snprintf(c->trigger, sizeof c->trigger, "%s above %.3g on canary shadow outputs",
 		 ana_quality_name(br->block), qt);
@@ -578,13 +579,13 @@ static int checks_variant(const struct ana_ctx *cx, int b, int v, struct ana_lis
 		double mr = br->v[0].model_ns > 0 ? vr->model_ns / br->v[0].model_ns : NAN;
 		OOM_IF(c = check(out, b, v, dt, ANA_CHK_REG_MODEL,
 				 isfinite(mr) && mr <= 1 + thr ? ANA_PASS : ANA_FAIL, ANA_SIMULATED));
-		snprintf(c->value, sizeof c->value, "x%.3f (%.1f us vs %.1f us)", mr, vr->model_ns / 1e3,
+		snprintf(c->value, sizeof c->value, "x%.3f (%.1f vs %.1f us)", mr, vr->model_ns / 1e3,
 			 br->v[0].model_ns / 1e3);
 		snprintf(c->threshold, sizeof c->threshold, "<= %.2f", 1 + thr);
 		double pr95 = br->v[0].pipe.p95_ns > 0 ? pr->p95_ns / br->v[0].pipe.p95_ns : NAN;
 		OOM_IF(c = check(out, b, v, dt, ANA_CHK_REG_PIPE,
 				 isfinite(pr95) && pr95 <= 1 + thr ? ANA_PASS : ANA_FAIL, ANA_SIMULATED));
-		snprintf(c->value, sizeof c->value, "x%.3f (%.1f us vs %.1f us)", pr95, pr->p95_ns / 1e3,
+		snprintf(c->value, sizeof c->value, "x%.3f (%.1f vs %.1f us)", pr95, pr->p95_ns / 1e3,
 			 br->v[0].pipe.p95_ns / 1e3);
 		snprintf(c->threshold, sizeof c->threshold, "<= %.2f", 1 + thr);
 	}
@@ -599,14 +600,14 @@ static int checks_variant(const struct ana_ctx *cx, int b, int v, struct ana_lis
 	enum ana_status ms = vr->counters.peak_shared_bytes > cap ? ANA_FAIL
 			     : vr->fell_back || vr->counters.fallbacks ? ANA_WARN : ANA_PASS;
 	OOM_IF(c = check(out, b, v, dt, ANA_CHK_MEMORY, ms, ANA_SIMULATED));
-	snprintf(c->value, sizeof c->value, "%.1f KiB SHARED, %llu fallback(s)",
+	snprintf(c->value, sizeof c->value, "%.1f KiB, %llu fallback(s)",
 		 (double)vr->counters.peak_shared_bytes / 1024,
 		 (unsigned long long)(vr->counters.fallbacks));
 	snprintf(c->threshold, sizeof c->threshold, "<= %.0f KiB, no fallback", p->envelope.shared_capacity_kib);
 	snprintf(c->trigger, sizeof c->trigger, "any mapping fallback or SHARED over capacity at load");
 	enum ana_status rs = vr->repro_counters_equal && vr->repro_output_stable ? ANA_PASS : ANA_FAIL;
 	OOM_IF(c = check(out, b, v, dt, ANA_CHK_REPRO, rs, ANA_SIMULATED));
-	snprintf(c->value, sizeof c->value, "dry-run counters %s, output digest %s",
+	snprintf(c->value, sizeof c->value, "counters %s, digest %s",
 		 vr->repro_counters_equal ? "identical" : "DIFFER",
 		 vr->repro_output_stable ? "stable" : "CHANGED");
 	snprintf(c->threshold, sizeof c->threshold, "identical");

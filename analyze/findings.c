@@ -191,6 +191,22 @@ static json_t *blocks_json(const struct ana_findings *f)
 			json_array_append_new(vs, variant_json(f, b, v));
 		json_object_set_new(o, "variants", vs);
 		json_object_set_new(o, "comparisons", comparisons_json(f, b));
+		/* the block's own verdict: its candidate's worst check, and the
+		 * checks that did not pass (the packet's first screen) */
+		enum ana_status worst = ANA_PASS;
+		json_t *att = json_array();
+		for (size_t i = 0; i < f->nchecks; i++) {
+			const struct ana_check *c = &f->checks[i];
+			if (c->block != b || c->variant != COL_CANDIDATE || c->status == ANA_PASS)
+				continue;
+			if (c->status > worst)
+				worst = c->status;
+			json_array_append_new(att, json_pack("{s:s,s:s,s:s,s:s}", "id", ana_check_rule(c->id)->key,
+							     "check", c->name, "status",
+							     ana_status_name(c->status), "value", c->value));
+		}
+		json_object_set_new(o, "status", json_string(ana_status_name(worst)));
+		json_object_set_new(o, "attention", att);
 		json_array_append_new(a, o);
 	}
 	return a;

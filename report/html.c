@@ -27,6 +27,7 @@ static const char CSS[] =
 	"tr:nth-child(even) td{background:#fbfcfd}\n"
 	"td strong,td em{white-space:nowrap}\n"
 	"ul.contains-task-list,li.task-list-item{list-style:none}\n"
+	"details.long{margin:1em 0}details.long>summary{cursor:pointer;color:var(--muted)}\n"
 	"figure.chart{margin:1.5em 0;break-inside:avoid;page-break-inside:avoid}\n"
 	"figure.chart svg{display:block;width:100%;max-width:100%;height:auto;"
 	"border:1px solid var(--line);border-radius:6px}\n"
@@ -52,14 +53,29 @@ static void xml_text(struct rep_buf *b, const char *s)
 	}
 }
 
-/* Copies body into b with every <table> inside a scrolling wrapper, and the
- * charts inserted before the "Inputs" heading (after the summary) or at the
- * end when there is no such heading. */
+/* Body rows of the table that starts at p (cmark writes one <tr> per row,
+ * the header's included). */
+static size_t table_rows(const char *p)
+{
+	const char *end = strstr(p, "</table>");
+	size_t n = 0;
+	for (const char *q = strstr(p, "<tr>"); q && (!end || q < end); q = strstr(q + 4, "<tr>"))
+		n++;
+	return n ? n - 1 : 0;
+}
+
+/* Copies body into b with every <table> inside a scrolling wrapper, a long
+ * one (more than REP_HTML_OPEN_ROWS rows) collapsed in a <details> that says
+ * how many rows it holds, so the page reads as the Markdown's outline; and
+ * the charts inserted before the "Inputs" heading or at the end when there
+ * is no such heading. */
+#define REP_HTML_OPEN_ROWS 8
 static void assemble(struct rep_buf *b, const char *body, const char *charts)
 {
 	static const char anchor[] = "<h2>Inputs</h2>";
 	const char *insert = charts && *charts ? strstr(body, anchor) : NULL;
 	const char *p = body;
+	int collapsed = 0;
 	while (*p) {
 		if (p == insert) {
 			rep_buf_puts(b, "<section id=\"charts\">\n<h2>Charts</h2>\n");
@@ -68,10 +84,15 @@ static void assemble(struct rep_buf *b, const char *body, const char *charts)
 			insert = NULL;
 		}
 		if (!strncmp(p, "<table>", 7)) {
+			size_t rows = table_rows(p);
+			collapsed = rows > REP_HTML_OPEN_ROWS;
+			if (collapsed)
+				rep_buf_printf(b, "<details class=\"long\"><summary>Show the table (%zu rows)</summary>", rows);
 			rep_buf_puts(b, "<div class=\"table-wrap\"><table>");
 			p += 7;
 		} else if (!strncmp(p, "</table>", 8)) {
-			rep_buf_puts(b, "</table></div>");
+			rep_buf_puts(b, collapsed ? "</table></div></details>" : "</table></div>");
+			collapsed = 0;
 			p += 8;
 		} else {
 			rep_buf_add(b, p, 1);

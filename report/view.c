@@ -163,7 +163,8 @@ static void f_quantile(char *b, size_t n, json_t *q)
 	double v = num(q, "value_ns") / 1e3, lo = num(q, "lo_ns") / 1e3, hi = num(q, "hi_ns") / 1e3;
 	if (!json_is_true(get(q, "available"))) {
 		const char *why = str(q, "reason");
-		snprintf(b, n, "%s", *why ? why : "not enough samples");
+		/* findings.json keeps the whole reason */
+		snprintf(b, n, "%s", !*why || !strncmp(why, "too few samples", 15) ? "too few samples" : why);
 		return;
 	}
 	char vs[32];
@@ -313,9 +314,38 @@ static void view_block(struct vb *vb, json_t *out, json_t *blk)
 	f_us(c, sizeof c, num(get(cand, "pipeline"), "p95_us"));
 	arrow(t, sizeof t, a, c);
 	sets(vb, o, "pipeline_p95", t);
-	f_fixed(a, sizeof a, 100 * num(blk, "launch_reduction"), 0);
+	f_count(a, sizeof a, num(blk, "launch_reduction"));
 	f_us(c, sizeof c, num(blk, "launch_overhead_saved_us"));
-	setf(vb, o, "launch_reduction", "%s%% fewer launches, %s launch overhead saved", a, c);
+	setf(vb, o, "launch_reduction", "%s launch(es) fewer, %s launch overhead saved", a, c);
+	/* the primary metric: the host p95 of each variant with its CI */
+	f_quantile(a, sizeof a, get(get(base, "latency"), "p95"));
+	f_quantile(c, sizeof c, get(get(cand, "latency"), "p95"));
+	arrow(t, sizeof t, a, c);
+	sets(vb, o, "p95_host", t);
+	/* the block's status and what did not pass, from the analysis */
+	const char *st = str(blk, "status");
+	set_badge(vb, o, "status", *st ? st : "n/a");
+	struct rep_buf ab = { 0 };
+	json_t *att = get(blk, "attention"), *x;
+	size_t ai;
+	json_array_foreach(att, ai, x) {
+		const char *m = badge(str(x, "status"));
+		char *chk = rep_md_escape(str(x, "check"), 0), *val = rep_md_escape(str(x, "value"), 0);
+		if (!chk || !val) {
+			vb->oom = 1;
+		} else {
+			rep_buf_printf(&ab, "%s%s%s%s %s: %s", ai ? "; " : "", m, str(x, "status"), m, chk, val);
+		}
+		free(chk);
+		free(val);
+	}
+	char *attn = rep_buf_take(&ab);
+	if (!attn) {
+		vb->oom = 1;
+		return;
+	}
+	sets(vb, o, "attention", attn);
+	free(attn);
 
 	/* tail-first statistics of both variants */
 	json_t *stats = json_array(), *pipes = json_array(), *sweep = json_array(), *cmps = json_array();
@@ -403,6 +433,11 @@ static void view_block(struct vb *vb, json_t *out, json_t *blk)
 		if (!r)
 			return;
 		sets(vb, r, "metric", str(cmp, "metric"));
+		set(vb, r, "tail", json_boolean(strcmp(str(cmp, "metric"), "p50") != 0));
+		if (json_is_true(get(cmp, "available")))
+			setf(vb, r, "p_adj", "%.2g", num(cmp, "p_adjusted"));
+		else
+			sets(vb, r, "p_adj", "-");
 		if (json_is_true(get(cmp, "available"))) {
 			f_ratio_ci(t, sizeof t, num(cmp, "ratio"), num(cmp, "lo"), num(cmp, "hi"));
 			sets(vb, r, "ratio", t);
@@ -490,6 +525,26 @@ static void view_bottlenecks(struct vb *vb, json_t *view, json_t *f)
 		}
 		sets(vb, o, "evidence", joined);
 		free(joined);
+		/* the map shows the evidence that decided the class; the rest is
+		 * in the candidates' answers, findings.json and the workbook */
+		json_t *e0 = json_array_get(ev, 0);
+		if (e0) {
+			/* the comparison without the note: the map is one line a row */
+			json_t *bare = json_deep_copy(e0);
+			if (!bare || json_object_set_new(bare, "note", json_string(""))) {
+				json_decref(bare);
+				vb->oom = 1;
+				json_decref(elist);
+				return;
+			}
+			evidence_text(t, sizeof t, bare);
+			json_decref(bare);
+			sets(vb, o, "deciding", t);
+		} else {
+			sets(vb, o, "deciding", "");
+		}
+		while (json_array_size(elist) > 4)
+			json_array_remove(elist, json_array_size(elist) - 1);
 		/* the block's p95 comparison, the symptom the class must explain */
 		json_t *blk = NULL, *b;
 		size_t j;
@@ -498,7 +553,7 @@ static void view_bottlenecks(struct vb *vb, json_t *view, json_t *f)
 				blk = b;
 		comparison_text(t, sizeof t, !strcmp(variant, "candidate") ? comparison_of(blk, "p95") : NULL);
 		sets(vb, o, "comparison", !strcmp(variant, "candidate") ? t : "baseline");
-		if (!primary) {
+		if (!primary || strcmp(variant, "candidate")) {
 			json_decref(elist);
 			continue;
 		}
@@ -510,6 +565,12 @@ static void view_bottlenecks(struct vb *vb, json_t *view, json_t *f)
 		sets(vb, a, "block", block);
 		sets(vb, a, "variant", variant);
 		sets(vb, a, "class", str(x, "class"));
+		/* a block whose candidate passes every check has no symptom to
+		 * explain at length: its answer is one line */
+		int full = strcmp(str(blk, "status"), "PASS") != 0;
+		set(vb, a, "full", json_boolean(full));
+		if (full)
+			set(vb, view, "findings_full", json_true());
 		sets(vb, a, "symptom", str(x, "symptom"));
 		sets(vb, a, "explanation", str(x, "explanation"));
 		set(vb, a, "evidence", elist);
@@ -524,8 +585,9 @@ static void view_worksheet(struct vb *vb, json_t *view, json_t *f)
 	size_t i;
 	size_t hidden = 0;
 	json_array_foreach(get(f, "worksheet"), i, w) {
-		/* rows marked shown:false stay in findings.json and the workbook */
-		if (json_is_false(get(w, "shown"))) {
+		/* the plans that ran; the shown alternatives are under Rejected
+		 * alternatives, every row in findings.json and the workbook */
+		if (strcmp(str(w, "status"), "chosen")) {
 			hidden++;
 			continue;
 		}
@@ -541,6 +603,8 @@ static void view_worksheet(struct vb *vb, json_t *view, json_t *f)
 		f_bytes(a, sizeof a, num(w, "footprint_bytes"));
 		f_bytes(c, sizeof c, num(w, "capacity_bytes"));
 		setf(vb, o, "footprint", "%s / %s", a, c);
+		sets(vb, o, "footprint_only", a);
+		sets(vb, view, "capacity", c);
 		f_bytes(a, sizeof a, num(w, "global_bytes"));
 		sets(vb, o, "global_bytes", a);
 		f_fixed(a, sizeof a, num(w, "reuse_ratio"), 1);
@@ -554,11 +618,16 @@ static void view_worksheet(struct vb *vb, json_t *view, json_t *f)
 		sets(vb, o, "expected", str(w, "expected_bottleneck"));
 		sets(vb, o, "shift", str(w, "shift"));
 		set_badge(vb, o, "status", str(w, "status"));
-		sets(vb, o, "reason", str(w, "reason"));
+		/* "auto: 'PLAN', fastest of ..." names the plan the row shows */
+		const char *why = str(w, "reason"), *cut = strstr(why, "', ");
+		if (!strncmp(why, "auto: '", 7) && cut)
+			setf(vb, o, "reason", "auto: %s", cut + 3);
+		else
+			sets(vb, o, "reason", why);
 	}
 	if (hidden)
-		setf(vb, view, "worksheet_more", "%zu more evaluated plans are listed in findings.json "
-		     "and on the workbook's Worksheet sheet.", hidden);
+		setf(vb, view, "worksheet_more", "The plans that ran; %zu alternatives the planner evaluated are in "
+		     "findings.json and on the workbook's Worksheet sheet (the closest ones below).", hidden);
 }
 
 /* The row of list whose k1 and k2 fields equal v1 and v2 (NULL if none). */
@@ -571,6 +640,18 @@ static json_t *find_row(json_t *list, const char *k1, const char *v1, const char
 		if (!strcmp(str(o, k1), v1) && !strcmp(str(o, k2), v2))
 			return o;
 	return NULL;
+}
+
+/* A counter's name for the packet's tables: the provenance column and the
+ * section's words say that PAPI counters are sums over the samples. */
+static void counter_label(char *b, size_t n, const char *name)
+{
+	static const char sum[] = " (sum over samples)";
+	size_t len = strlen(name), k = sizeof sum - 1;
+	if (len > k && !strcmp(name + len - k, sum))
+		snprintf(b, n, "%.*s", (int)(len - k), name);
+	else
+		snprintf(b, n, "%s", name);
 }
 
 static void view_lists(struct vb *vb, json_t *view, json_t *f)
@@ -628,18 +709,36 @@ static void view_lists(struct vb *vb, json_t *view, json_t *f)
 	if (rej_hidden)
 		setf(vb, view, "rejected_more", "%zu more rejected plans, with their reasons, are listed in "
 		     "findings.json and on the workbook's Worksheet sheet.", rej_hidden);
+	size_t sde_hidden = 0, other_hidden = 0;
 	json_array_foreach(get(f, "counters"), i, x) {
 		int avail = json_is_true(get(x, "available")) && isfinite(num(x, "value"));
+		const char *cn = str(x, "name");
+		int elsewhere = !strcmp(cn, "launches") || !strcmp(cn, "modelled time ns") ||
+				!strcmp(cn, "host samples") || !strcmp(cn, "peak SHARED bytes");
+		if (avail && elsewhere) {
+			/* shown by the summary, the worksheet and the statistics */
+			other_hidden++;
+			continue;
+		}
+		if (avail && !strncmp(cn, "sde:::", 6)) {
+			/* the simulated counters read back through PAPI: the
+			 * validation's SDE check compares them; rows in the workbook */
+			sde_hidden++;
+			continue;
+		}
 		if (avail) {
 			/* one row per block and counter: baseline beside candidate */
 			int cand = !strcmp(str(x, "variant"), "candidate");
-			json_t *o = find_row(cav, "block", str(x, "block"), "name", str(x, "name"));
+			char label[128];
+			counter_label(label, sizeof label, str(x, "name"));
+			json_t *o = find_row(cav, "block", str(x, "block"), "name", label);
 			if (!o && !(o = push(vb, cav)))
 				return;
-			char a[64];
+			char a[64], bare[128];
 			f_count(a, sizeof a, num(x, "value"));
+			counter_label(bare, sizeof bare, str(x, "name"));
 			sets(vb, o, "block", str(x, "block"));
-			sets(vb, o, "name", str(x, "name"));
+			sets(vb, o, "name", bare);
 			sets(vb, o, cand ? "candidate" : "baseline", a);
 			if (!json_is_string(get(o, cand ? "baseline" : "candidate")))
 				sets(vb, o, cand ? "baseline" : "candidate", "-");
@@ -649,7 +748,9 @@ static void view_lists(struct vb *vb, json_t *view, json_t *f)
 		/* an event the host lacks is missing everywhere for one reason:
 		 * list it once, with where it is missing */
 		const char *why = *str(x, "reason") ? str(x, "reason") : "no reason recorded";
-		json_t *o = find_row(cun, "name", str(x, "name"), "reason", why);
+		char bare[128];
+		counter_label(bare, sizeof bare, str(x, "name"));
+		json_t *o = find_row(cun, "name", bare, "reason", why);
 		if (o) {
 			if (strcmp(str(o, "block"), str(x, "block")))
 				sets(vb, o, "block", "every block");
@@ -661,9 +762,98 @@ static void view_lists(struct vb *vb, json_t *view, json_t *f)
 			return;
 		sets(vb, o, "block", str(x, "block"));
 		sets(vb, o, "variant", str(x, "variant"));
-		sets(vb, o, "name", str(x, "name"));
+		sets(vb, o, "name", bare);
 		sets(vb, o, "reason", why);
 	}
+	/* and the events missing for one reason in the same places: one row */
+	json_t *grouped = json_array();
+	set(vb, view, "counters_unavailable_grouped", grouped);
+	if (vb->oom)
+		return;
+	json_array_foreach(cun, i, x) {
+		json_t *o = NULL, *y;
+		size_t j;
+		json_array_foreach(grouped, j, y)
+			if (!strcmp(str(y, "reason"), str(x, "reason")) && !strcmp(str(y, "block"), str(x, "block")) &&
+			    !strcmp(str(y, "variant"), str(x, "variant")))
+				o = y;
+		if (o) {
+			setf(vb, o, "names", "%s, %s", str(o, "names"), str(x, "name"));
+			continue;
+		}
+		if (!(o = push(vb, grouped)))
+			return;
+		sets(vb, o, "block", str(x, "block"));
+		sets(vb, o, "variant", str(x, "variant"));
+		sets(vb, o, "names", str(x, "name"));
+		sets(vb, o, "reason", str(x, "reason"));
+	}
+	/* the same as a matrix: a row per counter, a column per block, each cell
+	 * baseline -> candidate (raw Markdown: the columns follow the data) */
+	json_t *pivot = json_array(), *blocks = get(f, "blocks"), *b;
+	set(vb, view, "counters_pivot", pivot);
+	struct rep_buf ph = { 0 };
+	rep_buf_puts(&ph, "| Counter | Provenance |");
+	size_t nb = 0;
+	json_array_foreach(blocks, i, b) {
+		char *e = rep_md_escape(str(b, "name"), 0);
+		rep_buf_printf(&ph, " %s |", e ? e : "");
+		vb->oom |= !e;
+		free(e);
+		nb++;
+	}
+	rep_buf_puts(&ph, "\n|");
+	for (size_t k = 0; k < nb + 2; k++)
+		rep_buf_puts(&ph, " --- |");
+	char *phead = rep_buf_take(&ph);
+	if (!phead) {
+		vb->oom = 1;
+		return;
+	}
+	sets(vb, view, "counters_pivot_head", phead);
+	free(phead);
+	json_t *seen = json_array();
+	set(vb, view, "counters_names", seen);
+	if (vb->oom)
+		return;
+	json_array_foreach(cav, i, x) {
+		size_t j;
+		json_t *y;
+		int dup = 0;
+		json_array_foreach(seen, j, y)
+			dup |= !strcmp(json_string_value(y), str(x, "name"));
+		if (dup)
+			continue;
+		if (json_array_append_new(seen, json_string(str(x, "name")))) {
+			vb->oom = 1;
+			return;
+		}
+		struct rep_buf r = { 0 };
+		char *e = rep_md_escape(str(x, "name"), 0);
+		rep_buf_printf(&r, "| %s | %s |", e ? e : "", str(x, "provenance"));
+		vb->oom |= !e;
+		free(e);
+		json_array_foreach(blocks, j, b) {
+			json_t *c = find_row(cav, "block", str(b, "name"), "name", str(x, "name"));
+			if (c)
+				rep_buf_printf(&r, " %s \u2192 %s |", str(c, "baseline"), str(c, "candidate"));
+			else
+				rep_buf_puts(&r, " - |");
+		}
+		char *row = rep_buf_take(&r);
+		json_t *o = push(vb, pivot);
+		if (!row || !o) {
+			free(row);
+			vb->oom = 1;
+			return;
+		}
+		sets(vb, o, "row", row);
+		free(row);
+	}
+	if (sde_hidden + other_hidden)
+		setf(vb, view, "counters_more", "In findings.json and the workbook's Counters sheet: %zu more rows, "
+		     "%zu of them the SDE read-back (sde:::opreview::*) the validation matrix checks.",
+		     sde_hidden + other_hidden, sde_hidden);
 	json_array_foreach(get(f, "rules"), i, x) {
 		json_t *o = push(vb, rules);
 		if (!o)
@@ -781,18 +971,26 @@ static void view_inputs(struct vb *vb, json_t *view, json_t *f)
 	const char *hn[] = { "CPU", "caches", "kernel", "governor", "compiler", "flags",
 			     "libraries", "opreview", "git revision", "host name" };
 	for (size_t i = 0; i < sizeof hk / sizeof hk[0]; i++) {
-		kv(vb, hr, hn[i], str(host, hk[i]));
 		if (i == 0) {
-			f_count(a, sizeof a, num(host, "cpus_online"));
-			kv(vb, hr, "CPUs online", a);
+			f_count(c, sizeof c, num(host, "cpus_online"));
+			snprintf(a, sizeof a, "%s, %s CPUs online", str(host, hk[0]), c);
+			kv(vb, hr, hn[0], a);
+		} else if (!strcmp(hk[i], "tool_version")) {
+			snprintf(a, sizeof a, "%s (git %s)", str(host, "tool_version"), str(host, "git_revision"));
+			kv(vb, hr, hn[i], a);
+		} else if (strcmp(hk[i], "git_revision")) {
+			kv(vb, hr, hn[i], str(host, hk[i]));
 		}
 	}
 	f_bytes(a, sizeof a, num(host, "mem_total_bytes"));
 	kv(vb, hr, "memory", a);
-	const char *ps = str(f, "papi_status");
-	kv(vb, hr, "PAPI", ps);
-	snprintf(a, sizeof a, "clock read %.1f ns, PAPI read %.1f ns", num(ov, "clock_read_ns"),
-		 num(ov, "papi_read_ns"));
+	/* without PAPI its read cost was not measured: never a 0 */
+	if (!strcmp(str(f, "papi_status"), "ok"))
+		snprintf(a, sizeof a, "clock read %.1f ns, PAPI read %.1f ns", num(ov, "clock_read_ns"),
+			 num(ov, "papi_read_ns"));
+	else
+		snprintf(a, sizeof a, "clock read %.1f ns, PAPI read unavailable (PAPI: %s)",
+			 num(ov, "clock_read_ns"), str(f, "papi_status"));
 	kv(vb, hr, "measurement overhead", a);
 
 	json_t *r = json_object();
@@ -834,6 +1032,176 @@ static void view_owners(struct vb *vb, json_t *view, json_t *f)
 		sets(vb, s, "role", OWNERSHIP[i].role);
 		sets(vb, s, "name", name);
 	}
+}
+
+/* The first screen's owner actions: each role's mitigations, in the
+ * ownership order; a role with none is told what its sign-off covers. */
+static void view_owner_actions(struct vb *vb, json_t *view, json_t *f)
+{
+	json_t *acts = json_array();
+	set(vb, view, "owner_actions", acts);
+	if (vb->oom)
+		return;
+	for (size_t i = 0; i < sizeof OWNERSHIP / sizeof OWNERSHIP[0]; i++) {
+		const char *name = "unassigned";
+		json_t *ow, *m;
+		size_t j;
+		json_array_foreach(get(f, "owners"), j, ow)
+			if (!strcmp(str(ow, "role"), OWNERSHIP[i].role))
+				name = str(ow, "name");
+		json_t *o = push(vb, acts), *todo = json_array();
+		if (!o)
+			return;
+		sets(vb, o, "role", OWNERSHIP[i].role);
+		sets(vb, o, "name", name);
+		set(vb, o, "todo", todo);
+		if (vb->oom)
+			return;
+		json_array_foreach(get(f, "mitigations"), j, m) {
+			if (strcmp(str(m, "owner_role"), OWNERSHIP[i].role))
+				continue;
+			json_t *t = push(vb, todo);
+			if (!t)
+				return;
+			sets(vb, t, "block", str(m, "block"));
+			sets(vb, t, "title", str(m, "title"));
+			sets(vb, t, "expected", str(m, "expected"));
+		}
+		setf(vb, o, "none", "no mitigation to carry out; review the %s and sign", OWNERSHIP[i].artifact);
+	}
+}
+
+/* The validation matrix: a row per block and variant, a column per check
+ * (in the order the analysis ran them), each cell the status and value;
+ * the rollback target beside it and the triggers below. The header and the
+ * rows are raw Markdown built here, since the columns follow the data. */
+static void view_matrix(struct vb *vb, json_t *view, json_t *f)
+{
+	const char *cols[32];
+	const char *names[32];
+	size_t ncol = 0, i;
+	json_t *x, *rows = json_array(), *trig = json_array();
+	set(vb, view, "matrix", rows);
+	set(vb, view, "triggers", trig);
+	if (vb->oom)
+		return;
+	json_t *val = get(f, "validation");
+	/* the check table's order first, then any check it does not name */
+	json_array_foreach(get(get(f, "check_rules"), "checks"), i, x) {
+		size_t j;
+		json_t *c;
+		json_array_foreach(val, j, c)
+			if (!strcmp(str(c, "id"), str(x, "id")) && ncol < 32) {
+				cols[ncol] = str(x, "id");
+				names[ncol++] = str(c, "check");
+				break;
+			}
+	}
+	json_array_foreach(val, i, x) {
+		const char *id = *str(x, "id") ? str(x, "id") : str(x, "check");
+		size_t k = 0;
+		while (k < ncol && strcmp(cols[k], id))
+			k++;
+		if (k == ncol && ncol < 32) {
+			cols[ncol] = id;
+			names[ncol++] = str(x, "check");
+		}
+	}
+	struct rep_buf h = { 0 };
+	rep_buf_puts(&h, "| Block | Dtype | Variant |");
+	for (size_t k = 0; k < ncol; k++) {
+		char *e = rep_md_escape(names[k], 0);
+		rep_buf_printf(&h, " %s |", e ? e : "");
+		vb->oom |= !e;
+		free(e);
+	}
+	rep_buf_puts(&h, " Rollback target |\n|");
+	for (size_t k = 0; k < ncol + 4; k++)
+		rep_buf_puts(&h, " --- |");
+	char *head = rep_buf_take(&h);
+	if (!head) {
+		vb->oom = 1;
+		return;
+	}
+	sets(vb, view, "matrix_head", head);
+	free(head);
+	json_array_foreach(get(f, "blocks"), i, x) {
+		for (int v = 0; v < 2; v++) {
+			const char *vn = v ? "candidate" : "baseline";
+			struct rep_buf r = { 0 };
+			const char *dtype = "", *target = "";
+			json_t *c;
+			size_t j;
+			json_array_foreach(val, j, c)
+				if (!strcmp(str(c, "block"), str(x, "name")) && !strcmp(str(c, "variant"), vn)) {
+					dtype = str(c, "dtype");
+					target = str(c, "rollback_to");
+				}
+			char *bn = rep_md_escape(str(x, "name"), 0), *dt = rep_md_escape(dtype, 0);
+			rep_buf_printf(&r, "| %s | %s | %s |", bn ? bn : "", dt ? dt : "", vn);
+			vb->oom |= !bn || !dt;
+			free(bn);
+			free(dt);
+			for (size_t k = 0; k < ncol; k++) {
+				json_t *cell = NULL;
+				json_array_foreach(val, j, c) {
+					const char *id = *str(c, "id") ? str(c, "id") : str(c, "check");
+					if (!strcmp(str(c, "block"), str(x, "name")) && !strcmp(str(c, "variant"), vn) &&
+					    !strcmp(id, cols[k]))
+						cell = c;
+				}
+				if (!cell) {
+					rep_buf_puts(&r, " - |");
+					continue;
+				}
+				const char *stv = str(cell, "status"), *m = badge(stv);
+				char *e = rep_md_escape(str(cell, "value"), 0);
+				rep_buf_printf(&r, " %s%s%s %s |", m, stv, m, e ? e : "");
+				vb->oom |= !e;
+				free(e);
+			}
+			char *tg = rep_md_escape(v ? target : "-", 0); /* the baseline is the target */
+			rep_buf_printf(&r, " %s |", tg ? tg : "");
+			vb->oom |= !tg;
+			free(tg);
+			char *row = rep_buf_take(&r);
+			json_t *o = push(vb, rows);
+			if (!row || !o) {
+				free(row);
+				vb->oom = 1;
+				return;
+			}
+			sets(vb, o, "row", row);
+			free(row);
+		}
+	}
+	/* the candidate's rollback triggers, each text once with the checks
+	 * that watch it, and its blocks when not every block shares it */
+	size_t nblocks = json_array_size(get(f, "blocks"));
+	json_array_foreach(val, i, x) {
+		if (strcmp(str(x, "variant"), "candidate") || !*str(x, "trigger"))
+			continue;
+		json_t *o = find_row(trig, "trigger", str(x, "trigger"), "trigger", str(x, "trigger"));
+		if (!o) {
+			if (!(o = push(vb, trig)))
+				return;
+			sets(vb, o, "check", str(x, "check"));
+			sets(vb, o, "trigger", str(x, "trigger"));
+			set(vb, o, "n", json_integer(0));
+			sets(vb, o, "blocks", str(x, "block"));
+		}
+		if (!strstr(str(o, "check"), str(x, "check")))
+			setf(vb, o, "check", "%s, %s", str(o, "check"), str(x, "check"));
+		if (!strstr(str(o, "blocks"), str(x, "block"))) {
+			setf(vb, o, "blocks", "%s, %s", str(o, "blocks"), str(x, "block"));
+			set(vb, o, "n", json_integer(json_integer_value(get(o, "n")) + 1));
+		} else if (!json_integer_value(get(o, "n"))) {
+			set(vb, o, "n", json_integer(1));
+		}
+	}
+	json_array_foreach(trig, i, x)
+		if ((size_t)json_integer_value(get(x, "n")) == nblocks)
+			sets(vb, x, "blocks", "every block");
 }
 
 /* Model validation: modelled vs measured per plan, the run's error and the
@@ -947,12 +1315,19 @@ int rep_view_new(json_t *findings, json_t **view, struct opr_error *err)
 	sets(&vb, v, "verdict", verdict);
 	set_badge(&vb, v, "verdict_badge", verdict);
 	setf(&vb, v, "exit_code", "%.0f", num(findings, "exit_code"));
-	json_t *reasons = json_array(), *r;
+	json_t *reasons = json_array(), *more = json_array(), *r;
 	set(&vb, v, "reasons", reasons);
+	set(&vb, v, "more_reasons", more);
 	size_t i;
-	json_array_foreach(get(findings, "reasons"), i, r)
-		if (!vb.oom && json_array_append_new(reasons, json_string(json_string_value(r) ? json_string_value(r) : "")))
+	json_array_foreach(get(findings, "reasons"), i, r) {
+		const char *t = json_string_value(r) ? json_string_value(r) : "";
+		if (!i)
+			sets(&vb, v, "reason", t);
+		if (!vb.oom && json_array_append_new(i ? more : reasons, json_string(t)))
 			vb.oom = 1;
+	}
+	set(&vb, v, "more_reasons_any", json_boolean(json_array_size(more) > 0));
+	set(&vb, v, "mitigations_any", json_boolean(json_array_size(get(findings, "mitigations")) > 0));
 	sets(&vb, v, "papi_status", str(findings, "papi_status"));
 	view_inputs(&vb, v, findings);
 	json_t *blocks = json_array(), *b;
@@ -970,6 +1345,10 @@ int rep_view_new(json_t *findings, json_t **view, struct opr_error *err)
 		view_owners(&vb, v, findings);
 	if (!vb.oom)
 		view_model(&vb, v, findings);
+	if (!vb.oom)
+		view_owner_actions(&vb, v, findings);
+	if (!vb.oom)
+		view_matrix(&vb, v, findings);
 	if (vb.oom) {
 		json_decref(v);
 		return opr_error_set(err, OPR_ENOMEM, "out of memory");

@@ -124,8 +124,9 @@ assert len(papi)==len(ev)*2*blocks, (len(papi), len(ev), blocks)
 bad=[c for c in papi if c['available'] or c['value'] is not None or c['provenance']!='unavailable' or not c['reason']]
 assert not bad, bad[:2]
 assert 'no-papi' in f['papi_status']"
-check "packet.md says PAPI is unavailable" sh -c "grep -q '^| PAPI | disabled by --no-papi' $T/np/packet.md &&
-	test \$(grep -c 'PAPI disabled by --no-papi' $T/np/packet.md) -ge 10"
+check "packet.md says PAPI is unavailable, every event with the reason" sh -c "grep -q '^PAPI: disabled by --no-papi' $T/np/packet.md &&
+	grep -q '(PAPI: disabled by --no-papi) |' $T/np/packet.md && ! grep -q 'PAPI read 0.0 ns' $T/np/packet.md &&
+	test \$(grep '^| every block | both | .* | PAPI disabled by --no-papi |\$' $T/np/packet.md | tr ',' '\n' | wc -l) -ge 10"
 
 # --- sign-off: missing, signed, tampered ------------------------------------------
 P=$T/np
