@@ -341,6 +341,9 @@ static const struct col summary_blocks[] = {
 	{"block", 0, "name", F_TEXT, 16},
 	{"group", 0, "group", F_TEXT, 28},
 	{"dtype", 0, "dtype", F_TEXT, 7},
+	{"status", 0, "status", F_TEXT, 8},
+	{"host p95 before (ns)", 1, "latency.p95.value_ns", F_NS, 14},
+	{"host p95 after (ns)", 2, "latency.p95.value_ns", F_NS, 14},
 	{"primary (baseline)", 1, "primary_bottleneck", F_TEXT, 24},
 	{"primary (candidate)", 2, "primary_bottleneck", F_TEXT, 24},
 	{"p95 ratio", 3, "ratio", F_RATIO, 10},
@@ -391,6 +394,14 @@ static void sheet_summary(struct xw *x, lxw_worksheet *ws, json_t *f, size_t sam
 	json_array_foreach(jget(f, "reasons"), i, e) {
 		put_str(x, ws, r, 0, "reason", NULL);
 		put_json(x, ws, r++, 1, e, F_WRAP, NULL, NULL);
+	}
+	/* what each owner must do now, on the first screen as in the packet */
+	json_array_foreach(jget(f, "mitigations"), i, e) {
+		char act[512];
+		snprintf(act, sizeof act, "%s: %s", jstr(e, "block") ? jstr(e, "block") : "",
+			 jstr(e, "title") ? jstr(e, "title") : "");
+		put_str(x, ws, r, 0, jstr(e, "owner_role") ? jstr(e, "owner_role") : "owner", NULL);
+		put_str(x, ws, r++, 1, act, x->fmt[F_WRAP]);
 	}
 	for (i = 0; i < NCOLS(summary_kv); i++) {
 		put_str(x, ws, r, 0, summary_kv[i].label, NULL);
