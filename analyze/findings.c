@@ -10,6 +10,30 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Every key and element goes through put/add: a failed allocation (a NULL
+ * value, or the set itself) is remembered in *bad, and the builder then
+ * returns NULL, so out of memory reaches ana_findings_write as an error
+ * instead of a findings.json with keys missing. */
+static void put(int *bad, json_t *o, const char *k, json_t *v)
+{
+	if (json_object_set_new(o, k, v))
+		*bad = 1;
+}
+
+static void add(int *bad, json_t *a, json_t *v)
+{
+	if (json_array_append_new(a, v))
+		*bad = 1;
+}
+
+static json_t *done(int bad, json_t *o)
+{
+	if (!bad && o)
+		return o;
+	json_decref(o);
+	return NULL;
+}
+
 static json_t *num(double x)
 {
 	return isfinite(x) ? json_real(x) : json_null();
@@ -34,17 +58,18 @@ static json_t *latency_json(const struct ana_latency *l)
 
 static json_t *pipe_json(const struct col_variant_run *vr)
 {
+	int bad = 0;
 	const struct col_pipe_result *r = &vr->pipe;
 	json_t *edges = json_array(), *counts = json_array(), *cu = json_array(), *sw = json_array();
 	for (size_t i = 0; r->hist_edges_ns && i <= r->hist_bins; i++)
-		json_array_append_new(edges, num(r->hist_edges_ns[i] / 1e3));
+		add(&bad, edges, num(r->hist_edges_ns[i] / 1e3));
 	for (size_t i = 0; r->hist_counts && i < r->hist_bins; i++)
-		json_array_append_new(counts, json_integer(r->hist_counts[i]));
+		add(&bad, counts, json_integer(r->hist_counts[i]));
 	for (int i = 0; i < r->cores && i < COL_PIPE_MAX_CORES; i++)
-		json_array_append_new(cu, num(r->core_util[i]));
+		add(&bad, cu, num(r->core_util[i]));
 	for (size_t i = 0; i < vr->nsweep; i++) {
 		const struct col_pipe_sweep_row *w = &vr->sweep[i];
-		json_array_append_new(sw, json_pack("{s:i,s:o,s:o,s:o,s:o,s:o}", "batch", w->batch,
+		add(&bad, sw, json_pack("{s:i,s:o,s:o,s:o,s:o,s:o}", "batch", w->batch,
 						    "p50_us", num(w->p50_ns / 1e3), "p95_us",
 						    num(w->p95_ns / 1e3), "p99_us", num(w->p99_ns / 1e3),
 						    "throughput_rps", num(w->throughput_rps),
@@ -57,27 +82,27 @@ static json_t *pipe_json(const struct col_variant_run *vr)
 			      num(r->wait_p50_ns / 1e3), "wait_p95_us", num(r->wait_p95_ns / 1e3),
 			      "wait_p99_us", num(r->wait_p99_ns / 1e3), "throughput_rps",
 			      num(r->throughput_rps));
-	json_object_set_new(o, "p95_lo_us", num(vr->pipe_p95_lo / 1e3));
-	json_object_set_new(o, "p95_hi_us", num(vr->pipe_p95_hi / 1e3));
-	json_object_set_new(o, "p99_lo_us", num(vr->pipe_p99_lo / 1e3));
-	json_object_set_new(o, "p99_hi_us", num(vr->pipe_p99_hi / 1e3));
-	json_object_set_new(o, "uncontended_p95_us", num(vr->pipe_free_p95_ns / 1e3));
-	json_object_set_new(o, "uncontended_p99_us", num(vr->pipe_free_p99_ns / 1e3));
-	json_object_set_new(o, "hidden_p95_us", num(vr->pipe_hidden_p95_ns / 1e3));
-	json_object_set_new(o, "bytes", num(r->bytes));
-	json_object_set_new(o, "jain_cores", num(r->jain_cores));
-	json_object_set_new(o, "jain_streams", num(r->jain_streams));
-	json_object_set_new(o, "bw_util", num(r->bw_util));
-	json_object_set_new(o, "mean_batch", num(r->mean_batch));
-	json_object_set_new(o, "max_concurrent_bursts", json_integer(r->max_concurrent_bursts));
-	json_object_set_new(o, "little_L", num(r->little_L));
+	put(&bad, o, "p95_lo_us", num(vr->pipe_p95_lo / 1e3));
+	put(&bad, o, "p95_hi_us", num(vr->pipe_p95_hi / 1e3));
+	put(&bad, o, "p99_lo_us", num(vr->pipe_p99_lo / 1e3));
+	put(&bad, o, "p99_hi_us", num(vr->pipe_p99_hi / 1e3));
+	put(&bad, o, "uncontended_p95_us", num(vr->pipe_free_p95_ns / 1e3));
+	put(&bad, o, "uncontended_p99_us", num(vr->pipe_free_p99_ns / 1e3));
+	put(&bad, o, "hidden_p95_us", num(vr->pipe_hidden_p95_ns / 1e3));
+	put(&bad, o, "bytes", num(r->bytes));
+	put(&bad, o, "jain_cores", num(r->jain_cores));
+	put(&bad, o, "jain_streams", num(r->jain_streams));
+	put(&bad, o, "bw_util", num(r->bw_util));
+	put(&bad, o, "mean_batch", num(r->mean_batch));
+	put(&bad, o, "max_concurrent_bursts", json_integer(r->max_concurrent_bursts));
+	put(&bad, o, "little_L", num(r->little_L));
 	/* the simulation counts arrivals per ns; the packet speaks of rps */
-	json_object_set_new(o, "little_lambda_rps", num(r->little_lambda * 1e9));
-	json_object_set_new(o, "little_W_us", num(r->little_W / 1e3));
-	json_object_set_new(o, "wait_hist", json_pack("{s:o,s:o}", "edges_us", edges, "counts", counts));
-	json_object_set_new(o, "core_util", cu);
-	json_object_set_new(o, "sweep", sw);
-	return o;
+	put(&bad, o, "little_lambda_rps", num(r->little_lambda * 1e9));
+	put(&bad, o, "little_W_us", num(r->little_W / 1e3));
+	put(&bad, o, "wait_hist", json_pack("{s:o,s:o}", "edges_us", edges, "counts", counts));
+	put(&bad, o, "core_util", cu);
+	put(&bad, o, "sweep", sw);
+	return done(bad, o);
 }
 
 static uint64_t macs_total(const struct ops_counters *c)
@@ -90,6 +115,7 @@ static uint64_t macs_total(const struct ops_counters *c)
 
 static json_t *variant_json(const struct ana_findings *f, int b, int v)
 {
+	int bad = 0;
 	const struct col_block_run *br = &f->run->blocks[b];
 	const struct col_variant_run *vr = &br->v[v];
 	const struct ops_counters *c = &vr->counters;
@@ -98,36 +124,36 @@ static json_t *variant_json(const struct ana_findings *f, int b, int v)
 	double qv, qt;
 	ana_quality_metric(f->run->profile, br->block, vr, &qv, &qt);
 	json_t *o = json_object();
-	json_object_set_new(o, "variant", json_string(col_variant_name(v)));
-	json_object_set_new(o, "plan", json_string(plan));
-	json_object_set_new(o, "fused", json_boolean(vr->plan.fused));
-	json_object_set_new(o, "plan_was_auto", json_boolean(vr->plan_was_auto));
-	json_object_set_new(o, "fell_back", json_boolean(vr->fell_back));
-	json_object_set_new(o, "plan_note", json_string(vr->plan_note));
-	json_object_set_new(o, "latency", latency_json(&f->blocks[b].lat[v]));
-	json_object_set_new(o, "model_ns", num(vr->model_ns));
-	json_object_set_new(o, "launches", json_integer((json_int_t)c->launches));
-	json_object_set_new(o, "global_bytes", json_integer((json_int_t)ops_global_bytes(c)));
-	json_object_set_new(o, "shared_bytes",
+	put(&bad, o, "variant", json_string(col_variant_name(v)));
+	put(&bad, o, "plan", json_string(plan));
+	put(&bad, o, "fused", json_boolean(vr->plan.fused));
+	put(&bad, o, "plan_was_auto", json_boolean(vr->plan_was_auto));
+	put(&bad, o, "fell_back", json_boolean(vr->fell_back));
+	put(&bad, o, "plan_note", json_string(vr->plan_note));
+	put(&bad, o, "latency", latency_json(&f->blocks[b].lat[v]));
+	put(&bad, o, "model_ns", num(vr->model_ns));
+	put(&bad, o, "launches", json_integer((json_int_t)c->launches));
+	put(&bad, o, "global_bytes", json_integer((json_int_t)ops_global_bytes(c)));
+	put(&bad, o, "shared_bytes",
 			    json_integer((json_int_t)(c->bytes[OPS_GLOBAL][OPS_SHARED] +
 						      c->bytes[OPS_SHARED][OPS_GLOBAL] +
 						      c->compute_read_bytes + c->compute_write_bytes)));
-	json_object_set_new(o, "transfers", json_integer((json_int_t)c->transfers));
-	json_object_set_new(o, "splits", json_integer((json_int_t)c->splits));
-	json_object_set_new(o, "footprint_bytes", json_integer((json_int_t)c->peak_shared_bytes));
-	json_object_set_new(o, "reuse_ratio", num(ops_reuse_ratio(c)));
-	json_object_set_new(o, "macs", json_integer((json_int_t)macs_total(c)));
-	json_object_set_new(o, "elem_ops", json_integer((json_int_t)c->elem_ops));
-	json_object_set_new(o, "quality",
+	put(&bad, o, "transfers", json_integer((json_int_t)c->transfers));
+	put(&bad, o, "splits", json_integer((json_int_t)c->splits));
+	put(&bad, o, "footprint_bytes", json_integer((json_int_t)c->peak_shared_bytes));
+	put(&bad, o, "reuse_ratio", num(ops_reuse_ratio(c)));
+	put(&bad, o, "macs", json_integer((json_int_t)macs_total(c)));
+	put(&bad, o, "elem_ops", json_integer((json_int_t)c->elem_ops));
+	put(&bad, o, "quality",
 			    json_pack("{s:o,s:o,s:b,s:o,s:s}", "rel_l2", num(vr->quality.rel_l2),
 				      "max_abs_lsb", num(vr->quality.max_abs_lsb), "exact_int",
 				      vr->quality.exact_int, "threshold", num(qt), "metric",
 				      ana_quality_name(br->block)));
-	json_object_set_new(o, "output_sha256", json_string(vr->output_sha256));
-	json_object_set_new(o, "input_sha256", json_string(vr->input_sha256));
-	json_object_set_new(o, "primary_bottleneck", json_string(ana_class_name(f->blocks[b].primary[v])));
-	json_object_set_new(o, "pipeline", pipe_json(vr));
-	return o;
+	put(&bad, o, "output_sha256", json_string(vr->output_sha256));
+	put(&bad, o, "input_sha256", json_string(vr->input_sha256));
+	put(&bad, o, "primary_bottleneck", json_string(ana_class_name(f->blocks[b].primary[v])));
+	put(&bad, o, "pipeline", pipe_json(vr));
+	return done(bad, o);
 }
 
 static const char *outcome_name(enum ana_outcome o)
@@ -137,6 +163,7 @@ static const char *outcome_name(enum ana_outcome o)
 
 static json_t *comparisons_json(const struct ana_findings *f, int b)
 {
+	int bad = 0;
 	json_t *a = json_array();
 	for (size_t i = 0; i < f->ncmp; i++) {
 		const struct ana_block_cmp *c = &f->cmp[i];
@@ -145,11 +172,11 @@ static json_t *comparisons_json(const struct ana_findings *f, int b)
 		char metric[8];
 		snprintf(metric, sizeof metric, "p%.0f", c->q * 100);
 		if (!c->available) {
-			json_array_append_new(a, json_pack("{s:s,s:b,s:s,s:s}", "metric", metric, "available", 0,
+			add(&bad, a, json_pack("{s:s,s:b,s:s,s:s}", "metric", metric, "available", 0,
 							   "reason", c->reason, "outcome", "INCONCLUSIVE"));
 			continue;
 		}
-		json_array_append_new(
+		add(&bad, 
 			a, json_pack("{s:s,s:b,s:n,s:o,s:o,s:o,s:o,s:o,s:s,s:b,s:b,s:o,s:s}", "metric", metric,
 				     "available", 1, "reason", "ratio", num(c->c.ratio.ratio), "lo",
 				     num(c->c.ratio.lo), "hi", num(c->c.ratio.hi), "p_mwu", num(c->c.p_mwu),
@@ -157,11 +184,12 @@ static json_t *comparisons_json(const struct ana_findings *f, int b)
 				     "faster", c->c.faster, "underpowered", c->c.underpowered, "mde",
 				     num(c->c.noise.mde), "note", c->c.reason ? c->c.reason : ""));
 	}
-	return a;
+	return done(bad, a);
 }
 
 static json_t *blocks_json(const struct ana_findings *f)
 {
+	int bad = 0;
 	json_t *a = json_array();
 	for (int b = 0; b < f->run->nblocks; b++) {
 		const struct col_block_run *br = &f->run->blocks[b];
@@ -188,9 +216,9 @@ static json_t *blocks_json(const struct ana_findings *f)
 				      "noise", noise);
 		json_t *vs = json_array();
 		for (int v = 0; v < 2; v++)
-			json_array_append_new(vs, variant_json(f, b, v));
-		json_object_set_new(o, "variants", vs);
-		json_object_set_new(o, "comparisons", comparisons_json(f, b));
+			add(&bad, vs, variant_json(f, b, v));
+		put(&bad, o, "variants", vs);
+		put(&bad, o, "comparisons", comparisons_json(f, b));
 		/* the block's own verdict: its candidate's worst check, and the
 		 * checks that did not pass (the packet's first screen) */
 		enum ana_status worst = ANA_PASS;
@@ -201,15 +229,15 @@ static json_t *blocks_json(const struct ana_findings *f)
 				continue;
 			if (c->status > worst)
 				worst = c->status;
-			json_array_append_new(att, json_pack("{s:s,s:s,s:s,s:s}", "id", ana_check_rule(c->id)->key,
+			add(&bad, att, json_pack("{s:s,s:s,s:s,s:s}", "id", ana_check_rule(c->id)->key,
 							     "check", c->name, "status",
 							     ana_status_name(c->status), "value", c->value));
 		}
-		json_object_set_new(o, "status", json_string(ana_status_name(worst)));
-		json_object_set_new(o, "attention", att);
-		json_array_append_new(a, o);
+		put(&bad, o, "status", json_string(ana_status_name(worst)));
+		put(&bad, o, "attention", att);
+		add(&bad, a, o);
 	}
-	return a;
+	return done(bad, a);
 }
 
 static const char *bname(const struct ana_findings *f, int b)
@@ -219,29 +247,31 @@ static const char *bname(const struct ana_findings *f, int b)
 
 static json_t *bottlenecks_json(const struct ana_findings *f)
 {
+	int bad = 0;
 	json_t *a = json_array();
 	for (size_t i = 0; i < f->nfind; i++) {
 		const struct ana_finding *x = &f->find[i];
 		json_t *ev = json_array();
 		for (int k = 0; k < x->nev; k++) {
 			const struct ana_evidence *e = &x->ev[k];
-			json_array_append_new(ev, json_pack("{s:s,s:o,s:s,s:s,s:s,s:s}", "metric", e->metric,
+			add(&bad, ev, json_pack("{s:s,s:o,s:s,s:s,s:s,s:s}", "metric", e->metric,
 							    "value", num(e->value), "unit", e->unit,
 							    "provenance", ana_prov_name(e->prov),
 							    "comparison", e->comparison, "note", e->note));
 		}
-		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:b,s:o,s:s,s:s,s:s,s:o}", "block",
+		add(&bad, a, json_pack("{s:s,s:s,s:s,s:b,s:o,s:s,s:s,s:s,s:o}", "block",
 						   bname(f, x->block), "variant", col_variant_name(x->variant),
 						   "class", ana_class_name(x->cls), "primary", x->primary,
 						   "score", num(x->score), "symptom", x->symptom,
 						   "explanation", x->explanation, "reproduce", x->reproduce,
 						   "evidence", ev));
 	}
-	return a;
+	return done(bad, a);
 }
 
 static json_t *worksheet_json(const struct ana_findings *f, json_t *rejected)
 {
+	int bad = 0;
 	json_t *a = json_array();
 	for (size_t i = 0; i < f->nws; i++) {
 		const struct ana_worksheet_row *w = &f->ws[i];
@@ -257,22 +287,23 @@ static json_t *worksheet_json(const struct ana_findings *f, json_t *rejected)
 				      num(w->model_ns / 1e3), "expected_bottleneck", w->expected_bottleneck,
 				      "shift", w->shift, "status", w->chosen ? "chosen" : "rejected",
 				      "reason", w->reason);
-		json_array_append_new(a, o);
+		add(&bad, a, o);
 		if (!w->chosen)
-			json_array_append_new(rejected, json_pack("{s:s,s:s,s:s,s:s,s:b}", "block",
+			add(&bad, rejected, json_pack("{s:s,s:s,s:s,s:s,s:b}", "block",
 								  bname(f, w->block), "variant",
 								  col_variant_name(w->variant), "plan",
 								  w->plan, "reason", w->reason, "shown", w->shown));
 	}
-	return a;
+	return done(bad, a);
 }
 
 static json_t *validation_json(const struct ana_findings *f)
 {
+	int bad = 0;
 	json_t *a = json_array();
 	for (size_t i = 0; i < f->nchecks; i++) {
 		const struct ana_check *c = &f->checks[i];
-		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "block",
+		add(&bad, a, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "block",
 						   bname(f, c->block), "variant",
 						   col_variant_name(c->variant), "id",
 						   ana_check_rule(c->id)->key, "dtype", c->dtype,
@@ -281,26 +312,27 @@ static json_t *validation_json(const struct ana_findings *f)
 						   "provenance", ana_prov_name(c->prov), "trigger",
 						   c->trigger, "rollback_to", c->rollback_to));
 	}
-	return a;
+	return done(bad, a);
 }
 
 static json_t *mitigations_json(const struct ana_findings *f)
 {
+	int bad = 0;
 	json_t *a = json_array();
 	for (size_t i = 0; i < f->nmit; i++) {
 		const struct ana_mitigation *m = &f->mit[i];
-		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "block", bname(f, m->block),
+		add(&bad, a, json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "block", bname(f, m->block),
 						   "title", m->title, "owner_role", m->owner_role,
 						   "expected", m->expected, "validation", m->validation,
 						   "rollback", m->rollback));
 	}
-	return a;
+	return done(bad, a);
 }
 
-static void counter_row(json_t *a, const char *b, const char *v, const char *name, double value,
-			const char *prov, int available, const char *reason)
+static void counter_row(int *bad, json_t *a, const char *b, const char *v, const char *name,
+			double value, const char *prov, int available, const char *reason)
 {
-	json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:o,s:s,s:b,s:s}", "block", b, "variant", v,
+	add(bad, a, json_pack("{s:s,s:s,s:s,s:o,s:s,s:b,s:s}", "block", b, "variant", v,
 					   "name", name, "value", available ? num(value) : json_null(),
 					   "provenance", available ? prov : "unavailable", "available",
 					   available, "reason", reason ? reason : ""));
@@ -308,6 +340,7 @@ static void counter_row(json_t *a, const char *b, const char *v, const char *nam
 
 static json_t *counters_json(const struct ana_findings *f)
 {
+	int bad = 0;
 	json_t *a = json_array();
 	const struct col_run *run = f->run;
 	for (int b = 0; b < run->nblocks; b++)
@@ -321,24 +354,24 @@ static json_t *counters_json(const struct ana_findings *f)
 						continue;
 					char k[48];
 					snprintf(k, sizeof k, "bytes %s->%s", ops_space_name(s), ops_space_name(d));
-					counter_row(a, bn, vn, k, (double)c->bytes[s][d], "simulated", 1, NULL);
+					counter_row(&bad, a, bn, vn, k, (double)c->bytes[s][d], "simulated", 1, NULL);
 				}
-			counter_row(a, bn, vn, "DMA transfers", (double)c->transfers, "simulated", 1, NULL);
-			counter_row(a, bn, vn, "DMA splits", (double)c->splits, "simulated", 1, NULL);
-			counter_row(a, bn, vn, "launches", (double)c->launches, "simulated", 1, NULL);
-			counter_row(a, bn, vn, "MACs", (double)macs_total(c), "simulated", 1, NULL);
-			counter_row(a, bn, vn, "peak SHARED bytes", (double)c->peak_shared_bytes, "simulated", 1, NULL);
-			counter_row(a, bn, vn, "modelled time ns", vr->model_ns, "simulated", 1, NULL);
-			counter_row(a, bn, vn, "host samples", (double)vr->nsamples, "measured", 1, NULL);
+			counter_row(&bad, a, bn, vn, "DMA transfers", (double)c->transfers, "simulated", 1, NULL);
+			counter_row(&bad, a, bn, vn, "DMA splits", (double)c->splits, "simulated", 1, NULL);
+			counter_row(&bad, a, bn, vn, "launches", (double)c->launches, "simulated", 1, NULL);
+			counter_row(&bad, a, bn, vn, "MACs", (double)macs_total(c), "simulated", 1, NULL);
+			counter_row(&bad, a, bn, vn, "peak SHARED bytes", (double)c->peak_shared_bytes, "simulated", 1, NULL);
+			counter_row(&bad, a, bn, vn, "modelled time ns", vr->model_ns, "simulated", 1, NULL);
+			counter_row(&bad, a, bn, vn, "host samples", (double)vr->nsamples, "measured", 1, NULL);
 			for (size_t e = 0; e < run->nevents; e++) {
 				const struct col_event *ev = &run->events[e];
 				char name[128];
 				snprintf(name, sizeof name, "%s (sum over samples)", ev->name);
-				counter_row(a, bn, vn, name, (double)(vr->event_totals ? vr->event_totals[e] : 0),
+				counter_row(&bad, a, bn, vn, name, (double)(vr->event_totals ? vr->event_totals[e] : 0),
 					    "papi", ev->available && vr->event_totals, ev->reason);
 			}
 		}
-	return a;
+	return done(bad, a);
 }
 
 static json_t *rules_json(void)
@@ -396,6 +429,7 @@ oom:
 
 static json_t *context_json(const struct ana_findings *f)
 {
+	int bad = 0;
 	const struct col_run *run = f->run;
 	const struct col_profile *p = run->profile;
 	const struct ops_envelope *e = &p->envelope;
@@ -403,27 +437,27 @@ static json_t *context_json(const struct ana_findings *f)
 	char digest[65], cmd[1200], replay[700];
 	col_sha256_hex(p->text, p->text_len, digest);
 	json_t *o = json_object();
-	json_object_set_new(o, "profile",
+	put(&bad, o, "profile",
 			    json_pack("{s:s,s:s,s:s,s:I,s:s,s:{s:s,s:s,s:s}}", "name", p->name, "path",
 				      run->profile_origin, "sha256", digest, "seed", (json_int_t)p->seed,
 				      "model_revision", p->model_revision, "metadata", "compiler",
 				      p->compiler, "runtime", p->runtime, "firmware", p->firmware));
-	json_object_set_new(o, "sla", json_pack("{s:o,s:o,s:o,s:o}", "p95_us", num(p->sla.p95_us), "p99_us",
+	put(&bad, o, "sla", json_pack("{s:o,s:o,s:o,s:o}", "p95_us", num(p->sla.p95_us), "p99_us",
 						num(p->sla.p99_us), "min_throughput_rps",
 						num(p->sla.min_throughput_rps), "max_regression",
 						num(p->sla.max_regression)));
-	json_object_set_new(o, "precision",
+	put(&bad, o, "precision",
 			    json_pack("{s:o,s:o,s:o,s:o}", "fp32_max_rel_l2", num(p->precision.fp32_max_rel_l2),
 				      "fp16_max_rel_l2", num(p->precision.fp16_max_rel_l2), "bf16_max_rel_l2",
 				      num(p->precision.bf16_max_rel_l2), "int8_max_abs_lsb",
 				      num(p->precision.int8_max_abs_lsb)));
-	json_object_set_new(o, "traffic",
+	put(&bad, o, "traffic",
 			    json_pack("{s:i,s:s,s:o,s:i,s:o,s:s,s:I}", "streams", p->traffic.streams, "process",
 				      p->traffic.process, "rate_rps", num(p->traffic.rate_rps), "batch_max",
 				      p->traffic.batch_max, "batch_timeout_us", num(p->traffic.batch_timeout_us),
 				      "placement", p->traffic.placement, "requests",
 				      (json_int_t)p->traffic.requests));
-	json_object_set_new(
+	put(&bad, 
 		o, "envelope",
 		json_pack("{s:s,s:s,s:s,s:o,s:i,s:o,s:o,s:o,s:o,s:I,s:o,s:i,s:b,s:{s:o,s:o,s:o,s:o,s:o,s:o},s:o}", "name",
 			  e->name, "source", p->envelope_source, "power_mode", e->power_mode, "clock_ghz",
@@ -437,29 +471,29 @@ static json_t *context_json(const struct ana_findings *f)
 			  "int8", num(e->tops[OPS_S8]), "vector", num(e->vector_tops > 0 ? e->vector_tops : NAN),
 			  "vector_half", num(e->vector_half_tops > 0 ? e->vector_half_tops : NAN),
 			  "launch_overhead_us", num(e->launch_overhead_us)));
-	json_object_set_new(json_object_get(o, "envelope"), "calibrated",
+	put(&bad, json_object_get(o, "envelope"), "calibrated",
 			    json_boolean(p->calibration.present));
-	json_object_set_new(o, "host",
+	put(&bad, o, "host",
 			    json_pack("{s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:I}", "cpu_model",
 				      h->cpu_model, "cpus_online", h->cpus_online, "caches", h->caches,
 				      "kernel", h->kernel, "governor", h->governor, "compiler", h->compiler,
 				      "cflags", h->cflags, "versions", h->versions, "tool_version",
 				      h->tool_version, "git_revision", h->git_revision, "hostname",
 				      h->hostname, "mem_total_bytes", (json_int_t)h->mem_total_bytes));
-	json_object_set_new(o, "papi_status", json_string(run->papi_status));
-	json_object_set_new(o, "overhead", json_pack("{s:o,s:o}", "clock_read_ns", num(run->clock_read_ns),
+	put(&bad, o, "papi_status", json_string(run->papi_status));
+	put(&bad, o, "overhead", json_pack("{s:o,s:o}", "clock_read_ns", num(run->clock_read_ns),
 						     "papi_read_ns", num(run->papi_read_ns)));
 	snprintf(cmd, sizeof cmd, "opreview run --profile %s --out DIR", run->profile_origin);
 	snprintf(replay, sizeof replay, "opreview replay %s", f->archive_dir);
-	json_object_set_new(o, "reproduce", json_pack("{s:s,s:s,s:I,s:s}", "command", cmd, "replay", replay,
+	put(&bad, o, "reproduce", json_pack("{s:s,s:s,s:I,s:s}", "command", cmd, "replay", replay,
 						      "seed", (json_int_t)p->seed, "started_utc",
 						      run->started_utc));
 	json_t *owners = json_array();
 	for (int i = 0; i < p->nowners; i++)
-		json_array_append_new(owners, json_pack("{s:s,s:s,s:s}", "role", p->owners[i].role, "name",
+		add(&bad, owners, json_pack("{s:s,s:s,s:s}", "role", p->owners[i].role, "name",
 							p->owners[i].name, "key", p->owners[i].key));
-	json_object_set_new(o, "owners", owners);
-	return o;
+	put(&bad, o, "owners", owners);
+	return done(bad, o);
 }
 
 /* "model_validation": modelled vs measured per plan, the error over the run
@@ -467,16 +501,17 @@ static json_t *context_json(const struct ana_findings *f)
  * envelope. Times in ns, errors as fractions. */
 static json_t *model_validation_json(const struct ana_findings *f)
 {
+	int bad = 0;
 	const struct ana_model_validation *mv = &f->model;
 	const struct col_profile *p = f->run->profile;
 	json_t *o = json_object();
-	json_object_set_new(o, "calibrated", json_boolean(mv->calibrated));
-	json_object_set_new(o, "envelope", json_string(p->envelope.name));
+	put(&bad, o, "calibrated", json_boolean(mv->calibrated));
+	put(&bad, o, "envelope", json_string(p->envelope.name));
 	if (!mv->calibrated) {
-		json_object_set_new(o, "reason", json_string(mv->reason));
-		return o;
+		put(&bad, o, "reason", json_string(mv->reason));
+		return done(bad, o);
 	}
-	json_object_set_new(o, "calibration",
+	put(&bad, o, "calibration",
 			    json_pack("{s:s,s:s,s:s,s:I}", "host", p->calibration.host, "date",
 				      p->calibration.date, "cpu", p->calibration.cpu, "cpus_online",
 				      (json_int_t)p->calibration.cpus_online));
@@ -487,9 +522,9 @@ static json_t *model_validation_json(const struct ana_findings *f)
 		for (int k = 0; k < ANA_NTERMS; k++) {
 			static const char *const keys[] = {"overhead_ns", "compute_ns", "shared_ns",
 							   "global_ns", "dma_ns"};
-			json_object_set_new(t, keys[k], num(r->terms[k]));
+			put(&bad, t, keys[k], num(r->terms[k]));
 		}
-		json_array_append_new(
+		add(&bad, 
 			rows, json_pack("{s:s,s:s,s:s,s:o,s:b,s:b,s:o,s:o,s:o,s:o,s:s,s:o,s:s}", "block",
 					bname(f, r->block), "variant", col_variant_name(r->variant),
 					"plan", r->plan, "alternative",
@@ -500,25 +535,25 @@ static json_t *model_validation_json(const struct ana_findings *f)
 					ana_term_name(r->dominant), "terms", t, "measured_by",
 					r->alt >= 0 ? "alternative" : "samples"));
 	}
-	json_object_set_new(o, "rows", rows);
-	json_object_set_new(o, "median_abs_error", num(mv->median_abs_error));
-	json_object_set_new(o, "trusted", json_boolean(mv->trusted));
-	json_object_set_new(o, "trust_limit", num(ana_check_rule(ANA_CHK_MODEL_ERROR)->limit));
-	json_object_set_new(o, "worst_abs_error", num(mv->worst_abs_error));
+	put(&bad, o, "rows", rows);
+	put(&bad, o, "median_abs_error", num(mv->median_abs_error));
+	put(&bad, o, "trusted", json_boolean(mv->trusted));
+	put(&bad, o, "trust_limit", num(ana_check_rule(ANA_CHK_MODEL_ERROR)->limit));
+	put(&bad, o, "worst_abs_error", num(mv->worst_abs_error));
 	if (mv->worst >= 0) {
 		const struct ana_model_row *w = &mv->rows[mv->worst];
-		json_object_set_new(o, "worst",
+		put(&bad, o, "worst",
 				    json_pack("{s:s,s:s,s:s,s:o,s:s}", "block", bname(f, w->block),
 					      "variant", col_variant_name(w->variant), "plan", w->plan,
 					      "ratio", num(w->ratio), "dominant_term",
 					      ana_term_name(w->dominant)));
 	} else {
-		json_object_set_new(o, "worst", json_null());
+		put(&bad, o, "worst", json_null());
 	}
 	json_t *pl = json_array();
 	for (size_t i = 0; i < mv->nplanner; i++) {
 		const struct ana_planner_row *r = &mv->planner[i];
-		json_array_append_new(
+		add(&bad, 
 			pl, json_pack("{s:s,s:s,s:i,s:o,s:s,s:o,s:s,s:o,s:o,s:b,s:o}", "block", bname(f, r->block),
 				      "variant", col_variant_name(r->variant), "candidates",
 				      r->candidates, "kendall_tau", num(r->tau), "choice_plan",
@@ -527,32 +562,37 @@ static json_t *model_validation_json(const struct ana_findings *f)
 				      num(r->slowdown), "within", r->within, "limit",
 				      num(ana_check_rule(ANA_CHK_PLANNER)->limit)));
 	}
-	json_object_set_new(o, "planner", pl);
-	return o;
+	put(&bad, o, "planner", pl);
+	return done(bad, o);
 }
 
 int ana_findings_write(const struct ana_findings *f, const char *path, struct opr_error *err)
 {
+	int bad = 0;
 	json_t *o = context_json(f);
 	json_t *rejected = json_array();
-	json_object_set_new(o, "findings_version", json_integer(ANA_FINDINGS_VERSION));
-	json_object_set_new(o, "verdict", json_string(ana_verdict_name(f->verdict)));
-	json_object_set_new(o, "exit_code", json_integer(ana_verdict_exit(f->verdict)));
+	put(&bad, o, "findings_version", json_integer(ANA_FINDINGS_VERSION));
+	put(&bad, o, "verdict", json_string(ana_verdict_name(f->verdict)));
+	put(&bad, o, "exit_code", json_integer(ana_verdict_exit(f->verdict)));
 	json_t *reasons = json_array();
 	for (int i = 0; i < f->nreasons; i++)
-		json_array_append_new(reasons, json_string(f->reasons[i]));
-	json_object_set_new(o, "reasons", reasons);
-	json_object_set_new(o, "archive", json_string(f->archive_dir));
-	json_object_set_new(o, "blocks", blocks_json(f));
-	json_object_set_new(o, "bottlenecks", bottlenecks_json(f));
-	json_object_set_new(o, "worksheet", worksheet_json(f, rejected));
-	json_object_set_new(o, "rejected_alternatives", rejected);
-	json_object_set_new(o, "validation", validation_json(f));
-	json_object_set_new(o, "mitigations", mitigations_json(f));
-	json_object_set_new(o, "counters", counters_json(f));
-	json_object_set_new(o, "rules", rules_json());
-	json_object_set_new(o, "check_rules", check_rules_json());
-	json_object_set_new(o, "model_validation", model_validation_json(f));
+		add(&bad, reasons, json_string(f->reasons[i]));
+	put(&bad, o, "reasons", reasons);
+	put(&bad, o, "archive", json_string(f->archive_dir));
+	put(&bad, o, "blocks", blocks_json(f));
+	put(&bad, o, "bottlenecks", bottlenecks_json(f));
+	put(&bad, o, "worksheet", worksheet_json(f, rejected));
+	put(&bad, o, "rejected_alternatives", rejected);
+	put(&bad, o, "validation", validation_json(f));
+	put(&bad, o, "mitigations", mitigations_json(f));
+	put(&bad, o, "counters", counters_json(f));
+	put(&bad, o, "rules", rules_json());
+	put(&bad, o, "check_rules", check_rules_json());
+	put(&bad, o, "model_validation", model_validation_json(f));
+	if (bad || !o) {
+		json_decref(o);
+		return opr_error_set(err, OPR_ENOMEM, "out of memory building findings");
+	}
 	char *s = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(1) | JSON_REAL_PRECISION(17));
 	json_decref(o);
 	if (!s)

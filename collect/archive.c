@@ -24,6 +24,30 @@
 
 /* ---- writing ---------------------------------------------------------------- */
 
+/* Every key and element goes through put/add: a failed allocation (a NULL
+ * value, or the set itself) is remembered in *bad and the builder returns
+ * NULL, which write_json reports as out of memory: an archive never loses
+ * a key silently. */
+static void put(int *bad, json_t *o, const char *k, json_t *v)
+{
+	if (json_object_set_new(o, k, v))
+		*bad = 1;
+}
+
+static void add(int *bad, json_t *a, json_t *v)
+{
+	if (json_array_append_new(a, v))
+		*bad = 1;
+}
+
+static json_t *done(int bad, json_t *o)
+{
+	if (!bad && o)
+		return o;
+	json_decref(o);
+	return NULL;
+}
+
 static json_t *jreal(double x)
 {
 	return isfinite(x) ? json_real(x) : json_null();
@@ -33,44 +57,46 @@ static json_t *plan_json(enum ops_group g, const struct ops_plan *p)
 {
 	char desc[256];
 	ops_plan_describe(g, p, desc, sizeof desc);
+	int bad = 0;
 	json_t *params = json_object();
 	const char *const *names = ops_plan_params(g);
 	for (int i = 0; names && names[i] && i < OPS_PLAN_MAX_PARAMS; i++)
-		json_object_set_new(params, names[i], json_integer(p->p[i]));
+		put(&bad, params, names[i], json_integer(p->p[i]));
 	return json_pack("{s:b,s:i,s:o,s:i,s:b,s:s}", "fused", p->fused, "strategy",
-			 (int)p->strategy, "params", params, "split_k", p->split_k,
+			 (int)p->strategy, "params", done(bad, params), "split_k", p->split_k,
 			 "double_buffer", p->double_buffer, "describe", desc);
 }
 
 static json_t *counters_json(const struct ops_counters *c, int cores)
 {
+	int bad = 0;
 	json_t *o = json_object();
 	json_t *bytes = json_object();
 	for (int s = 0; s < OPS_NSPACES; s++)
 		for (int d = 0; d < OPS_NSPACES; d++) {
 			char k[32];
 			snprintf(k, sizeof k, "%s->%s", ops_space_name(s), ops_space_name(d));
-			json_object_set_new(bytes, k, json_integer((json_int_t)c->bytes[s][d]));
+			put(&bad, bytes, k, json_integer((json_int_t)c->bytes[s][d]));
 		}
-	json_object_set_new(o, "dma_bytes", bytes);
-	json_object_set_new(o, "compute_read_bytes", json_integer((json_int_t)c->compute_read_bytes));
-	json_object_set_new(o, "compute_write_bytes", json_integer((json_int_t)c->compute_write_bytes));
-	json_object_set_new(o, "transfers", json_integer((json_int_t)c->transfers));
-	json_object_set_new(o, "splits", json_integer((json_int_t)c->splits));
-	json_object_set_new(o, "launches", json_integer((json_int_t)c->launches));
-	json_object_set_new(o, "tiles", json_integer((json_int_t)c->tiles));
-	json_object_set_new(o, "fallbacks", json_integer((json_int_t)c->fallbacks));
-	json_object_set_new(o, "elem_ops", json_integer((json_int_t)c->elem_ops));
-	json_object_set_new(o, "peak_shared_bytes", json_integer((json_int_t)c->peak_shared_bytes));
+	put(&bad, o, "dma_bytes", bytes);
+	put(&bad, o, "compute_read_bytes", json_integer((json_int_t)c->compute_read_bytes));
+	put(&bad, o, "compute_write_bytes", json_integer((json_int_t)c->compute_write_bytes));
+	put(&bad, o, "transfers", json_integer((json_int_t)c->transfers));
+	put(&bad, o, "splits", json_integer((json_int_t)c->splits));
+	put(&bad, o, "launches", json_integer((json_int_t)c->launches));
+	put(&bad, o, "tiles", json_integer((json_int_t)c->tiles));
+	put(&bad, o, "fallbacks", json_integer((json_int_t)c->fallbacks));
+	put(&bad, o, "elem_ops", json_integer((json_int_t)c->elem_ops));
+	put(&bad, o, "peak_shared_bytes", json_integer((json_int_t)c->peak_shared_bytes));
 	json_t *macs = json_object();
 	for (int t = 0; t < OPS_NDTYPES; t++)
-		json_object_set_new(macs, ops_dtype_name(t), json_integer((json_int_t)c->macs[t]));
-	json_object_set_new(o, "macs", macs);
+		put(&bad, macs, ops_dtype_name(t), json_integer((json_int_t)c->macs[t]));
+	put(&bad, o, "macs", macs);
 	json_t *cw = json_array();
 	for (int i = 0; i < cores && i < OPS_MAX_CORES; i++)
-		json_array_append_new(cw, json_integer((json_int_t)c->core_work[i]));
-	json_object_set_new(o, "core_work", cw);
-	return o;
+		add(&bad, cw, json_integer((json_int_t)c->core_work[i]));
+	put(&bad, o, "core_work", cw);
+	return done(bad, o);
 }
 
 static json_t *launch_json(const struct ops_launch_rec *r)
@@ -88,54 +114,56 @@ static json_t *launch_json(const struct ops_launch_rec *r)
 
 static json_t *alt_json(enum ops_group g, const struct ops_plan_eval *e, double measured_ns)
 {
+	int bad = 0;
 	json_t *o = json_pack("{s:o,s:b,s:b,s:s,s:o,s:I,s:I,s:I,s:o}", "plan", plan_json(g, &e->plan),
 			      "fits", e->fits, "rejected", e->rejected, "reason", e->reason, "model_ns",
 			      jreal(e->model_ns), "launches", (json_int_t)e->launches,
 			      "global_bytes", (json_int_t)e->global_bytes, "footprint_bytes",
 			      (json_int_t)e->footprint_bytes, "reuse_ratio", jreal(e->reuse_ratio));
-	json_object_set_new(o, "measured_ns", jreal(measured_ns));
-	json_object_set_new(o, "counters", counters_json(&e->counters, 0));
-	return o;
+	put(&bad, o, "measured_ns", jreal(measured_ns));
+	put(&bad, o, "counters", counters_json(&e->counters, 0));
+	return done(bad, o);
 }
 
 static json_t *variant_json(const struct col_run *run, const struct col_block_run *br, int v)
 {
+	int bad = 0;
 	const struct col_variant_run *vr = &br->v[v];
 	enum ops_group g = br->block->work.group;
 	json_t *o = json_object();
-	json_object_set_new(o, "plan", plan_json(g, &vr->plan));
-	json_object_set_new(o, "plan_was_auto", json_boolean(vr->plan_was_auto));
-	json_object_set_new(o, "fell_back", json_boolean(vr->fell_back));
-	json_object_set_new(o, "plan_note", json_string(vr->plan_note));
+	put(&bad, o, "plan", plan_json(g, &vr->plan));
+	put(&bad, o, "plan_was_auto", json_boolean(vr->plan_was_auto));
+	put(&bad, o, "fell_back", json_boolean(vr->fell_back));
+	put(&bad, o, "plan_note", json_string(vr->plan_note));
 	json_t *alts = json_array();
 	for (size_t i = 0; i < vr->nalts; i++)
-		json_array_append_new(alts, alt_json(g, &vr->alts[i],
+		add(&bad, alts, alt_json(g, &vr->alts[i],
 						     vr->alt_measured_ns ? vr->alt_measured_ns[i] : NAN));
-	json_object_set_new(o, "alternatives", alts);
-	json_object_set_new(o, "counters", counters_json(&vr->counters, run->profile->envelope.cores));
+	put(&bad, o, "alternatives", alts);
+	put(&bad, o, "counters", counters_json(&vr->counters, run->profile->envelope.cores));
 	json_t *ls = json_array();
 	for (size_t i = 0; i < vr->nlaunches; i++)
-		json_array_append_new(ls, launch_json(&vr->launches[i]));
-	json_object_set_new(o, "launches", ls);
-	json_object_set_new(o, "model_ns", jreal(vr->model_ns));
-	json_object_set_new(o, "quality",
+		add(&bad, ls, launch_json(&vr->launches[i]));
+	put(&bad, o, "launches", ls);
+	put(&bad, o, "model_ns", jreal(vr->model_ns));
+	put(&bad, o, "quality",
 			    json_pack("{s:o,s:o,s:b}", "rel_l2", jreal(vr->quality.rel_l2),
 				      "max_abs_lsb", jreal(vr->quality.max_abs_lsb), "exact_int",
 				      vr->quality.exact_int));
-	json_object_set_new(o, "output_sha256", json_string(vr->output_sha256));
-	json_object_set_new(o, "input_sha256", json_string(vr->input_sha256));
-	json_object_set_new(o, "nsamples", json_integer((json_int_t)vr->nsamples));
-	json_object_set_new(o, "events_per_sample", json_boolean(vr->events_per_sample));
-	json_object_set_new(o, "repro_counters_equal", json_boolean(vr->repro_counters_equal));
-	json_object_set_new(o, "repro_output_stable", json_boolean(vr->repro_output_stable));
+	put(&bad, o, "output_sha256", json_string(vr->output_sha256));
+	put(&bad, o, "input_sha256", json_string(vr->input_sha256));
+	put(&bad, o, "nsamples", json_integer((json_int_t)vr->nsamples));
+	put(&bad, o, "events_per_sample", json_boolean(vr->events_per_sample));
+	put(&bad, o, "repro_counters_equal", json_boolean(vr->repro_counters_equal));
+	put(&bad, o, "repro_output_stable", json_boolean(vr->repro_output_stable));
 	json_t *ev = json_object();
 	for (size_t e = 0; e < run->nevents; e++)
-		json_object_set_new(ev, run->events[e].name,
+		put(&bad, ev, run->events[e].name,
 				    run->events[e].available && vr->event_totals
 					    ? json_integer(vr->event_totals[e])
 					    : json_null());
-	json_object_set_new(o, "event_totals", ev);
-	return o;
+	put(&bad, o, "event_totals", ev);
+	return done(bad, o);
 }
 
 static json_t *envelope_json(const struct ops_envelope *e, const char *source)
@@ -171,45 +199,46 @@ static json_t *host_json(const struct col_host *h)
 
 static json_t *manifest_json(const struct col_run *run)
 {
+	int bad = 0;
 	const struct col_profile *p = run->profile;
 	char digest[65];
 	col_sha256_hex(p->text, p->text_len, digest);
 	json_t *m = json_object();
-	json_object_set_new(m, "archive_version", json_integer(COL_ARCHIVE_VERSION));
-	json_object_set_new(m, "started_utc", json_string(run->started_utc));
-	json_object_set_new(m, "host", host_json(&run->host));
-	json_object_set_new(m, "profile",
+	put(&bad, m, "archive_version", json_integer(COL_ARCHIVE_VERSION));
+	put(&bad, m, "started_utc", json_string(run->started_utc));
+	put(&bad, m, "host", host_json(&run->host));
+	put(&bad, m, "profile",
 			    json_pack("{s:s,s:s,s:s,s:I,s:s,s:{s:s,s:s,s:s}}", "path", run->profile_origin,
 				      "sha256", digest, "name", p->name, "seed",
 				      (json_int_t)p->seed, "model_revision", p->model_revision,
 				      "metadata", "compiler", p->compiler, "runtime", p->runtime,
 				      "firmware", p->firmware));
 	json_t *env = envelope_json(&p->envelope, p->envelope_source);
-	json_object_set_new(env, "calibrated", json_boolean(p->calibration.present));
+	put(&bad, env, "calibrated", json_boolean(p->calibration.present));
 	if (p->calibration.present)
-		json_object_set_new(env, "calibration",
+		put(&bad, env, "calibration",
 				    json_pack("{s:s,s:s,s:s,s:I}", "host", p->calibration.host, "date",
 					      p->calibration.date, "cpu", p->calibration.cpu,
 					      "cpus_online", (json_int_t)p->calibration.cpus_online));
-	json_object_set_new(m, "envelope", env);
+	put(&bad, m, "envelope", env);
 	json_t *ev = json_array();
 	for (size_t i = 0; i < run->nevents; i++)
-		json_array_append_new(ev, json_pack("{s:s,s:s,s:b,s:s}", "name", run->events[i].name,
+		add(&bad, ev, json_pack("{s:s,s:s,s:b,s:s}", "name", run->events[i].name,
 						    "component", run->events[i].component,
 						    "available", run->events[i].available,
 						    "reason", run->events[i].reason));
-	json_object_set_new(m, "events", ev);
-	json_object_set_new(m, "papi_status", json_string(run->papi_status));
-	json_object_set_new(m, "overhead", json_pack("{s:o,s:o}", "clock_read_ns",
+	put(&bad, m, "events", ev);
+	put(&bad, m, "papi_status", json_string(run->papi_status));
+	put(&bad, m, "overhead", json_pack("{s:o,s:o}", "clock_read_ns",
 						     jreal(run->clock_read_ns), "papi_read_ns",
 						     jreal(run->papi_read_ns)));
-	json_object_set_new(m, "sampling_seconds", jreal(run->sampling_seconds));
+	put(&bad, m, "sampling_seconds", jreal(run->sampling_seconds));
 	json_t *blocks = json_array();
 	for (int i = 0; i < run->nblocks; i++) {
 		const struct col_block_run *br = &run->blocks[i];
 		char desc[256];
 		col_workload_describe(&br->block->work, desc, sizeof desc);
-		json_array_append_new(
+		add(&bad, 
 			blocks, json_pack("{s:s,s:s,s:s,s:i,s:i,s:{s:o,s:o}}", "name",
 					  br->block->name, "workload", desc, "stop_reason",
 					  br->stop_reason, "rounds", br->nrounds, "reps_per_round",
@@ -217,22 +246,24 @@ static json_t *manifest_json(const struct col_run *run)
 					  variant_json(run, br, 0), "candidate",
 					  variant_json(run, br, 1)));
 	}
-	json_object_set_new(m, "blocks", blocks);
-	return m;
+	put(&bad, m, "blocks", blocks);
+	return done(bad, m);
 }
 
 static json_t *pipeline_json(const struct col_run *run)
 {
+	int bad = 0;
 	json_t *blocks = json_array();
 	for (int i = 0; i < run->nblocks; i++) {
 		const struct col_block_run *br = &run->blocks[i];
 		json_t *o = json_pack("{s:s}", "name", br->block->name);
 		for (int v = 0; v < 2; v++)
-			json_object_set_new(o, col_variant_name(v),
+			put(&bad, o, col_variant_name(v),
 					    col_pipe_to_json(&br->v[v]));
-		json_array_append_new(blocks, o);
+		add(&bad, blocks, o);
 	}
-	return json_pack("{s:i,s:o}", "archive_version", COL_ARCHIVE_VERSION, "blocks", blocks);
+	return done(bad, json_pack("{s:i,s:o}", "archive_version", COL_ARCHIVE_VERSION, "blocks",
+				    done(bad, blocks)));
 }
 
 /* A growable text buffer for the CSV files. */
@@ -423,9 +454,11 @@ int col_archive_write(const struct col_run *run, const char *dir, int force,
 	}
 	if (rename(tmp, dir)) {
 		int e = errno;
-		if (had_old)
-			rename(old, dir);
 		col_rmtree(tmp);
+		/* put the old archive back; if that fails too, say where it is */
+		if (had_old && rename(old, dir))
+			return opr_error_set(err, OPR_EIO, "cannot rename into '%s': %s; the previous archive "
+					     "is left at '%s'", dir, strerror(e), old);
 		return opr_error_set(err, OPR_EIO, "cannot rename into '%s': %s", dir, strerror(e));
 	}
 	if (had_old)

@@ -63,6 +63,19 @@ const struct col_cal_value *col_cal_find(const struct col_calibration *cal, cons
 	return NULL;
 }
 
+/* The median recorded under key, or an error: record() drops a value when
+ * the table is full or nothing was timed, and a rate must never be read
+ * through a missing row. */
+static int measured(const struct col_calibration *cal, const char *key, double *out,
+		    struct opr_error *err)
+{
+	const struct col_cal_value *v = col_cal_find(cal, key);
+	if (!v)
+		return opr_error_set(err, OPR_EINTERNAL, "calibration recorded no '%s'", key);
+	*out = v->median;
+	return 0;
+}
+
 /* ---- host facts from sysfs and procfs ---------------------------------------- */
 
 /* Size in KiB of cpu0's cache at level with a type other than Instruction;
@@ -653,12 +666,14 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 	if (rc)
 		goto out;
 	/* the provisional copies above are replaced by the measured values */
-	env->tops[OPS_F16] = col_cal_find(cal, "fp16_tops")->median;
-	env->tops[OPS_BF16] = col_cal_find(cal, "bf16_tops")->median;
-	env->tops[OPS_S8] = env->tops[OPS_U8] = env->tops[OPS_S32] =
-		col_cal_find(cal, "int8_tops")->median;
-	env->vector_tops = col_cal_find(cal, "vector_tops")->median;
-	env->vector_half_tops = col_cal_find(cal, "vector_half_tops")->median;
+	double i8 = 0;
+	if ((rc = measured(cal, "fp16_tops", &env->tops[OPS_F16], err)) ||
+	    (rc = measured(cal, "bf16_tops", &env->tops[OPS_BF16], err)) ||
+	    (rc = measured(cal, "int8_tops", &i8, err)) ||
+	    (rc = measured(cal, "vector_tops", &env->vector_tops, err)) ||
+	    (rc = measured(cal, "vector_half_tops", &env->vector_half_tops, err)))
+		goto out;
+	env->tops[OPS_S8] = env->tops[OPS_U8] = env->tops[OPS_S32] = i8;
 	cal->present = 1;
 	for (int i = 0; i < cal->nv && !rc; i++)
 		if (!(cal->v[i].median > 0) || !isfinite(cal->v[i].median))

@@ -97,8 +97,15 @@ int col_read_file(const char *path, char **data, size_t *len, size_t max,
 		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
-			break;
+		if (r < 0) {
+			/* an I/O error is not a short file */
+			int e = errno;
+			free(buf);
+			close(fd);
+			return opr_error_set(err, OPR_EIO, "cannot read '%s': %s", path, strerror(e));
+		}
+		if (r == 0)
+			break; /* the file shrank since fstat: what is there is the file */
 		got += (size_t)r;
 	}
 	close(fd);

@@ -56,8 +56,10 @@ static int publish(const char *tmp, const char *dir, struct opr_error *err)
 		return opr_error_set(err, OPR_EIO, "cannot move '%s' aside: %s", dir, strerror(errno));
 	if (rename(tmp, dir)) {
 		int e = errno;
-		if (had_old)
-			rename(old, dir);
+		/* put the old packet back; if that fails too, say where it is */
+		if (had_old && rename(old, dir))
+			return opr_error_set(err, OPR_EIO, "cannot rename into '%s': %s; the previous packet "
+					     "is left at '%s'", dir, strerror(e), old);
 		return opr_error_set(err, OPR_EIO, "cannot rename into '%s': %s", dir, strerror(e));
 	}
 	if (had_old)

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "../analyze/analyze.h"
 #include "../ops/ops_int.h"
 
@@ -1158,6 +1160,84 @@ static void temp_path(char *buf, size_t len, const char *tag)
 	close(fd);
 }
 
+/* ---- out of memory while writing findings.json ---- */
+
+static long oom_left = -1; /* allocations before the one that fails; -1: none fails */
+static long oom_count;
+
+/* One allocation fails, the rest succeed: a later one must not mask it. */
+static void *oom_malloc(size_t n)
+{
+	oom_count++;
+	if (oom_left == 0) {
+		oom_left = -1;
+		return NULL;
+	}
+	if (oom_left > 0)
+		oom_left--;
+	return malloc(n);
+}
+
+static void oom_free(void *p)
+{
+	free(p);
+}
+
+/* An allocation that fails anywhere while findings.json is built makes the
+ * write fail with OPR_ENOMEM; it never writes a file with keys missing
+ * (seeded choice of the failing allocation among all of them). */
+static void test_findings_oom_is_an_error(void **state)
+{
+	(void)state;
+	struct opr_error err = {0};
+	struct col_run *run = NULL;
+	struct ana_findings *f = NULL;
+	if (col_archive_load(ARCHIVE, &run, &err))
+		fail_msg("cannot load %s: %s", ARCHIVE, err.msg);
+	assert_int_equal(ana_analyze(run, ARCHIVE, &f, &err), 0);
+	char ref[64], out[64];
+	temp_path(ref, sizeof ref, "findings-ref");
+	temp_path(out, sizeof out, "findings-oom");
+	json_set_alloc_funcs(oom_malloc, oom_free);
+	oom_left = -1;
+	oom_count = 0;
+	assert_int_equal(ana_findings_write(f, ref, &err), 0);
+	long total = oom_count;
+	assert_true(total > 1000);
+	size_t nref, nout;
+	char *want = read_all(ref, &nref);
+	assert_non_null(want);
+	uint64_t seed = 0x00e1;
+	int failed = 0;
+	for (int k = 0; k < 120; k++) {
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		long at = k < 20 ? k : (long)((seed >> 33) % (uint64_t)total);
+		unlink(out);
+		oom_left = at;
+		struct opr_error e2 = {0};
+		int rc = ana_findings_write(f, out, &e2);
+		oom_left = -1;
+		if (rc) {
+			assert_int_equal(rc, OPR_ENOMEM);
+			assert_int_equal(access(out, F_OK), -1);
+			failed++;
+			continue;
+		}
+		char *got = read_all(out, &nout);
+		assert_non_null(got);
+		if (nout != nref || memcmp(got, want, nref))
+			fail_msg("allocation %ld failed and findings.json was written without it", at);
+		free(got);
+	}
+	json_set_alloc_funcs(malloc, free);
+	assert_true(failed > 60);
+	unlink(ref);
+	unlink(out);
+	free(want);
+	ana_findings_free(f);
+	col_run_free(run);
+}
+
 static void test_golden_findings(void **state)
 {
 	(void)state;
@@ -1220,6 +1300,7 @@ int main(void)
 		cmocka_unit_test(test_one_global_definition),
 		cmocka_unit_test(test_worksheet_agrees_with_evidence),
 		cmocka_unit_test(test_rules_are_the_table),
+		cmocka_unit_test(test_findings_oom_is_an_error),
 		cmocka_unit_test(test_golden_findings),
 	};
 	return cmocka_run_group_tests_name("analyze", tests, NULL, NULL);
