@@ -4,10 +4,7 @@
 
 #include <string.h>
 
-#include "analyze/analyze.h"
-#include "collect/calibrate.h"
-#include "collect/collect.h"
-#include "report/report.h"
+#include "opreview_cmds.h"
 
 struct command {
 	const char *name;

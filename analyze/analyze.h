@@ -250,7 +250,5 @@ void ana_findings_free(struct ana_findings *f);
 int ana_findings_write(const struct ana_findings *f, const char *path,
 		       struct opr_error *err);
 
-int cmd_analyze(int argc, char **argv);
-int cmd_replay(int argc, char **argv);
 
 #endif

@@ -1,6 +1,7 @@
 /* analyze/cmd_analyze.c: `opreview analyze RUN` (findings.json and the verdict)
  * and `opreview replay RUN` (re-run an archive and check it reproduces). */
 #include "analyze_int.h"
+#include "../opreview_cmds.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -30,6 +30,5 @@ int col_write_atomic(const char *path, const char *text, int force, struct opr_e
 /* The calibration entry named key, or NULL. */
 const struct col_cal_value *col_cal_find(const struct col_calibration *cal, const char *key);
 
-int cmd_calibrate(int argc, char **argv);
 
 #endif

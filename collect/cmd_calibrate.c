@@ -2,6 +2,7 @@
  * it as an envelope file (atomically; never over an existing file without
  * --force), or print it on stdout when --out is not given. */
 #include "calibrate.h"
+#include "../opreview_cmds.h"
 
 #include <stdlib.h>
 #include <unistd.h>

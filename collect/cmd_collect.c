@@ -1,5 +1,6 @@
 /* collect/cmd_collect.c: `opreview collect`: run a profile and write its archive. */
 #include "collect.h"
+#include "../opreview_cmds.h"
 
 #include <unistd.h>
 

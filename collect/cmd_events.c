@@ -8,6 +8,7 @@
 
 #include "../ops/ops.h"
 #include "papi.h"
+#include "../opreview_cmds.h"
 
 static int opt_all;
 

@@ -157,7 +157,5 @@ int col_rmtree(const char *path);
  * goes back to target when target is missing. Returns how many it handled. */
 int col_clean_stale(const char *target);
 
-/* Commands (collect/cmd_*.c). */
-int cmd_collect(int argc, char **argv);
 
 #endif

@@ -114,6 +114,8 @@ int col_cpu_pmu_present(void);
  * then each default event with whether this host can count it and why not;
  * --all also lists every native event of the enabled components. Returns the
  * exit status. */
+/* Declared in opreview_cmds.h with every command; repeated here (the same
+ * prototype) while tests/test_papi.c includes only this header. */
 int cmd_events(int argc, char **argv);
 
 #endif

@@ -3,7 +3,7 @@
  * is the template; partials load from templates/ (run from the tree's root). */
 #include "fuzz.h"
 
-#include "../report/template.h"
+#include "../report/report_int.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

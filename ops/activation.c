@@ -527,7 +527,7 @@ act_1d(struct ops_device *dev, enum ops_act a, enum ops_dtype t, size_t es,
 			goto end;
 		ops_compute(dev, t, 0, (uint64_t)n, (uint64_t)n * es, (uint64_t)n * es);
 		if (direct)
-			act_pass(a, t, xp, yp, n, dev->stream_global);
+			act_pass(a, t, xp, yp, n, ops_launch_streams_global(dev));
 		else if (!dry && prefetch && c + 1 < chunks)
 			act_tile_prefetch(a, t, es, tb, n, xp + q * xs * (int64_t)es,
 					  (size_t)(c + 2 == chunks ? len - (c + 1) * q : q) * es);
@@ -538,7 +538,7 @@ act_1d(struct ops_device *dev, enum ops_act a, enum ops_dtype t, size_t es,
 		if (rc < 0)
 			goto end;
 	}
-	if (direct && dev->stream_global)
+	if (direct && ops_launch_streams_global(dev))
 		_mm_sfence(); /* the streamed lines are ordered before what follows */
 	rc = ops_launch_end(dev, err);
 	return release_bufs(dev, buf, nbuf, rc);

@@ -1,6 +1,7 @@
 /* ops/cmd_ops.c: `opreview ops`: the operators, their dtypes, strategies and
  * plan parameters, straight from the group table. */
 #include "ops_int.h"
+#include "../opreview_cmds.h"
 
 #include <stdio.h>
 

@@ -134,6 +134,13 @@ int ops_launch_tile1(struct ops_device *dev, const struct ops_tile1 *k);
  * non-temporal stores (no read for ownership: 2 bytes of DRAM traffic per
  * byte copied instead of 3). Cleared by ops_launch_begin and ops_launch_end. */
 void ops_launch_stream_hint(struct ops_device *dev, uint64_t global_write_bytes);
+/* Whether the current launch streams its GLOBAL writes (the hint above took):
+ * a kernel that writes GLOBAL itself, bypassing ops_dma, asks here instead of
+ * reading the device's fields. Inline: it is asked once per tile. */
+static inline int ops_launch_streams_global(const struct ops_device *dev)
+{
+	return dev->stream_global;
+}
 
 /* Marks the open launch one-pass: its tiles are element-wise over contiguous
  * GLOBAL data (each DMA in, one compute, each DMA out), so the host runs

@@ -383,7 +383,5 @@ void ops_sde_bind(const struct ops_device *dev);
 /* NULL-terminated list of the SDE counter names (without the prefix). */
 const char *const *ops_sde_names(void);
 
-/* `opreview ops` (ops/cmd_ops.c). */
-int cmd_ops(int argc, char **argv);
 
 #endif

@@ -1,7 +1,8 @@
 /* report/cmd_run.c: `opreview run` (collect + analyze + report into one packet
  * directory, built beside the target and renamed into place when complete) and
  * `opreview report` (re-render a packet from an archive). */
-#include "report.h"
+#include "report_int.h"
+#include "../opreview_cmds.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,7 +1,8 @@
 /* report/cmd_sign.c: `opreview keygen`, `opreview sign` and `opreview verify`:
  * owner sign-off of a packet (the work is in signoff.c; this file parses the
  * command line and prints results on stdout). */
-#include "report.h"
+#include "report_int.h"
+#include "../opreview_cmds.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * Markdown rendered by cmark-gfm, tables wrapped so they scroll on a phone,
  * the SVG charts from findings in a "Charts" section, and inline CSS for
  * screen, print and narrow screens. No external resource of any kind. */
-#include "report.h"
+#include "report_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* report/markdown.c: the one file that speaks cmark-gfm: renders the Markdown
  * packet from findings through the templates, checks that it parses (tables
  * count, no table row stranded in a paragraph) and converts it to HTML. */
-#include "report.h"
+#include "report_int.h"
 
 #include <cmark-gfm.h>
 #include <cmark-gfm-core-extensions.h>

@@ -1,6 +1,6 @@
 /* report/packet.c: assembles the packet directory: findings.json, packet.md,
  * packet.html, packet.xlsx and owners.json, each written with fsync. */
-#include "report.h"
+#include "report_int.h"
 
 #include <libgen.h>
 #include <stdlib.h>

@@ -10,7 +10,6 @@
 #include <time.h>
 
 #include "../analyze/analyze.h"
-#include "template.h"
 #include "signoff.h"
 
 /* Markdown packet from findings through templates_dir/packet.md.mustache
@@ -38,10 +37,5 @@ struct rep_options {
 int rep_packet(json_t *findings, const struct col_run *run, const char *archive_dir,
 	       const char *out_dir, const struct rep_options *o, struct opr_error *err);
 
-int cmd_run(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_keygen(int argc, char **argv);
-int cmd_sign(int argc, char **argv);
-int cmd_verify(int argc, char **argv);
 
 #endif

@@ -2,7 +2,7 @@
  * <text>, viewBox, fixed number formatting so output is deterministic): latency
  * percentiles with CI whiskers, queue-wait histograms, rooflines against the
  * envelope and fusion before/after bars. Inputs are findings.json values. */
-#include "template.h"
+#include "report_int.h"
 
 #include <math.h>
 #include <stdio.h>

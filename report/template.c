@@ -1,7 +1,7 @@
 /* report/template.c: the mustache-style template language of the packet
  * (templates/README.md): parse a template into a flat node list, check it whole,
  * load its partials eagerly, then render against a jansson context stack. */
-#include "template.h"
+#include "report_int.h"
 
 #include <errno.h>
 #include <limits.h>

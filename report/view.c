@@ -2,7 +2,7 @@
  * so every number of findings.json becomes a display string here: times in
  * us/ms, bytes in IEC units, ratios with their CIs, provenance tags, status
  * badges; unavailable values say why instead of showing 0. */
-#include "template.h"
+#include "report_int.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /* report/xlsx.c: packet.xlsx from findings.json (a jansson tree) and the
  * archive's samples.csv, through libxlsxwriter (the only file that includes it).
  * Nine sheets of stored values, no formulas; native charts; byte-reproducible. */
-#include "report.h"
+#include "report_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

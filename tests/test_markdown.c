@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../report/report.h"
+#include "../report/report_int.h"
 
 #define SAMPLE "fixtures/findings/sample.json"
 #define GOLDEN "fixtures/golden/packet.md"

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../report/report.h"
+#include "../opreview_cmds.h"
 
 /* ---- helpers --------------------------------------------------------------- */
 

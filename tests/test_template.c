@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../report/template.h"
+#include "../report/report_int.h"
 
 /* ---- seeded data: splitmix64 ---- */
 

@@ -1,12 +1,14 @@
-/* report/template.h: the packet's template language (mustache-style, documented in
- * templates/README.md), the view that turns findings into display strings for it,
- * and the SVG charts of the HTML page. */
-#ifndef REPORT_TEMPLATE_H
-#define REPORT_TEMPLATE_H
+/* report/report_int.h: internals shared by the files of report/ only (and
+ * their tests): the packet's template language (mustache-style, documented in
+ * templates/README.md), the text buffer, the view that turns findings into
+ * display strings for it, and the SVG charts of the HTML page. Other folders
+ * use report/report.h. */
+#ifndef REPORT_INT_H
+#define REPORT_INT_H
 
 #include <jansson.h>
 
-#include "../opreview.h"
+#include "report.h"
 
 #define REP_TEMPLATE_MAX_PARTIAL_DEPTH 16 /* partials including partials */
 #define REP_TEMPLATE_MAX_SECTION_DEPTH 64 /* nested sections (context stack) */
