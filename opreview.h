@@ -5,6 +5,7 @@
 #define OPREVIEW_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define OPR_VERSION "0.1.0"
@@ -88,5 +89,53 @@ int opr_parse(const struct opr_command_help *h, int argc, char **argv,
 void opr_print_help(const struct opr_command_help *h, FILE *fp);
 /* Prints the error and returns the exit status for it (for cmd_* functions). */
 int opr_fail(const struct opr_error *err);
+
+/* ---- shared helpers (opreview_util.c) ------------------------------------ */
+
+/* The one growable text buffer (Redis's sds, git's strbuf). Out of memory is
+ * sticky: later appends do nothing and oom stays set, so a caller checks
+ * once at the end. p is NUL-terminated once anything was added; the owner
+ * frees p with opr_buf_release, or takes it with opr_buf_take. */
+struct opr_buf {
+	char *p;
+	size_t len, cap;
+	int oom;
+};
+void opr_buf_add(struct opr_buf *b, const char *s, size_t n);
+void opr_buf_puts(struct opr_buf *b, const char *s);
+void opr_buf_printf(struct opr_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Returns the text (malloc'd, the caller frees it; "" when nothing was added)
+ * and empties b; NULL when out of memory (b is released). */
+char *opr_buf_take(struct opr_buf *b);
+void opr_buf_release(struct opr_buf *b);
+
+/* The one growth rule of the project's arrays: room for one more element,
+ * the capacity doubling from first. OPR_GROW(arr, n, cap, 16) is 0 when
+ * arr[n] may be written (reallocated if n == cap), -1 when out of memory or
+ * the size would overflow (arr and cap unchanged). slot is the address of
+ * the array pointer, read and written with memcpy, so any element type
+ * goes through one function without a cast that aliases. */
+int opr_grow(void *slot, size_t *cap, size_t first, size_t size);
+#define OPR_GROW(arr, n, cap, first) \
+	((n) < (cap) ? 0 : opr_grow(&(arr), &(cap), (first), sizeof *(arr)))
+
+/* The quantile and CI definitions, by name, for every folder (collect/ may
+ * not use analyze/'s statistics, so they live here):
+ *   type 7 (Hyndman & Fan; R's default, numpy's linear): h = (n-1) q,
+ *     x[floor h] + (h - floor h) (x[floor h + 1] - x[floor h]);
+ *   nearest rank: the ceil(q n)-th smallest (the pipeline's percentiles);
+ *   normal-approximation binomial CI ranks (0-based) of the q-quantile at
+ *     95%: r = floor(n q - 1.96 sqrt(n q (1-q))), s = ceil(n q + ...);
+ *     -1 when the interval leaves the sample (the analyzer's exact binomial
+ *     interval is ana_quantile_ci, analyze/stats.h).
+ * The quantiles take sorted values; NAN for n == 0 or q outside [0, 1]. */
+double opr_quantile_type7(const double *sorted, size_t n, double q);
+double opr_quantile_type7_i64(const int64_t *sorted, size_t n, double q);
+double opr_quantile_nearest_rank(const double *sorted, size_t n, double q);
+int opr_quantile_ci95_ranks(size_t n, double q, size_t *r, size_t *s);
+
+/* The one clock of measurements: CLOCK_MONOTONIC in ns. */
+int64_t opr_now_ns(void);
 
 #endif

@@ -17,14 +17,8 @@
 
 void *ana_list_push(struct ana_list *l)
 {
-	if (l->n == l->cap) {
-		size_t nc = l->cap ? l->cap * 2 : 16;
-		void *p = realloc(l->items, nc * l->size);
-		if (!p)
-			return NULL;
-		l->items = p;
-		l->cap = nc;
-	}
+	if (l->n == l->cap && opr_grow(&l->items, &l->cap, 16, l->size))
+		return NULL;
 	void *e = (char *)l->items + l->n * l->size;
 	memset(e, 0, l->size);
 	l->n++;

@@ -47,32 +47,12 @@ static size_t rng_below(struct ops_xoshiro *g, size_t bound)
 
 double ana_quantile(const int64_t *sorted, size_t n, double q)
 {
-	double h, f;
-	size_t i;
-
-	if (!sorted || n == 0 || !(q >= 0.0 && q <= 1.0))
-		return NAN;
-	h = (double)(n - 1) * q;
-	i = (size_t)h;
-	if (i >= n - 1)
-		return (double)sorted[n - 1];
-	f = h - (double)i;
-	return (double)sorted[i] + f * ((double)sorted[i + 1] - (double)sorted[i]);
+	return opr_quantile_type7_i64(sorted, n, q);
 }
 
 double ana_quantile_f64(const double *sorted, size_t n, double q)
 {
-	double h, f;
-	size_t i;
-
-	if (!sorted || n == 0 || !(q >= 0.0 && q <= 1.0))
-		return NAN;
-	h = (double)(n - 1) * q;
-	i = (size_t)h;
-	if (i >= n - 1)
-		return sorted[n - 1];
-	f = h - (double)i;
-	return sorted[i] + f * (sorted[i + 1] - sorted[i]);
+	return opr_quantile_type7(sorted, n, q);
 }
 
 static int cmp_i64(const void *pa, const void *pb)

@@ -266,57 +266,21 @@ static json_t *pipeline_json(const struct col_run *run)
 				    done(bad, blocks)));
 }
 
-/* A growable text buffer for the CSV files. */
-struct text {
-	char *s;
-	size_t len, cap;
-	int oom;
-};
-
-static void text_printf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void text_printf(struct text *t, const char *fmt, ...)
+static void samples_csv(const struct col_run *run, struct opr_buf *t)
 {
-	if (t->oom)
-		return;
-	for (;;) {
-		va_list ap;
-		va_start(ap, fmt);
-		int n = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? t->cap - t->len : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			t->oom = 1;
-			return;
-		}
-		if (t->s && (size_t)n < t->cap - t->len) {
-			t->len += (size_t)n;
-			return;
-		}
-		size_t nc = (t->cap ? t->cap * 2 : 4096) + (size_t)n;
-		char *p = realloc(t->s, nc);
-		if (!p) {
-			t->oom = 1;
-			return;
-		}
-		t->s = p;
-		t->cap = nc;
-	}
-}
-
-static void samples_csv(const struct col_run *run, struct text *t)
-{
-	text_printf(t, "block,variant,round,ns\n");
+	opr_buf_printf(t, "block,variant,round,ns\n");
 	for (int i = 0; i < run->nblocks; i++)
 		for (int v = 0; v < 2; v++) {
 			const struct col_variant_run *vr = &run->blocks[i].v[v];
 			for (size_t k = 0; k < vr->nsamples; k++)
-				text_printf(t, "%s,%s,%d,%" PRId64 "\n", run->blocks[i].block->name,
+				opr_buf_printf(t, "%s,%s,%d,%" PRId64 "\n", run->blocks[i].block->name,
 					    col_variant_name(v), vr->round[k], vr->samples_ns[k]);
 		}
 }
 
-static void counters_csv(const struct col_run *run, struct text *t)
+static void counters_csv(const struct col_run *run, struct opr_buf *t)
 {
-	text_printf(t, "block,variant,provenance,counter,value,available,reason\n");
+	opr_buf_printf(t, "block,variant,provenance,counter,value,available,reason\n");
 	for (int i = 0; i < run->nblocks; i++)
 		for (int v = 0; v < 2; v++) {
 			const struct col_variant_run *vr = &run->blocks[i].v[v];
@@ -325,21 +289,21 @@ static void counters_csv(const struct col_run *run, struct text *t)
 			for (int s = 0; s < OPS_NSPACES; s++)
 				for (int d = 0; d < OPS_NSPACES; d++)
 					if (s != d)
-						text_printf(t, "%s,%s,simulated,bytes %s->%s,%" PRIu64 ",1,\n",
+						opr_buf_printf(t, "%s,%s,simulated,bytes %s->%s,%" PRIu64 ",1,\n",
 							    b, vn, ops_space_name(s), ops_space_name(d),
 							    c->bytes[s][d]);
-			text_printf(t, "%s,%s,simulated,transfers,%" PRIu64 ",1,\n", b, vn, c->transfers);
-			text_printf(t, "%s,%s,simulated,splits,%" PRIu64 ",1,\n", b, vn, c->splits);
-			text_printf(t, "%s,%s,simulated,launches,%" PRIu64 ",1,\n", b, vn, c->launches);
-			text_printf(t, "%s,%s,simulated,peak_shared_bytes,%" PRIu64 ",1,\n", b, vn,
+			opr_buf_printf(t, "%s,%s,simulated,transfers,%" PRIu64 ",1,\n", b, vn, c->transfers);
+			opr_buf_printf(t, "%s,%s,simulated,splits,%" PRIu64 ",1,\n", b, vn, c->splits);
+			opr_buf_printf(t, "%s,%s,simulated,launches,%" PRIu64 ",1,\n", b, vn, c->launches);
+			opr_buf_printf(t, "%s,%s,simulated,peak_shared_bytes,%" PRIu64 ",1,\n", b, vn,
 				    c->peak_shared_bytes);
 			for (size_t e = 0; e < run->nevents; e++) {
 				const struct col_event *ev = &run->events[e];
 				if (ev->available && vr->event_totals)
-					text_printf(t, "%s,%s,papi,%s,%lld,1,\n", b, vn, ev->name,
+					opr_buf_printf(t, "%s,%s,papi,%s,%lld,1,\n", b, vn, ev->name,
 						    vr->event_totals[e]);
 				else
-					text_printf(t, "%s,%s,papi,%s,,0,\"%s\"\n", b, vn, ev->name,
+					opr_buf_printf(t, "%s,%s,papi,%s,,0,\"%s\"\n", b, vn, ev->name,
 						    ev->reason);
 			}
 		}
@@ -360,13 +324,13 @@ static int write_json(const char *dir, const char *name, json_t *j, struct opr_e
 	return rc;
 }
 
-static int write_text(const char *dir, const char *name, struct text *t, struct opr_error *err)
+static int write_text(const char *dir, const char *name, struct opr_buf *t, struct opr_error *err)
 {
 	char path[1024];
 	if (t->oom)
 		return opr_error_set(err, OPR_ENOMEM, "out of memory writing %s", name);
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	return col_write_file(path, t->s ? t->s : "", t->len, err);
+	return col_write_file(path, t->p ? t->p : "", t->len, err);
 }
 
 static int copy_envelope(const struct col_profile *p, const char *dir, struct opr_error *err)
@@ -400,16 +364,16 @@ static int write_contents(const struct col_run *run, const char *tmp, struct opr
 	json_decref(pj);
 	if (rc)
 		return rc;
-	struct text t = {0};
+	struct opr_buf t = {0};
 	samples_csv(run, &t);
 	rc = write_text(tmp, "samples.csv", &t, err);
-	free(t.s);
+	opr_buf_release(&t);
 	if (rc)
 		return rc;
-	struct text c = {0};
+	struct opr_buf c = {0};
 	counters_csv(run, &c);
 	rc = write_text(tmp, "counters.csv", &c, err);
-	free(c.s);
+	opr_buf_release(&c);
 	if (rc)
 		return rc;
 	snprintf(path, sizeof path, "%s/profile.yaml", tmp);

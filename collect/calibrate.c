@@ -17,28 +17,12 @@
 
 #define MAX_SAMPLES 16
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static int cmp_d(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
 }
 
-/* Linear-interpolated q-quantile of sorted x[0..n). */
-static double quant(const double *x, int n, double q)
-{
-	double pos = q * (n - 1);
-	int i = (int)floor(pos);
-	if (i >= n - 1)
-		return x[n - 1];
-	return x[i] + (pos - i) * (x[i + 1] - x[i]);
-}
 
 /* Adds one calibrated value: median of x[0..n) and spread = IQR / median. */
 static void record(struct col_calibration *cal, const char *key, double *x, int n,
@@ -48,8 +32,11 @@ static void record(struct col_calibration *cal, const char *key, double *x, int 
 		return;
 	struct col_cal_value *v = &cal->v[cal->nv++];
 	qsort(x, (size_t)n, sizeof *x, cmp_d);
-	v->median = quant(x, n, 0.5);
-	v->spread = v->median > 0 ? (quant(x, n, 0.75) - quant(x, n, 0.25)) / v->median : 0;
+	size_t m = (size_t)n;
+	v->median = opr_quantile_type7(x, m, 0.5);
+	v->spread = v->median > 0
+			    ? (opr_quantile_type7(x, m, 0.75) - opr_quantile_type7(x, m, 0.25)) / v->median
+			    : 0;
 	v->samples = n;
 	snprintf(v->key, sizeof v->key, "%s", key);
 	snprintf(v->method, sizeof v->method, "%s", method);
@@ -145,7 +132,7 @@ static double fma_rate(int64_t iters)
 	const __m256 m = _mm256_set1_ps(0.9999999f), c = _mm256_set1_ps(1e-7f);
 	for (int k = 0; k < 12; k++)
 		a[k] = _mm256_set1_ps(1.0f + (float)k * 1e-3f);
-	int64_t t0 = now_ns();
+	int64_t t0 = opr_now_ns();
 	for (int64_t i = 0; i < iters; i++) {
 		a[0] = _mm256_fmadd_ps(a[0], m, c);
 		a[1] = _mm256_fmadd_ps(a[1], m, c);
@@ -160,7 +147,7 @@ static double fma_rate(int64_t iters)
 		a[10] = _mm256_fmadd_ps(a[10], m, c);
 		a[11] = _mm256_fmadd_ps(a[11], m, c);
 	}
-	int64_t t1 = now_ns();
+	int64_t t1 = opr_now_ns();
 	__m256 s = a[0];
 	for (int k = 1; k < 12; k++)
 		s = _mm256_add_ps(s, a[k]);
@@ -186,7 +173,7 @@ static double int8_rate(int64_t iters)
 	__m256i v6 = _mm256_set1_epi16(7), v7 = _mm256_set1_epi16(8), v8 = _mm256_set1_epi16(9);
 	__m256i v9 = _mm256_set1_epi16(10), v10 = _mm256_set1_epi16(11), v11 = _mm256_set1_epi16(12);
 	const __m256i w = _mm256_set1_epi16(1);
-	int64_t t0 = now_ns();
+	int64_t t0 = opr_now_ns();
 	/* (spelt out: an array of chains was kept in memory, at a third of the
 	 * rate) */
 	for (int64_t i = 0; i < iters; i++) {
@@ -203,7 +190,7 @@ static double int8_rate(int64_t iters)
 		v10 = _mm256_madd_epi16(v10, w);
 		v11 = _mm256_madd_epi16(v11, w);
 	}
-	int64_t t1 = now_ns();
+	int64_t t1 = opr_now_ns();
 	const __m256i v[12] = {v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11};
 	__m256i s = v[0];
 	for (int k = 1; k < 12; k++)
@@ -242,7 +229,7 @@ static void base_envelope(struct ops_envelope *e, double shared_kib)
 static int launch_cost(struct ops_device *dev, int n, double *ns, struct opr_error *err)
 {
 	ops_device_reset(dev);
-	int64_t t0 = now_ns();
+	int64_t t0 = opr_now_ns();
 	for (int i = 0; i < n; i++) {
 		int rc = ops_launch_begin(dev, "calibrate", 0, err);
 		if (rc)
@@ -251,7 +238,7 @@ static int launch_cost(struct ops_device *dev, int n, double *ns, struct opr_err
 		if ((rc = ops_launch_end(dev, err)))
 			return rc;
 	}
-	*ns = (double)(now_ns() - t0) / n;
+	*ns = (double)(opr_now_ns() - t0) / n;
 	ops_device_reset(dev);
 	return 0;
 }
@@ -302,13 +289,13 @@ static int dma_setup(struct ops_device *dev, unsigned char *g, unsigned char *s,
 		/* a strided copy: 4 rows of the source, every other row */
 		const int64_t cols = DMA_SIZES[k] / 16;
 		struct ops_dma_desc d = {2, {4, cols}, {2 * cols, 1}, {cols, 1}, 4};
-		int64_t t0 = now_ns();
+		int64_t t0 = opr_now_ns();
 		for (int i = 0; i < reps; i++) {
 			size_t off = (size_t)(i & 63) * 4096;
 			if ((rc = ops_dma(dev, OPS_SHARED, s, OPS_GLOBAL, g + off, &d, err)))
 				return abandon(dev, rc);
 		}
-		double y = (double)(now_ns() - t0) / reps, x = DMA_SIZES[k];
+		double y = (double)(opr_now_ns() - t0) / reps, x = DMA_SIZES[k];
 		if (!k)
 			first = y;
 		sx += x;
@@ -339,13 +326,13 @@ static int global_bw(struct ops_device *dev, unsigned char *src, unsigned char *
 	int rc = timed_begin(dev, "calibrate-global", err);
 	if (rc)
 		return rc;
-	int64_t t0 = now_ns();
+	int64_t t0 = opr_now_ns();
 	for (size_t off = 0; off + (size_t)chunk <= bytes; off += (size_t)chunk) {
 		if ((rc = ops_dma(dev, OPS_SHARED, buf, OPS_GLOBAL, src + off, &d, err)) ||
 		    (rc = ops_dma(dev, OPS_GLOBAL, dst + off, OPS_SHARED, buf, &d, err)))
 			return abandon(dev, rc);
 	}
-	double ns = (double)(now_ns() - t0);
+	double ns = (double)(opr_now_ns() - t0);
 	if ((rc = timed_end(dev, err)))
 		return rc;
 	*gbps = ns > 0 ? 2.0 * (double)bytes / ns : 0;
@@ -362,11 +349,11 @@ static int shared_bw(struct ops_device *dev, unsigned char *a, unsigned char *b,
 	int rc = timed_begin(dev, "calibrate-shared", err);
 	if (rc)
 		return rc;
-	int64_t t0 = now_ns();
+	int64_t t0 = opr_now_ns();
 	for (int i = 0; i < reps; i++)
 		if ((rc = ops_dma(dev, OPS_SHARED, (i & 1) ? a : b, OPS_SHARED, (i & 1) ? b : a, &d, err)))
 			return abandon(dev, rc);
-	double ns = (double)(now_ns() - t0);
+	double ns = (double)(opr_now_ns() - t0);
 	if ((rc = timed_end(dev, err)))
 		return rc;
 	*gbps = ns > 0 ? 2.0 * (double)(half / 32768 * 32768) * reps / ns : 0;
@@ -413,10 +400,10 @@ static int kern_prepare(const struct ops_envelope *env, struct kern_cal *k,
 		rc = ops_instance_new(&k->w, &plan, 7, "calibrate", &k->inst, err);
 	if (!rc)
 		rc = ops_device_new(env, 0, &k->dev, err);
-	int64_t t0 = now_ns();
+	int64_t t0 = opr_now_ns();
 	for (int i = 0; !rc && i < 2; i++) /* warm-up, and the time of one run */
 		rc = ops_instance_run_timed(k->dev, k->inst, err);
-	int64_t one = (now_ns() - t0) / 2;
+	int64_t one = (opr_now_ns() - t0) / 2;
 	k->reps = one > 0 && one < KERN_SAMPLE_NS ? (int)(KERN_SAMPLE_NS / one) + 1 : 1;
 	return rc;
 }
@@ -425,12 +412,12 @@ static int kern_sample(struct kern_cal *k, struct opr_error *err)
 {
 	double ops = 0, other = 0;
 	int rc = 0;
-	int64_t t0 = now_ns();
+	int64_t t0 = opr_now_ns();
 	for (int r = 0; !rc && r < k->reps; r++) {
 		ops_device_reset(k->dev);
 		rc = ops_instance_run_timed(k->dev, k->inst, err);
 	}
-	double t = (double)(now_ns() - t0);
+	double t = (double)(opr_now_ns() - t0);
 	if (rc)
 		return rc;
 	/* every run is the same: the counters and launches of the last one */
@@ -456,9 +443,9 @@ static int kernel_rates(const struct ops_envelope *env, struct kern_cal *k, int 
 	int rc = 0;
 	for (int i = 0; !rc && i < nk; i++)
 		rc = kern_prepare(env, &k[i], err);
-	int64_t start = now_ns();
+	int64_t start = opr_now_ns();
 	for (int round = 0; !rc && round < KERN_MAX_SAMPLES; round++) {
-		if (round >= min_samples && now_ns() - start >= span_ns)
+		if (round >= min_samples && opr_now_ns() - start >= span_ns)
 			break;
 		for (int j = 0; !rc && j < nk; j++)
 			rc = kern_sample(&k[(j + round) % nk], err);
@@ -689,98 +676,64 @@ out:
 
 /* ---- the envelope file --------------------------------------------------------- */
 
-struct sbuf {
-	char *s;
-	size_t len, cap;
-	int oom;
-};
-
-static void out(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void out(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	for (;;) {
-		va_start(ap, fmt);
-		int n = b->oom ? -1 : vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-		va_end(ap);
-		if (n < 0)
-			return;
-		if ((size_t)n < b->cap - b->len) {
-			b->len += (size_t)n;
-			return;
-		}
-		size_t nc = (b->cap + (size_t)n + 1) * 2;
-		char *p = realloc(b->s, nc);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->s = p;
-		b->cap = nc;
-	}
-}
-
 /* A YAML double-quoted scalar body: quotes and backslashes escaped, control
  * characters dropped. */
-static void quoted(struct sbuf *b, const char *s)
+static void quoted(struct opr_buf *b, const char *s)
 {
-	out(b, "\"");
+	opr_buf_printf(b, "\"");
 	for (; *s; s++) {
 		if (*s == '"' || *s == '\\')
-			out(b, "\\%c", *s);
+			opr_buf_printf(b, "\\%c", *s);
 		else if ((unsigned char)*s >= 0x20)
-			out(b, "%c", *s);
+			opr_buf_printf(b, "%c", *s);
 	}
-	out(b, "\"");
+	opr_buf_printf(b, "\"");
 }
 
 int col_calibration_yaml(const struct ops_envelope *e, const struct col_calibration *cal,
 			 char **text, struct opr_error *err)
 {
-	struct sbuf b = {0};
-	out(&b, "# %s: this host measured by `opreview calibrate` (%s).\n", e->name, cal->date);
-	out(&b, "# cores is 1: the host executor runs every tile on one thread; the\n"
+	struct opr_buf b = {0};
+	opr_buf_printf(&b, "# %s: this host measured by `opreview calibrate` (%s).\n", e->name, cal->date);
+	opr_buf_printf(&b, "# cores is 1: the host executor runs every tile on one thread; the\n"
 		"# machine's CPU count is calibration.cpus_online. SHARED is the private L2\n"
 		"# and LOCAL the L1d (sizes from sysfs). Each value is the median of the\n"
 		"# samples under calibration.values, spread = interquartile range / median.\n");
-	out(&b, "name: %s\npower_mode: nominal\nclock_ghz: %.4g\ncores: 1\n", e->name, e->clock_ghz);
-	out(&b, "global: {bandwidth_gbps: %.6g, capacity_gib: %.4g}   # DRAM round trips through SHARED\n",
+	opr_buf_printf(&b, "name: %s\npower_mode: nominal\nclock_ghz: %.4g\ncores: 1\n", e->name, e->clock_ghz);
+	opr_buf_printf(&b, "global: {bandwidth_gbps: %.6g, capacity_gib: %.4g}   # DRAM round trips through SHARED\n",
 	    e->global_bw_gbps, e->global_capacity_gib);
-	out(&b, "shared: {capacity_kib: %.6g, bandwidth_gbps: %.6g}   # L2 per core\n",
+	opr_buf_printf(&b, "shared: {capacity_kib: %.6g, bandwidth_gbps: %.6g}   # L2 per core\n",
 	    e->shared_capacity_kib, e->shared_bw_gbps);
-	out(&b, "local:  {capacity_kib: %.6g}                          # L1d per core\n",
+	opr_buf_printf(&b, "local:  {capacity_kib: %.6g}                          # L1d per core\n",
 	    e->local_capacity_kib);
-	out(&b, "# dma.serial: the copies run on the thread that computes, so double\n"
+	opr_buf_printf(&b, "# dma.serial: the copies run on the thread that computes, so double\n"
 		"# buffering cannot hide them (the model adds the transfer phase)\n");
-	out(&b, "dma:    {max_last_dim: %lld, setup_ns: %.6g, engines: 1, serial: true}\n",
+	opr_buf_printf(&b, "dma:    {max_last_dim: %lld, setup_ns: %.6g, engines: 1, serial: true}\n",
 	    (long long)e->dma_max_last_dim, e->dma_setup_ns);
-	out(&b, "# fp32: FMA peak; fp16/bf16: conv microkernel incl. conversions; int8: qgemm\n");
-	out(&b, "# vector: element-wise ops (activation SiLU) per second / 1e12; vector_half:\n"
+	opr_buf_printf(&b, "# fp32: FMA peak; fp16/bf16: conv microkernel incl. conversions; int8: qgemm\n");
+	opr_buf_printf(&b, "# vector: element-wise ops (activation SiLU) per second / 1e12; vector_half:\n"
 		"# the same on fp16/bf16 data, with the conversions\n");
-	out(&b, "compute_tops: {fp32: %.6g, fp16: %.6g, bf16: %.6g, int8: %.6g, vector: %.6g,\n"
+	opr_buf_printf(&b, "compute_tops: {fp32: %.6g, fp16: %.6g, bf16: %.6g, int8: %.6g, vector: %.6g,\n"
 		"               vector_half: %.6g}\n",
 	    e->tops[OPS_F32], e->tops[OPS_F16], e->tops[OPS_BF16], e->tops[OPS_S8], e->vector_tops,
 	    e->vector_half_tops);
-	out(&b, "launch_overhead_us: %.6g\n", e->launch_overhead_us);
-	out(&b, "calibration:\n  host: ");
+	opr_buf_printf(&b, "launch_overhead_us: %.6g\n", e->launch_overhead_us);
+	opr_buf_printf(&b, "calibration:\n  host: ");
 	quoted(&b, cal->host);
-	out(&b, "\n  date: ");
+	opr_buf_printf(&b, "\n  date: ");
 	quoted(&b, cal->date);
-	out(&b, "\n  cpu: ");
+	opr_buf_printf(&b, "\n  cpu: ");
 	quoted(&b, cal->cpu);
-	out(&b, "\n  cpus_online: %lld\n  values:\n", (long long)cal->cpus_online);
+	opr_buf_printf(&b, "\n  cpus_online: %lld\n  values:\n", (long long)cal->cpus_online);
 	for (int i = 0; i < cal->nv; i++) {
 		const struct col_cal_value *v = &cal->v[i];
-		out(&b, "    %s: {median: %.6g, spread: %.4f, samples: %lld,\n      method: ", v->key,
+		opr_buf_printf(&b, "    %s: {median: %.6g, spread: %.4f, samples: %lld,\n      method: ", v->key,
 		    v->median, v->spread, (long long)v->samples);
 		quoted(&b, v->method);
-		out(&b, "}\n");
+		opr_buf_printf(&b, "}\n");
 	}
-	if (b.oom) {
-		free(b.s);
+	if (!(*text = opr_buf_take(&b)))
 		return opr_error_set(err, OPR_ENOMEM, "out of memory writing the envelope");
-	}
-	*text = b.s;
 	return 0;
 }
 

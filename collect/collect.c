@@ -22,13 +22,6 @@ const char *col_variant_name(int v)
 	return v == COL_BASELINE ? "baseline" : "candidate";
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -41,33 +34,28 @@ static int cmp_i64(const void *a, const void *b)
  * small for a two-sided interval. */
 static double quantile_ci_rel(const int64_t *x, size_t n, double q, int64_t *scratch)
 {
-	double half = 1.96 * sqrt((double)n * q * (1 - q));
-	double lo = floor((double)n * q - half), hi = ceil((double)n * q + half);
-	if (n < 10 || lo < 0 || hi > (double)n - 1)
+	size_t lo, hi;
+	if (n < 10 || opr_quantile_ci95_ranks(n, q, &lo, &hi))
 		return INFINITY;
 	memcpy(scratch, x, n * sizeof *x);
 	qsort(scratch, n, sizeof *scratch, cmp_i64);
 	double mid = (double)scratch[(size_t)floor((double)(n - 1) * q)];
 	if (mid <= 0)
 		return INFINITY;
-	double a = (double)scratch[(size_t)lo], b = (double)scratch[(size_t)hi];
+	double a = (double)scratch[lo], b = (double)scratch[hi];
 	return fmax(mid - a, b - mid) / mid;
 }
 
 static int sample_push(struct col_variant_run *vr, size_t *cap, int64_t ns, int32_t round,
 		       struct opr_error *err)
 {
+	/* two arrays of one length: the second grows to the first's capacity */
 	if (vr->nsamples == *cap) {
-		size_t nc = *cap ? *cap * 2 : 256;
-		int64_t *s = realloc(vr->samples_ns, nc * sizeof *s);
-		if (!s)
+		size_t c1 = *cap, c2 = *cap;
+		if (opr_grow(&vr->samples_ns, &c1, 256, sizeof *vr->samples_ns) ||
+		    opr_grow(&vr->round, &c2, 256, sizeof *vr->round))
 			return opr_error_set(err, OPR_ENOMEM, "out of memory storing samples");
-		vr->samples_ns = s;
-		int32_t *r = realloc(vr->round, nc * sizeof *r);
-		if (!r)
-			return opr_error_set(err, OPR_ENOMEM, "out of memory storing samples");
-		vr->round = r;
-		*cap = nc;
+		*cap = c1;
 	}
 	vr->samples_ns[vr->nsamples] = ns;
 	vr->round[vr->nsamples] = round;
@@ -249,8 +237,8 @@ static int measure_alts(const struct col_profile *p, const struct col_block *b,
 			rc = ops_instance_run_timed(dev, inst[k], err);
 	}
 	uint64_t rng = p->seed ^ 0x616c7473ULL;
-	int64_t start = now_ns();
-	while (!rc && rounds < ALT_ROUNDS && (rounds < 3 || now_ns() - start < ALT_NS)) {
+	int64_t start = opr_now_ns();
+	while (!rc && rounds < ALT_ROUNDS && (rounds < 3 || opr_now_ns() - start < ALT_NS)) {
 		int order[ALT_MAX];
 		for (int k = 0; k < n; k++)
 			order[k] = k;
@@ -261,9 +249,9 @@ static int measure_alts(const struct col_profile *p, const struct col_block *b,
 		}
 		for (int k = 0; k < n && !rc; k++) {
 			ops_device_reset(dev);
-			int64_t t0 = now_ns();
+			int64_t t0 = opr_now_ns();
 			rc = ops_instance_run_timed(dev, inst[order[k]], err);
-			t[order[k]][rounds] = now_ns() - t0;
+			t[order[k]][rounds] = opr_now_ns() - t0;
 		}
 		rounds++;
 	}
@@ -298,9 +286,9 @@ static int run_batch(struct sampler *s, struct ops_device *dev, struct ops_insta
 	if (s->papi && (rc = col_papi_read(s->papi, s->before, err)))
 		goto out;
 	for (int i = 0; i < reps; i++) {
-		int64_t t0 = now_ns();
+		int64_t t0 = opr_now_ns();
 		rc = ops_instance_run_timed(dev, inst, err);
-		int64_t t1 = now_ns();
+		int64_t t1 = opr_now_ns();
 		if (rc || (rc = sample_push(vr, cap, t1 - t0, round, err)))
 			goto out;
 	}
@@ -354,13 +342,13 @@ static int sample_block(const struct col_run *run, struct sampler *s, struct col
 	/* warm-up: caches, page faults, branch predictors */
 	int64_t t_first[2] = {0, 0};
 	for (int v = 0; v < 2; v++) {
-		int64_t t0 = now_ns(), t = t0;
+		int64_t t0 = opr_now_ns(), t = t0;
 		int runs = 0;
 		while (runs < 3 || (t - t0 < WARMUP_NS && runs < 1000)) {
 			if ((rc = ops_instance_run_timed(dev[v], inst[v], err)))
 				goto out;
 			runs++;
-			t = now_ns();
+			t = opr_now_ns();
 		}
 		t_first[v] = (t - t0) / runs;
 	}
@@ -373,7 +361,7 @@ static int sample_block(const struct col_run *run, struct sampler *s, struct col
 		br->v[v].events_per_sample = reps == 1;
 	int64_t need = p->budget.min_samples > P99_MIN_SAMPLES ? p->budget.min_samples
 							       : P99_MIN_SAMPLES;
-	int64_t deadline = now_ns() + (int64_t)(budget_s * 1e9);
+	int64_t deadline = opr_now_ns() + (int64_t)(budget_s * 1e9);
 	int round = 0;
 	for (;;) {
 		int first = (int)(ops_splitmix64(rng) & 1); /* randomised A B / B A */
@@ -387,7 +375,7 @@ static int sample_block(const struct col_run *run, struct sampler *s, struct col
 								  : br->v[1].nsamples;
 		if ((rc = grow_scratch(s, n, err)))
 			goto out;
-		int64_t t = now_ns();
+		int64_t t = opr_now_ns();
 		if (progress && round % 16 == 0)
 			fprintf(stderr, "\ropreview: %-24s baseline %6zu  candidate %6zu samples  %5.1f s left ",
 				br->block->name, br->v[0].nsamples, br->v[1].nsamples,
@@ -669,7 +657,7 @@ int col_collect_block(const struct col_options *opt, const char *only, struct co
 	double scale = opt->budget_scale > 0 ? opt->budget_scale : 1.0;
 	double per_block = p->budget.seconds * scale / (p->nblocks ? p->nblocks : 1);
 	uint64_t rng = p->seed ^ 0x6f70726576696577ULL; /* round orders */
-	int64_t t0 = now_ns();
+	int64_t t0 = opr_now_ns();
 	for (int i = 0; i < p->nblocks; i++) {
 		if (only && strcmp(p->blocks[i].name, only))
 			continue;
@@ -679,7 +667,7 @@ int col_collect_block(const struct col_options *opt, const char *only, struct co
 		if ((rc = collect_block(run, &s, br, per_block, opt->progress, &rng, err)))
 			goto fail;
 	}
-	run->sampling_seconds = (double)(now_ns() - t0) / 1e9;
+	run->sampling_seconds = (double)(opr_now_ns() - t0) / 1e9;
 	/* the totals of the last batch are read here: an error is the run's */
 	if (s.papi && (rc = col_papi_stop(s.papi, s.after, err)))
 		goto fail;

@@ -10,13 +10,12 @@
 
 int col_quantile_ci95(const double *sorted, size_t n, double q, double *lo, double *hi)
 {
-	double half = 1.96 * sqrt((double)n * q * (1 - q));
-	double r = floor((double)n * q - half), s = ceil((double)n * q + half);
+	size_t r, s;
 	*lo = *hi = NAN;
-	if (n < 2 || r < 0 || s > (double)n - 1)
+	if (n < 2 || opr_quantile_ci95_ranks(n, q, &r, &s))
 		return -1;
-	*lo = sorted[(size_t)r];
-	*hi = sorted[(size_t)s];
+	*lo = sorted[r];
+	*hi = sorted[s];
 	return 0;
 }
 

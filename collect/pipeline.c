@@ -109,14 +109,8 @@ static int ev_before(const struct event *a, const struct event *b)
 
 static int heap_push(struct heap *h, double t, int type, int32_t who, uint64_t gen)
 {
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? 2 * h->cap : 64;
-		struct event *e = realloc(h->e, cap * sizeof *e);
-		if (!e)
-			return OPR_ENOMEM;
-		h->e = e;
-		h->cap = cap;
-	}
+	if (OPR_GROW(h->e, h->n, h->cap, 64))
+		return OPR_ENOMEM;
 	struct event ev = { t, h->seq++, type, who, gen };
 	size_t i = h->n++;
 	while (i > 0) {
@@ -522,16 +516,6 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Nearest rank on sorted v[0..n-1]: the ceil(p n)-th smallest. */
-static double rank_quantile(const double *v, size_t n, double p)
-{
-	size_t k = (size_t)ceil(p * (double)n);
-	if (k < 1)
-		k = 1;
-	if (k > n)
-		k = n;
-	return v[k - 1];
-}
 
 static int summarise(struct sim *s, double *scratch)
 {
@@ -547,16 +531,16 @@ static int summarise(struct sim *s, double *scratch)
 
 	memcpy(scratch, o->latency_ns, n * sizeof *scratch);
 	qsort(scratch, n, sizeof *scratch, cmp_double);
-	o->p50_ns = rank_quantile(scratch, n, 0.50);
-	o->p95_ns = rank_quantile(scratch, n, 0.95);
-	o->p99_ns = rank_quantile(scratch, n, 0.99);
+	o->p50_ns = opr_quantile_nearest_rank(scratch, n, 0.50);
+	o->p95_ns = opr_quantile_nearest_rank(scratch, n, 0.95);
+	o->p99_ns = opr_quantile_nearest_rank(scratch, n, 0.99);
 	o->max_ns = scratch[n - 1];
 
 	memcpy(scratch, o->wait_ns, n * sizeof *scratch);
 	qsort(scratch, n, sizeof *scratch, cmp_double);
-	o->wait_p50_ns = rank_quantile(scratch, n, 0.50);
-	o->wait_p95_ns = rank_quantile(scratch, n, 0.95);
-	o->wait_p99_ns = rank_quantile(scratch, n, 0.99);
+	o->wait_p50_ns = opr_quantile_nearest_rank(scratch, n, 0.50);
+	o->wait_p95_ns = opr_quantile_nearest_rank(scratch, n, 0.95);
+	o->wait_p99_ns = opr_quantile_nearest_rank(scratch, n, 0.99);
 	o->wait_max_ns = scratch[n - 1];
 
 	size_t bins = o->hist_bins;
@@ -601,7 +585,7 @@ static int summarise(struct sim *s, double *scratch)
 		qsort(v, m, sizeof *v, cmp_double);
 		o->stream_n[i] = (int64_t)m;
 		o->stream_mean_ns[i] = m ? ssum / (double)m : 0;
-		o->stream_p95_ns[i] = m ? rank_quantile(v, m, 0.95) : 0;
+		o->stream_p95_ns[i] = m ? opr_quantile_nearest_rank(v, m, 0.95) : 0;
 	}
 	free(off);
 	o->jain_streams = col_pipe_jain(o->stream_mean_ns, (size_t)ns);

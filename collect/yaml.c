@@ -152,15 +152,9 @@ static int attach(struct builder *b, struct col_ynode *node,
 		rc = at(b, m, "too many entries in one sequence (the limit is 4096)", NULL);
 		goto fail;
 	}
-	if (p->nkids == p->cap) {
-		size_t ncap = p->cap ? 2 * p->cap : 8;
-		struct col_ynode **k = realloc(p->kids, ncap * sizeof *k);
-		if (!k) {
-			rc = opr_error_set(b->err, OPR_ENOMEM, "out of memory reading '%s'", b->file);
-			goto fail;
-		}
-		p->kids = k;
-		p->cap = ncap;
+	if (OPR_GROW(p->kids, p->nkids, p->cap, 8)) {
+		rc = opr_error_set(b->err, OPR_ENOMEM, "out of memory reading '%s'", b->file);
+		goto fail;
 	}
 	p->kids[p->nkids++] = node;
 	p->n = p->kind == COL_Y_MAP ? p->nkids / 2 : p->nkids;

@@ -39,17 +39,17 @@ static const char CSS[] =
 	"h2{break-after:avoid;page-break-after:avoid}tr,figure{break-inside:avoid;page-break-inside:avoid}"
 	"a{color:inherit;text-decoration:none}}\n";
 
-static void xml_text(struct rep_buf *b, const char *s)
+static void xml_text(struct opr_buf *b, const char *s)
 {
 	for (; *s; s++) {
 		if (*s == '&')
-			rep_buf_puts(b, "&amp;");
+			opr_buf_puts(b, "&amp;");
 		else if (*s == '<')
-			rep_buf_puts(b, "&lt;");
+			opr_buf_puts(b, "&lt;");
 		else if (*s == '>')
-			rep_buf_puts(b, "&gt;");
+			opr_buf_puts(b, "&gt;");
 		else
-			rep_buf_add(b, s, 1);
+			opr_buf_add(b, s, 1);
 	}
 }
 
@@ -70,7 +70,7 @@ static size_t table_rows(const char *p)
  * the charts inserted before the "Inputs" heading or at the end when there
  * is no such heading. */
 #define REP_HTML_OPEN_ROWS 8
-static void assemble(struct rep_buf *b, const char *body, const char *charts)
+static void assemble(struct opr_buf *b, const char *body, const char *charts)
 {
 	static const char anchor[] = "<h2>Inputs</h2>";
 	const char *insert = charts && *charts ? strstr(body, anchor) : NULL;
@@ -78,31 +78,31 @@ static void assemble(struct rep_buf *b, const char *body, const char *charts)
 	int collapsed = 0;
 	while (*p) {
 		if (p == insert) {
-			rep_buf_puts(b, "<section id=\"charts\">\n<h2>Charts</h2>\n");
-			rep_buf_puts(b, charts);
-			rep_buf_puts(b, "</section>\n");
+			opr_buf_puts(b, "<section id=\"charts\">\n<h2>Charts</h2>\n");
+			opr_buf_puts(b, charts);
+			opr_buf_puts(b, "</section>\n");
 			insert = NULL;
 		}
 		if (!strncmp(p, "<table>", 7)) {
 			size_t rows = table_rows(p);
 			collapsed = rows > REP_HTML_OPEN_ROWS;
 			if (collapsed)
-				rep_buf_printf(b, "<details class=\"long\"><summary>Show the table (%zu rows)</summary>", rows);
-			rep_buf_puts(b, "<div class=\"table-wrap\"><table>");
+				opr_buf_printf(b, "<details class=\"long\"><summary>Show the table (%zu rows)</summary>", rows);
+			opr_buf_puts(b, "<div class=\"table-wrap\"><table>");
 			p += 7;
 		} else if (!strncmp(p, "</table>", 8)) {
-			rep_buf_puts(b, collapsed ? "</table></div></details>" : "</table></div>");
+			opr_buf_puts(b, collapsed ? "</table></div></details>" : "</table></div>");
 			collapsed = 0;
 			p += 8;
 		} else {
-			rep_buf_add(b, p, 1);
+			opr_buf_add(b, p, 1);
 			p++;
 		}
 	}
 	if (charts && *charts && !strstr(body, anchor)) {
-		rep_buf_puts(b, "<section id=\"charts\">\n<h2>Charts</h2>\n");
-		rep_buf_puts(b, charts);
-		rep_buf_puts(b, "</section>\n");
+		opr_buf_puts(b, "<section id=\"charts\">\n<h2>Charts</h2>\n");
+		opr_buf_puts(b, charts);
+		opr_buf_puts(b, "</section>\n");
 	}
 }
 
@@ -117,8 +117,8 @@ int rep_html(const char *md, json_t *findings, char **html, struct opr_error *er
 		free(body);
 		return rc;
 	}
-	struct rep_buf b = { 0 };
-	rep_buf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	struct opr_buf b = { 0 };
+	opr_buf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 		     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>");
 	/* the page title is the packet's first line without the "# " */
 	const char *t = md;
@@ -141,16 +141,16 @@ int rep_html(const char *md, json_t *findings, char **html, struct opr_error *er
 		clean[k] = '\0';
 		xml_text(&b, clean);
 	} else {
-		rep_buf_puts(&b, "Fusion and tiling review");
+		opr_buf_puts(&b, "Fusion and tiling review");
 	}
-	rep_buf_puts(&b, "</title>\n<style>\n");
-	rep_buf_puts(&b, CSS);
-	rep_buf_puts(&b, "</style>\n</head>\n<body>\n<main>\n");
+	opr_buf_puts(&b, "</title>\n<style>\n");
+	opr_buf_puts(&b, CSS);
+	opr_buf_puts(&b, "</style>\n</head>\n<body>\n<main>\n");
 	assemble(&b, body, charts);
-	rep_buf_puts(&b, "</main>\n</body>\n</html>\n");
+	opr_buf_puts(&b, "</main>\n</body>\n</html>\n");
 	free(body);
 	free(charts);
-	char *s = rep_buf_take(&b);
+	char *s = opr_buf_take(&b);
 	if (!s)
 		return opr_error_set(err, OPR_ENOMEM, "out of memory");
 	*html = s;

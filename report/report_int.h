@@ -14,23 +14,7 @@
 #define REP_TEMPLATE_MAX_SECTION_DEPTH 64 /* nested sections (context stack) */
 #define REP_TEMPLATE_MAX_BYTES (4u << 20) /* one template file */
 
-/* A growable text buffer shared by the renderer's files. Out of memory is
- * sticky: later appends do nothing and oom stays set, so a caller checks once
- * at the end. p is NUL-terminated once anything was added; the owner frees p
- * with rep_buf_release (or takes it). */
-struct rep_buf {
-	char *p;
-	size_t len, cap;
-	int oom;
-};
-void rep_buf_add(struct rep_buf *b, const char *s, size_t n);
-void rep_buf_puts(struct rep_buf *b, const char *s);
-void rep_buf_printf(struct rep_buf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-/* Returns the text (malloc'd, the caller frees it; "" when nothing was added)
- * and empties b; NULL when out of memory (b is released). */
-char *rep_buf_take(struct rep_buf *b);
-void rep_buf_release(struct rep_buf *b);
+/* Text is built in struct opr_buf (opreview.h). */
 
 /* Renders dir/name.mustache with the context ctx (an object, borrowed).
  * Partials {{> p}} load dir/p.mustache. Syntax errors, unknown partials and

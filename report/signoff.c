@@ -38,81 +38,6 @@ static const unsigned char spki_prefix[12] = {0x30, 0x2a, 0x30, 0x05, 0x06, 0x03
 
 /* ---- small helpers ------------------------------------------------------------- */
 
-/* A growable text; out of memory is sticky and checked once by sb_take. */
-struct sbuf {
-	char *p;
-	size_t len, cap;
-	int oom;
-};
-
-static void sb_add(struct sbuf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void sb_puts(struct sbuf *b, const char *s)
-{
-	sb_add(b, s, strlen(s));
-}
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-	char small[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(small, sizeof small, fmt, ap);
-	va_end(ap);
-	if (n < 0) {
-		b->oom = 1;
-		return;
-	}
-	if ((size_t)n < sizeof small) {
-		sb_add(b, small, (size_t)n);
-		return;
-	}
-	char *big = malloc((size_t)n + 1);
-	if (!big) {
-		b->oom = 1;
-		return;
-	}
-	va_start(ap, fmt);
-	vsnprintf(big, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	sb_add(b, big, (size_t)n);
-	free(big);
-}
-
-/* Returns the text (malloc'd, "" when empty) or NULL when out of memory; b is
- * emptied either way. */
-static char *sb_take(struct sbuf *b)
-{
-	char *p = b->p;
-	if (b->oom) {
-		free(p);
-		p = NULL;
-	} else if (!p) {
-		p = calloc(1, 1);
-	}
-	memset(b, 0, sizeof *b);
-	return p;
-}
 
 static void to_hex(const unsigned char *h, size_t n, char *out)
 {
@@ -598,14 +523,8 @@ static void mf_release(struct mf_list *l)
 
 static int mf_push(struct mf_list *l, const char *path, size_t plen, const char *hex)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 32;
-		struct mf_entry *v = realloc(l->v, cap * sizeof *v);
-		if (!v)
-			return -1;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (OPR_GROW(l->v, l->n, l->cap, 32))
+		return -1;
 	char *p = malloc(plen + 1);
 	if (!p)
 		return -1;
@@ -717,16 +636,16 @@ static int walk(const char *root, const char *rel, int depth, struct mf_list *l,
 
 static int mf_text(const struct mf_list *l, char **text, size_t *len, struct opr_error *err)
 {
-	struct sbuf b = {0};
-	sb_puts(&b, MANIFEST_HEADER);
+	struct opr_buf b = {0};
+	opr_buf_puts(&b, MANIFEST_HEADER);
 	for (size_t i = 0; i < l->n; i++) {
-		sb_add(&b, l->v[i].hex, 64);
-		sb_add(&b, "  ", 2);
-		sb_puts(&b, l->v[i].path);
-		sb_add(&b, "\n", 1);
+		opr_buf_add(&b, l->v[i].hex, 64);
+		opr_buf_add(&b, "  ", 2);
+		opr_buf_puts(&b, l->v[i].path);
+		opr_buf_add(&b, "\n", 1);
 	}
 	*len = b.len;
-	if (!(*text = sb_take(&b)))
+	if (!(*text = opr_buf_take(&b)))
 		return opr_error_set(err, OPR_ENOMEM, "out of memory writing the manifest");
 	return 0;
 }
@@ -784,7 +703,7 @@ int rep_manifest_diff(const char *recorded, size_t recorded_len, const char *now
 		      size_t now_len, char **diff, size_t counts[3], struct opr_error *err)
 {
 	struct mf_list a = {0}, b = {0};
-	struct sbuf out = {0};
+	struct opr_buf out = {0};
 	size_t i = 0, j = 0;
 	int rc = mf_parse(recorded, recorded_len, REP_MANIFEST_NAME, &a, err);
 	if (!rc)
@@ -794,22 +713,22 @@ int rep_manifest_diff(const char *recorded, size_t recorded_len, const char *now
 		int c = i == a.n ? 1 : j == b.n ? -1 : strcmp(a.v[i].path, b.v[j].path);
 		if (c == 0) {
 			if (strcmp(a.v[i].hex, b.v[j].hex)) {
-				sb_printf(&out, "changed: %s\n", a.v[i].path);
+				opr_buf_printf(&out, "changed: %s\n", a.v[i].path);
 				counts[0]++;
 			}
 			i++;
 			j++;
 		} else if (c > 0) {
-			sb_printf(&out, "added: %s\n", b.v[j++].path);
+			opr_buf_printf(&out, "added: %s\n", b.v[j++].path);
 			counts[1]++;
 		} else {
-			sb_printf(&out, "removed: %s\n", a.v[i++].path);
+			opr_buf_printf(&out, "removed: %s\n", a.v[i++].path);
 			counts[2]++;
 		}
 	}
 	mf_release(&a);
 	mf_release(&b);
-	char *s = sb_take(&out);
+	char *s = opr_buf_take(&out);
 	if (!rc && !s)
 		rc = opr_error_set(err, OPR_ENOMEM, "out of memory comparing manifests");
 	if (rc) {
@@ -835,12 +754,12 @@ struct record {
 /* The text a signature covers (signoff.h). *text malloc'd. */
 static int record_text(const struct record *r, char **text, size_t *len)
 {
-	struct sbuf b = {0};
-	sb_printf(&b, RECORD_HEADER "role=%s\nowner=%s\ndecision=%s\ncomment=%s\ntime=%s\n"
+	struct opr_buf b = {0};
+	opr_buf_printf(&b, RECORD_HEADER "role=%s\nowner=%s\ndecision=%s\ncomment=%s\ntime=%s\n"
 		  "manifest_sha256=%s\n", r->role, r->owner, r->decision, r->comment, r->time,
 		  r->manifest_sha256);
 	*len = b.len;
-	return (*text = sb_take(&b)) ? 0 : -1;
+	return (*text = opr_buf_take(&b)) ? 0 : -1;
 }
 
 static const char *const record_keys[] = {"role", "owner", "decision", "comment", "time",
@@ -1179,7 +1098,7 @@ static int check_role(const char *sdir, const struct owner_rec *ow, const char *
 }
 
 /* Records in signoff/ that belong to no role, and anything else found there. */
-static int scan_signoff_dir(const char *sdir, const struct owners_file *of, struct sbuf *probs,
+static int scan_signoff_dir(const char *sdir, const struct owners_file *of, struct opr_buf *probs,
 			    struct opr_error *err)
 {
 	DIR *d = opendir(sdir);
@@ -1199,7 +1118,7 @@ static int scan_signoff_dir(const char *sdir, const struct owners_file *of, stru
 				!strcmp(name + rl, ".json");
 		}
 		if (!known) {
-			sb_printf(probs, "unexpected entry '%s/%s' (no such role)\n", REP_SIGNOFF_DIR,
+			opr_buf_printf(probs, "unexpected entry '%s/%s' (no such role)\n", REP_SIGNOFF_DIR,
 				  name);
 			n++;
 		}
@@ -1211,7 +1130,7 @@ static int scan_signoff_dir(const char *sdir, const struct owners_file *of, stru
 int rep_verify(const char *packet_dir, struct rep_verify_result *res, struct opr_error *err)
 {
 	struct owners_file *of = NULL;
-	struct sbuf probs = {0}, sum = {0};
+	struct opr_buf probs = {0}, sum = {0};
 	char path[PATH_CAP], sdir[PATH_CAP], *mtext = NULL, *old = NULL;
 	size_t mlen = 0, oldlen = 0;
 	struct stat st;
@@ -1231,9 +1150,9 @@ int rep_verify(const char *packet_dir, struct rep_verify_result *res, struct opr
 		/* a signed packet whose owners.json broke: report it with the
 		 * rest (the manifest names the change) rather than stop */
 		if (oerr.line > 0)
-			sb_printf(&probs, "%s:%d:%d: %s\n", REP_OWNERS_NAME, oerr.line, oerr.col, oerr.msg);
+			opr_buf_printf(&probs, "%s:%d:%d: %s\n", REP_OWNERS_NAME, oerr.line, oerr.col, oerr.msg);
 		else
-			sb_printf(&probs, "%s\n", oerr.msg);
+			opr_buf_printf(&probs, "%s\n", oerr.msg);
 		nprob++;
 		of->n = 0;
 		rc = 0;
@@ -1263,14 +1182,14 @@ int rep_verify(const char *packet_dir, struct rep_verify_result *res, struct opr
 				goto out;
 			}
 			rc = 0;
-			sb_printf(&probs, "MANIFEST unreadable: %s\n", derr.msg);
+			opr_buf_printf(&probs, "MANIFEST unreadable: %s\n", derr.msg);
 			nprob++;
 		} else if (rep_manifest_diff(old, oldlen, mtext, mlen, &res->differences, c, &derr)) {
 			if (derr.code == OPR_ENOMEM) {
 				rc = opr_error_set(err, OPR_ENOMEM, "%s", derr.msg);
 				goto out;
 			}
-			sb_printf(&probs, "MANIFEST is malformed: line %d: %s\n", derr.line, derr.msg);
+			opr_buf_printf(&probs, "MANIFEST is malformed: line %d: %s\n", derr.line, derr.msg);
 			nprob++;
 		} else {
 			res->changed = c[0];
@@ -1286,7 +1205,7 @@ int rep_verify(const char *packet_dir, struct rep_verify_result *res, struct opr
 		goto out;
 	if (!lstat(sdir, &st)) {
 		if (!S_ISDIR(st.st_mode)) {
-			sb_printf(&probs, "'%s' is not a directory\n", REP_SIGNOFF_DIR);
+			opr_buf_printf(&probs, "'%s' is not a directory\n", REP_SIGNOFF_DIR);
 			nprob++;
 		} else {
 			int n = scan_signoff_dir(sdir, of, &probs, err);
@@ -1309,32 +1228,32 @@ int rep_verify(const char *packet_dir, struct rep_verify_result *res, struct opr
 
 	/* the one-line summary */
 	if (res->signed_off) {
-		sb_puts(&sum, "signed off");
+		opr_buf_puts(&sum, "signed off");
 	} else {
 		const char *sep = "";
-		sb_puts(&sum, "not signed off: ");
+		opr_buf_puts(&sum, "not signed off: ");
 		if (!res->manifest_present) {
-			sb_puts(&sum, "no MANIFEST");
+			opr_buf_puts(&sum, "no MANIFEST");
 			sep = "; ";
 		} else if (!res->manifest_ok && res->differences) {
-			sb_printf(&sum, "MANIFEST does not match the packet (%zu changed, %zu added, "
+			opr_buf_printf(&sum, "MANIFEST does not match the packet (%zu changed, %zu added, "
 				  "%zu removed)", res->changed, res->added, res->removed);
 			sep = "; ";
 		}
 		if (nprob) {
-			sb_printf(&sum, "%s%d problem%s", sep, nprob, nprob == 1 ? "" : "s");
+			opr_buf_printf(&sum, "%s%d problem%s", sep, nprob, nprob == 1 ? "" : "s");
 			sep = "; ";
 		}
 		for (int i = 0; i < of->n; i++) {
 			if (res->roles[i].state == REP_ROLE_APPROVED)
 				continue;
-			sb_printf(&sum, "%s%s %s", sep, res->roles[i].role,
+			opr_buf_printf(&sum, "%s%s %s", sep, res->roles[i].role,
 				  rep_role_state_name(res->roles[i].state));
 			sep = "; ";
 		}
 	}
-	char *s = sb_take(&sum);
-	res->problems = sb_take(&probs);
+	char *s = opr_buf_take(&sum);
+	res->problems = opr_buf_take(&probs);
 	if (!s || !res->problems) {
 		free(s);
 		rc = opr_error_set(err, OPR_ENOMEM, "out of memory verifying '%s'", packet_dir);
@@ -1345,8 +1264,8 @@ int rep_verify(const char *packet_dir, struct rep_verify_result *res, struct opr
 	if (!res->differences && !(res->differences = calloc(1, 1)))
 		rc = opr_error_set(err, OPR_ENOMEM, "out of memory verifying '%s'", packet_dir);
 out:
-	free(sb_take(&sum));
-	free(sb_take(&probs));
+	free(opr_buf_take(&sum));
+	free(opr_buf_take(&probs));
 	free(of);
 	free(mtext);
 	free(old);

@@ -19,7 +19,7 @@
 #define CAND_COLOR "#dd8452"
 
 struct chart {
-	struct rep_buf *b;
+	struct opr_buf *b;
 	int id;          /* figure number, for unique element ids */
 	double x0, x1;   /* data range (log10 of it when log) */
 	double y0, y1;
@@ -44,16 +44,16 @@ static double num(json_t *o, const char *k)
 }
 
 /* Text for XML content and attributes. */
-static void xml(struct rep_buf *b, const char *s)
+static void xml(struct opr_buf *b, const char *s)
 {
 	for (; *s; s++) {
 		switch (*s) {
-		case '&': rep_buf_puts(b, "&amp;"); break;
-		case '<': rep_buf_puts(b, "&lt;"); break;
-		case '>': rep_buf_puts(b, "&gt;"); break;
-		case '"': rep_buf_puts(b, "&quot;"); break;
-		case '\'': rep_buf_puts(b, "&#39;"); break;
-		default: rep_buf_add(b, s, 1);
+		case '&': opr_buf_puts(b, "&amp;"); break;
+		case '<': opr_buf_puts(b, "&lt;"); break;
+		case '>': opr_buf_puts(b, "&gt;"); break;
+		case '"': opr_buf_puts(b, "&quot;"); break;
+		case '\'': opr_buf_puts(b, "&#39;"); break;
+		default: opr_buf_add(b, s, 1);
 		}
 	}
 }
@@ -93,40 +93,40 @@ static void tick_label(char *t, size_t n, double v)
 
 static void open_svg(struct chart *c, const char *title, const char *desc)
 {
-	struct rep_buf *b = c->b;
-	rep_buf_printf(b, "<figure class=\"chart\" id=\"chart-%d\">\n", c->id);
-	rep_buf_printf(b, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-labelledby=\"chart-%d-t chart-%d-d\" "
+	struct opr_buf *b = c->b;
+	opr_buf_printf(b, "<figure class=\"chart\" id=\"chart-%d\">\n", c->id);
+	opr_buf_printf(b, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-labelledby=\"chart-%d-t chart-%d-d\" "
 		       "font-family=\"sans-serif\" font-size=\"12\">\n", W, H, c->id, c->id);
-	rep_buf_printf(b, "<title id=\"chart-%d-t\">", c->id);
+	opr_buf_printf(b, "<title id=\"chart-%d-t\">", c->id);
 	xml(b, title);
-	rep_buf_printf(b, "</title>\n<desc id=\"chart-%d-d\">", c->id);
+	opr_buf_printf(b, "</title>\n<desc id=\"chart-%d-d\">", c->id);
 	xml(b, desc);
-	rep_buf_puts(b, "</desc>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
-	rep_buf_printf(b, "<text x=\"%.1f\" y=\"20\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">",
+	opr_buf_puts(b, "</desc>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
+	opr_buf_printf(b, "<text x=\"%.1f\" y=\"20\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">",
 		       W / 2);
 	xml(b, title);
-	rep_buf_puts(b, "</text>\n");
+	opr_buf_puts(b, "</text>\n");
 }
 
 static void close_svg(struct chart *c, const char *caption)
 {
-	rep_buf_puts(c->b, "</svg>\n<figcaption>");
+	opr_buf_puts(c->b, "</svg>\n<figcaption>");
 	xml(c->b, caption);
-	rep_buf_puts(c->b, "</figcaption>\n</figure>\n");
+	opr_buf_puts(c->b, "</figcaption>\n</figure>\n");
 }
 
-static void text_at(struct rep_buf *b, double x, double y, const char *anchor, const char *s)
+static void text_at(struct opr_buf *b, double x, double y, const char *anchor, const char *s)
 {
-	rep_buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", x, y, anchor);
+	opr_buf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", x, y, anchor);
 	xml(b, s);
-	rep_buf_puts(b, "</text>\n");
+	opr_buf_puts(b, "</text>\n");
 }
 
 static void legend(struct chart *c, const char *const *names, const char *const *colors, int n)
 {
 	double x = W - MR - 130.0 * n;
 	for (int i = 0; i < n; i++, x += 130.0) {
-		rep_buf_printf(c->b, "<rect x=\"%.1f\" y=\"28\" width=\"12\" height=\"12\" fill=\"%s\"/>\n", x,
+		opr_buf_printf(c->b, "<rect x=\"%.1f\" y=\"28\" width=\"12\" height=\"12\" fill=\"%s\"/>\n", x,
 			       colors[i]);
 		text_at(c->b, x + 16, 38, "start", names[i]);
 	}
@@ -136,9 +136,9 @@ static void legend(struct chart *c, const char *const *names, const char *const 
  * caller's when categorical (xcat), else drawn here. */
 static void axes(struct chart *c, const char *xtitle, const char *ytitle, int xcat)
 {
-	struct rep_buf *b = c->b;
+	struct opr_buf *b = c->b;
 	char t[32];
-	rep_buf_printf(b, "<g stroke=\"#888\" stroke-width=\"1\" fill=\"none\"><path d=\"M%.1f %.1fV%.1fH%.1f\"/></g>\n",
+	opr_buf_printf(b, "<g stroke=\"#888\" stroke-width=\"1\" fill=\"none\"><path d=\"M%.1f %.1fV%.1fH%.1f\"/></g>\n",
 		       ML, MT, H - MB, W - MR);
 	for (int axis = 0; axis < 2; axis++) {
 		int lg = axis ? c->ylog : c->xlog;
@@ -151,20 +151,20 @@ static void axes(struct chart *c, const char *xtitle, const char *ytitle, int xc
 			tick_label(t, sizeof t, fabs(val) < 1e-12 ? 0.0 : val);
 			if (axis) {
 				double y = py(c, val);
-				rep_buf_printf(b, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"#e0e0e0\"/>\n", ML, y, W - MR);
+				opr_buf_printf(b, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"#e0e0e0\"/>\n", ML, y, W - MR);
 				text_at(b, ML - 6, y + 4, "end", t);
 			} else {
 				double x = px(c, val);
-				rep_buf_printf(b, "<path d=\"M%.1f %.1fV%.1f\" stroke=\"#e0e0e0\"/>\n", x, MT, H - MB);
+				opr_buf_printf(b, "<path d=\"M%.1f %.1fV%.1f\" stroke=\"#e0e0e0\"/>\n", x, MT, H - MB);
 				text_at(b, x, H - MB + 16, "middle", t);
 			}
 		}
 	}
 	text_at(b, ML + (W - ML - MR) / 2, H - 12, "middle", xtitle);
-	rep_buf_printf(b, "<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 16 %.1f)\">",
+	opr_buf_printf(b, "<text x=\"16\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 16 %.1f)\">",
 		       MT + (H - MT - MB) / 2, MT + (H - MT - MB) / 2);
 	xml(b, ytitle);
-	rep_buf_puts(b, "</text>\n");
+	opr_buf_puts(b, "</text>\n");
 }
 
 static json_t *variant_of(json_t *block, const char *name)
@@ -181,7 +181,7 @@ static const char *const VNAMES[2] = { "baseline", "candidate" };
 static const char *const VCOLORS[2] = { BASE_COLOR, CAND_COLOR };
 
 /* (a) host latency quantiles with bootstrap CI whiskers, both variants. */
-static void chart_latency(struct rep_buf *b, int id, json_t *blk)
+static void chart_latency(struct opr_buf *b, int id, json_t *blk)
 {
 	static const char *const qs[] = { "p50", "p90", "p95", "p99" };
 	json_t *v[2] = { variant_of(blk, "baseline"), variant_of(blk, "candidate") };
@@ -216,7 +216,7 @@ static void chart_latency(struct rep_buf *b, int id, json_t *blk)
 				continue;
 			double bw = (W - ML - MR) / 4 * 0.3, x0 = xc - bw + k * bw;
 			int avail = json_is_true(get(x, "available"));
-			rep_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"%s>"
+			opr_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"%s>"
 				       "<title>%s %s: %.1f us%s</title></rect>\n",
 				       x0, py(&c, val), bw - 2, py(&c, 0) - py(&c, val),
 				       avail ? VCOLORS[k] : "none",
@@ -225,7 +225,7 @@ static void chart_latency(struct rep_buf *b, int id, json_t *blk)
 			double lo = num(x, "lo_ns") / 1e3, hi = num(x, "hi_ns") / 1e3;
 			if (avail && isfinite(lo) && isfinite(hi)) {
 				double xm = x0 + (bw - 2) / 2;
-				rep_buf_printf(b, "<path d=\"M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f\" "
+				opr_buf_printf(b, "<path d=\"M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f\" "
 					       "stroke=\"#222\" stroke-width=\"1.5\"/>\n",
 					       xm, py(&c, lo), py(&c, hi), xm - 5, py(&c, lo), xm + 5, xm - 5,
 					       py(&c, hi), xm + 5);
@@ -236,7 +236,7 @@ static void chart_latency(struct rep_buf *b, int id, json_t *blk)
 }
 
 /* (b) queue-wait histogram of the pipeline simulation, both variants. */
-static void chart_wait_hist(struct rep_buf *b, int id, json_t *blk)
+static void chart_wait_hist(struct opr_buf *b, int id, json_t *blk)
 {
 	json_t *h[2];
 	size_t nb = 0;
@@ -273,7 +273,7 @@ static void chart_wait_hist(struct rep_buf *b, int id, json_t *blk)
 		}
 		for (int k = 0; k < 2; k++) {
 			double n = json_number_value(json_array_get(get(h[k], "counts"), i));
-			rep_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
+			opr_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
 				       "<title>%s: %.0f requests</title></rect>\n",
 				       xc - bw + k * bw, py(&c, n), bw - 1, py(&c, 0) - py(&c, n), VCOLORS[k],
 				       VNAMES[k], n);
@@ -298,7 +298,7 @@ static const char *tops_key(const char *dtype)
  * min(compute roof, bandwidth x intensity); intensity I = 2 MACs / GLOBAL
  * bytes (ops/byte); TOPS at I = bw_gbps x I / 1000; achieved = 2 MACs /
  * model_ns / 1000 TOPS. */
-static void chart_roofline(struct rep_buf *b, int id, json_t *blk, json_t *env)
+static void chart_roofline(struct opr_buf *b, int id, json_t *blk, json_t *env)
 {
 	double roof = num(get(env, "compute_tops"), tops_key(str(blk, "dtype")));
 	double bw = num(env, "global_bandwidth_gbps");
@@ -341,7 +341,7 @@ static void chart_roofline(struct rep_buf *b, int id, json_t *blk, json_t *env)
 	axes(&c, "arithmetic intensity (ops per GLOBAL byte, log)", "attainable TOPS (log)", 0);
 	legend(&c, VNAMES, VCOLORS, 2);
 	double xl = pow(10.0, c.x0), xr = pow(10.0, c.x1);
-	rep_buf_printf(b, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1f\" fill=\"none\" stroke=\"#333\" "
+	opr_buf_printf(b, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1f\" fill=\"none\" stroke=\"#333\" "
 		       "stroke-width=\"2\"/>\n", px(&c, xl), py(&c, bw * xl / 1000.0), px(&c, ridge),
 		       py(&c, roof), px(&c, xr), py(&c, roof));
 	char t[128];
@@ -352,7 +352,7 @@ static void chart_roofline(struct rep_buf *b, int id, json_t *blk, json_t *env)
 	for (int k = 0; k < 2; k++) {
 		if (!isfinite(ix[k]))
 			continue;
-		rep_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"%s\" stroke=\"#222\">"
+		opr_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"%s\" stroke=\"#222\">"
 			       "<title>%s: %.1f ops/byte, %.3f TOPS</title></circle>\n",
 			       px(&c, ix[k]), py(&c, ay[k]), VCOLORS[k], VNAMES[k], ix[k], ay[k]);
 	}
@@ -361,7 +361,7 @@ static void chart_roofline(struct rep_buf *b, int id, json_t *blk, json_t *env)
 
 /* (d) fusion before/after: candidate / baseline for GLOBAL bytes, launches
  * and pipeline p95, per block; baseline = 1. */
-static void chart_fusion(struct rep_buf *b, int id, json_t *blocks)
+static void chart_fusion(struct opr_buf *b, int id, json_t *blocks)
 {
 	static const char *const mnames[3] = { "GLOBAL bytes", "launches", "pipeline p95" };
 	static const char *const mcolors[3] = { "#55a868", "#8172b2", "#c44e52" };
@@ -387,7 +387,7 @@ static void chart_fusion(struct rep_buf *b, int id, json_t *blocks)
 		 "pipeline p95; the line at 1 is the baseline; below 1 is better.");
 	axes(&c, "block", "candidate / baseline", 1);
 	legend(&c, mnames, mcolors, 3);
-	rep_buf_printf(b, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"#222\" stroke-dasharray=\"6 3\"/>\n", ML,
+	opr_buf_printf(b, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"#222\" stroke-dasharray=\"6 3\"/>\n", ML,
 		       py(&c, 1.0), W - MR);
 	double bw = (W - ML - MR) / (nb ? (double)nb : 1) * 0.25;
 	char t[64];
@@ -398,7 +398,7 @@ static void chart_fusion(struct rep_buf *b, int id, json_t *blocks)
 			if (!isfinite(r[i][m]))
 				continue;
 			double x0 = xc - 1.5 * bw + m * bw;
-			rep_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
+			opr_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">"
 				       "<title>%s: x%.3f</title></rect>\n",
 				       x0, py(&c, r[i][m]), bw - 2, py(&c, 0) - py(&c, r[i][m]), mcolors[m],
 				       mnames[m], r[i][m]);
@@ -411,7 +411,7 @@ static void chart_fusion(struct rep_buf *b, int id, json_t *blocks)
 
 /* (e) model validation: modelled against measured time per plan, log-log,
  * with the line y = x (a perfect model) and the +-30% band around it. */
-static void chart_model(struct rep_buf *b, int id, json_t *mv)
+static void chart_model(struct opr_buf *b, int id, json_t *mv)
 {
 	json_t *rows = get(mv, "rows"), *r;
 	double lo = INFINITY, hi = -INFINITY;
@@ -437,7 +437,7 @@ static void chart_model(struct rep_buf *b, int id, json_t *mv)
 	axes(&c, "measured host time (us, log)", "modelled time (us, log)", 0);
 	legend(&c, VNAMES, VCOLORS, 2);
 	double e0 = pow(10.0, c.x0), e1 = pow(10.0, c.x1);
-	rep_buf_printf(b, "<path d=\"M%.1f %.1fL%.1f %.1f\" stroke=\"#222\" stroke-width=\"1.5\"/>\n",
+	opr_buf_printf(b, "<path d=\"M%.1f %.1fL%.1f %.1f\" stroke=\"#222\" stroke-width=\"1.5\"/>\n",
 		       px(&c, e0), py(&c, e0), px(&c, e1), py(&c, e1));
 	for (int k = 0; k < 2; k++) {
 		double f = k ? 1.3 : 0.7, a = e0, z = e1;
@@ -445,7 +445,7 @@ static void chart_model(struct rep_buf *b, int id, json_t *mv)
 			z = e1 / f;
 		else
 			a = e0 / f;
-		rep_buf_printf(b, "<path d=\"M%.1f %.1fL%.1f %.1f\" stroke=\"#888\" stroke-dasharray=\"5 3\"/>\n",
+		opr_buf_printf(b, "<path d=\"M%.1f %.1fL%.1f %.1f\" stroke=\"#888\" stroke-dasharray=\"5 3\"/>\n",
 			       px(&c, a), py(&c, a * f), px(&c, z), py(&c, z * f));
 	}
 	json_array_foreach(rows, i, r) {
@@ -454,11 +454,11 @@ static void chart_model(struct rep_buf *b, int id, json_t *mv)
 			continue;
 		int cand = !strcmp(str(r, "variant"), "candidate");
 		int ran = json_is_null(get(r, "alternative"));
-		rep_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\" fill-opacity=\"%s\" "
+		opr_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\" fill-opacity=\"%s\" "
 			       "stroke=\"#222\"><title>", px(&c, t), py(&c, m), ran ? 6 : 4, VCOLORS[cand],
 			       ran ? "1" : "0.5");
 		xml(b, str(r, "block"));
-		rep_buf_printf(b, " %s: modelled %.1f us, measured %.1f us (x%.2f)</title></circle>\n",
+		opr_buf_printf(b, " %s: modelled %.1f us, measured %.1f us (x%.2f)</title></circle>\n",
 			       VNAMES[cand], m, t, m / t);
 	}
 	close_svg(&c, "Model validation: large points are the plans each variant ran (run samples), "
@@ -467,11 +467,11 @@ static void chart_model(struct rep_buf *b, int id, json_t *mv)
 
 int rep_svg_charts(json_t *findings, char **html, int *ncharts, struct opr_error *err)
 {
-	struct rep_buf b = { 0 };
+	struct opr_buf b = { 0 };
 	json_t *blocks = get(findings, "blocks"), *env = get(findings, "envelope"), *blk;
 	int id = 0;
 	size_t i;
-	rep_buf_puts(&b, "");
+	opr_buf_puts(&b, "");
 	json_array_foreach(blocks, i, blk)
 		chart_latency(&b, ++id, blk);
 	json_array_foreach(blocks, i, blk)
@@ -483,7 +483,7 @@ int rep_svg_charts(json_t *findings, char **html, int *ncharts, struct opr_error
 	json_t *mv = get(findings, "model_validation");
 	if (json_is_true(get(mv, "calibrated")) && json_array_size(get(mv, "rows")))
 		chart_model(&b, ++id, mv);
-	char *s = rep_buf_take(&b);
+	char *s = opr_buf_take(&b);
 	if (!s)
 		return opr_error_set(err, OPR_ENOMEM, "out of memory");
 	*html = s;

@@ -12,82 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* ---- growable buffer ---- */
-
-static int buf_reserve(struct rep_buf *b, size_t extra)
-{
-	if (b->oom)
-		return -1;
-	if (b->len + extra + 1 <= b->cap)
-		return 0;
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap < b->len + extra + 1) {
-		if (cap > SIZE_MAX / 2) {
-			b->oom = 1;
-			return -1;
-		}
-		cap *= 2;
-	}
-	char *p = realloc(b->p, cap);
-	if (!p) {
-		b->oom = 1;
-		return -1;
-	}
-	b->p = p;
-	b->cap = cap;
-	return 0;
-}
-
-void rep_buf_add(struct rep_buf *b, const char *s, size_t n)
-{
-	if (buf_reserve(b, n))
-		return;
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-void rep_buf_puts(struct rep_buf *b, const char *s)
-{
-	rep_buf_add(b, s, strlen(s));
-}
-
-void rep_buf_printf(struct rep_buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || buf_reserve(b, (size_t)n))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
-char *rep_buf_take(struct rep_buf *b)
-{
-	if (!b->oom && !b->p)
-		rep_buf_add(b, "", 0);
-	if (b->oom) {
-		rep_buf_release(b);
-		return NULL;
-	}
-	char *p = b->p;
-	b->p = NULL;
-	b->len = b->cap = 0;
-	return p;
-}
-
-void rep_buf_release(struct rep_buf *b)
-{
-	free(b->p);
-	b->p = NULL;
-	b->len = b->cap = 0;
-	b->oom = 0;
-}
-
 /* ---- Markdown escaping ---- */
 
 /* Characters with inline meaning in GFM; '|' splits table cells, '~' is
@@ -101,21 +25,21 @@ static int md_special(char c)
 
 char *rep_md_escape(const char *s, int line_start)
 {
-	struct rep_buf b = { 0 };
+	struct opr_buf b = { 0 };
 	size_t n = strlen(s);
 	size_t i = 0;
 	if (line_start) {
 		/* "- x", "+ x", "= x" and "12. x" / "12) x" would start a list,
 		 * a thematic break or a setext underline at the start of a line */
 		if (s[0] == '-' || s[0] == '+' || s[0] == '=') {
-			rep_buf_add(&b, "\\", 1);
+			opr_buf_add(&b, "\\", 1);
 		} else {
 			size_t d = 0;
 			while (d < 10 && s[d] >= '0' && s[d] <= '9')
 				d++;
 			if (d > 0 && (s[d] == '.' || s[d] == ')')) {
-				rep_buf_add(&b, s, d);
-				rep_buf_add(&b, "\\", 1);
+				opr_buf_add(&b, s, d);
+				opr_buf_add(&b, "\\", 1);
 				i = d;
 			}
 		}
@@ -123,7 +47,7 @@ char *rep_md_escape(const char *s, int line_start)
 	for (; i < n; i++) {
 		char c = s[i];
 		if (c == '\n' || c == '\r' || c == '\t') {
-			rep_buf_add(&b, " ", 1);
+			opr_buf_add(&b, " ", 1);
 			continue;
 		}
 		if (md_special(c) ||
@@ -132,10 +56,10 @@ char *rep_md_escape(const char *s, int line_start)
 		    /* keep the GFM autolink extension from turning text into links */
 		    (c == ':' && s[i + 1] == '/' && s[i + 2] == '/') ||
 		    (c == '.' && i >= 3 && !strncmp(s + i - 3, "www", 3)))
-			rep_buf_add(&b, "\\", 1);
-		rep_buf_add(&b, &c, 1);
+			opr_buf_add(&b, "\\", 1);
+		opr_buf_add(&b, &c, 1);
 	}
-	return rep_buf_take(&b);
+	return opr_buf_take(&b);
 }
 
 /* ---- templates ---- */
@@ -166,7 +90,7 @@ struct rstate {
 	json_t *stack[REP_TEMPLATE_MAX_SECTION_DEPTH + 1];
 	int sp;
 	int pdepth;
-	struct rep_buf out;
+	struct opr_buf out;
 	struct opr_error *err;
 };
 
@@ -215,14 +139,8 @@ static int add_node(struct tpl *t, enum tkind kind, size_t off, size_t len, cons
 {
 	if (kind == TK_TEXT && len == 0)
 		return 0;
-	if (t->nn == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 64;
-		struct tnode *n = realloc(t->n, cap * sizeof *n);
-		if (!n)
-			return OPR_ENOMEM;
-		t->n = n;
-		t->cap = cap;
-	}
+	if (OPR_GROW(t->n, t->nn, t->cap, 64))
+		return OPR_ENOMEM;
 	struct tnode *x = &t->n[t->nn];
 	memset(x, 0, sizeof *x);
 	x->kind = kind;
@@ -411,14 +329,14 @@ static int read_template(const char *path, char **text, size_t *len, struct opr_
 			return 1;
 		return opr_error_set(err, OPR_EIO, "cannot read template '%s': %s", path, strerror(errno));
 	}
-	struct rep_buf b = { 0 };
+	struct opr_buf b = { 0 };
 	char chunk[8192];
 	size_t n;
 	while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0) {
-		rep_buf_add(&b, chunk, n);
+		opr_buf_add(&b, chunk, n);
 		if (b.len > REP_TEMPLATE_MAX_BYTES) {
 			fclose(fp);
-			rep_buf_release(&b);
+			opr_buf_release(&b);
 			return opr_error_set(err, OPR_EINPUT, "template '%s' is larger than %u bytes", path,
 					     REP_TEMPLATE_MAX_BYTES);
 		}
@@ -426,11 +344,11 @@ static int read_template(const char *path, char **text, size_t *len, struct opr_
 	int bad = ferror(fp);
 	fclose(fp);
 	if (bad) {
-		rep_buf_release(&b);
+		opr_buf_release(&b);
 		return opr_error_set(err, OPR_EIO, "cannot read template '%s'", path);
 	}
 	size_t total = b.len;
-	char *s = rep_buf_take(&b);
+	char *s = opr_buf_take(&b);
 	if (!s)
 		return opr_error_set(err, OPR_ENOMEM, "out of memory");
 	if (strlen(s) != total) {
@@ -540,7 +458,7 @@ static const char *scalar_text(const json_t *v, char *tmp, size_t len)
 
 /* Whether the output's current line holds only blanks and block markers, so
  * that a value written now could start a list or a heading. */
-static int at_line_start(const struct rep_buf *b)
+static int at_line_start(const struct opr_buf *b)
 {
 	size_t i = b->len;
 	while (i > 0 && b->p[i - 1] != '\n') {
@@ -560,7 +478,7 @@ static int render(struct rstate *st, const struct tpl *t, size_t from, size_t to
 		json_t *v;
 		switch (x->kind) {
 		case TK_TEXT:
-			rep_buf_add(&st->out, t->src + x->off, x->len);
+			opr_buf_add(&st->out, t->src + x->off, x->len);
 			break;
 		case TK_VAR:
 		case TK_RAW:
@@ -568,13 +486,13 @@ static int render(struct rstate *st, const struct tpl *t, size_t from, size_t to
 			if (!v)
 				break;
 			if (x->kind == TK_RAW) {
-				rep_buf_puts(&st->out, scalar_text(v, tmp, sizeof tmp));
+				opr_buf_puts(&st->out, scalar_text(v, tmp, sizeof tmp));
 			} else {
 				char *e = rep_md_escape(scalar_text(v, tmp, sizeof tmp),
 							at_line_start(&st->out));
 				if (!e)
 					return opr_error_set(st->err, OPR_ENOMEM, "out of memory");
-				rep_buf_puts(&st->out, e);
+				opr_buf_puts(&st->out, e);
 				free(e);
 			}
 			break;
@@ -635,11 +553,11 @@ static int render_root(struct tpl *t, const char *dir, json_t *ctx, char **out,
 	if (!rc)
 		rc = render(&st, t, 0, t->nn);
 	if (!rc) {
-		*out = rep_buf_take(&st.out);
+		*out = opr_buf_take(&st.out);
 		if (!*out)
 			rc = opr_error_set(err, OPR_ENOMEM, "out of memory");
 	}
-	rep_buf_release(&st.out);
+	opr_buf_release(&st.out);
 	tpl_free(st.partials);
 	return rc;
 }

@@ -208,22 +208,22 @@ static void set_code(struct vb *vb, json_t *o, const char *k, const char *s)
 	int nf = longest + 1 < 7 ? longest + 1 : 7;
 	memset(fence, '`', (size_t)nf);
 	fence[nf] = '\0';
-	struct rep_buf b = { 0 };
-	rep_buf_puts(&b, fence);
+	struct opr_buf b = { 0 };
+	opr_buf_puts(&b, fence);
 	if (s[0] == '`')
-		rep_buf_puts(&b, " ");
+		opr_buf_puts(&b, " ");
 	for (const char *p = s; *p; p++) {
 		if (*p == '|')
-			rep_buf_puts(&b, "\\|");
+			opr_buf_puts(&b, "\\|");
 		else if (*p == '\n' || *p == '\r')
-			rep_buf_puts(&b, " ");
+			opr_buf_puts(&b, " ");
 		else
-			rep_buf_add(&b, p, 1);
+			opr_buf_add(&b, p, 1);
 	}
 	if (*s && s[strlen(s) - 1] == '`')
-		rep_buf_puts(&b, " ");
-	rep_buf_puts(&b, fence);
-	char *t = rep_buf_take(&b);
+		opr_buf_puts(&b, " ");
+	opr_buf_puts(&b, fence);
+	char *t = opr_buf_take(&b);
 	if (!t) {
 		vb->oom = 1;
 		return;
@@ -325,7 +325,7 @@ static void view_block(struct vb *vb, json_t *out, json_t *blk)
 	/* the block's status and what did not pass, from the analysis */
 	const char *st = str(blk, "status");
 	set_badge(vb, o, "status", *st ? st : "n/a");
-	struct rep_buf ab = { 0 };
+	struct opr_buf ab = { 0 };
 	json_t *att = get(blk, "attention"), *x;
 	size_t ai;
 	json_array_foreach(att, ai, x) {
@@ -334,12 +334,12 @@ static void view_block(struct vb *vb, json_t *out, json_t *blk)
 		if (!chk || !val) {
 			vb->oom = 1;
 		} else {
-			rep_buf_printf(&ab, "%s%s%s%s %s: %s", ai ? "; " : "", m, str(x, "status"), m, chk, val);
+			opr_buf_printf(&ab, "%s%s%s%s %s: %s", ai ? "; " : "", m, str(x, "status"), m, chk, val);
 		}
 		free(chk);
 		free(val);
 	}
-	char *attn = rep_buf_take(&ab);
+	char *attn = opr_buf_take(&ab);
 	if (!attn) {
 		vb->oom = 1;
 		return;
@@ -501,15 +501,15 @@ static void view_bottlenecks(struct vb *vb, json_t *view, json_t *f)
 		char t[2048], e1[400];
 		f_fixed(t, sizeof t, num(x, "score"), 2);
 		sets(vb, o, "score", t);
-		struct rep_buf eb = { 0 };
+		struct opr_buf eb = { 0 };
 		json_t *ev = get(x, "evidence"), *e;
 		size_t k;
 		json_t *elist = json_array();
 		json_array_foreach(ev, k, e) {
 			evidence_text(e1, sizeof e1, e);
 			if (k)
-				rep_buf_puts(&eb, "; ");
-			rep_buf_puts(&eb, e1);
+				opr_buf_puts(&eb, "; ");
+			opr_buf_puts(&eb, e1);
 			json_t *r = json_object();
 			if (!r || json_array_append_new(elist, r)) {
 				vb->oom = 1;
@@ -517,7 +517,7 @@ static void view_bottlenecks(struct vb *vb, json_t *view, json_t *f)
 			}
 			sets(vb, r, "text", e1);
 		}
-		char *joined = rep_buf_take(&eb);
+		char *joined = opr_buf_take(&eb);
 		if (!joined) {
 			vb->oom = 1;
 			json_decref(elist);
@@ -792,20 +792,20 @@ static void view_lists(struct vb *vb, json_t *view, json_t *f)
 	 * baseline -> candidate (raw Markdown: the columns follow the data) */
 	json_t *pivot = json_array(), *blocks = get(f, "blocks"), *b;
 	set(vb, view, "counters_pivot", pivot);
-	struct rep_buf ph = { 0 };
-	rep_buf_puts(&ph, "| Counter | Provenance |");
+	struct opr_buf ph = { 0 };
+	opr_buf_puts(&ph, "| Counter | Provenance |");
 	size_t nb = 0;
 	json_array_foreach(blocks, i, b) {
 		char *e = rep_md_escape(str(b, "name"), 0);
-		rep_buf_printf(&ph, " %s |", e ? e : "");
+		opr_buf_printf(&ph, " %s |", e ? e : "");
 		vb->oom |= !e;
 		free(e);
 		nb++;
 	}
-	rep_buf_puts(&ph, "\n|");
+	opr_buf_puts(&ph, "\n|");
 	for (size_t k = 0; k < nb + 2; k++)
-		rep_buf_puts(&ph, " --- |");
-	char *phead = rep_buf_take(&ph);
+		opr_buf_puts(&ph, " --- |");
+	char *phead = opr_buf_take(&ph);
 	if (!phead) {
 		vb->oom = 1;
 		return;
@@ -828,19 +828,19 @@ static void view_lists(struct vb *vb, json_t *view, json_t *f)
 			vb->oom = 1;
 			return;
 		}
-		struct rep_buf r = { 0 };
+		struct opr_buf r = { 0 };
 		char *e = rep_md_escape(str(x, "name"), 0);
-		rep_buf_printf(&r, "| %s | %s |", e ? e : "", str(x, "provenance"));
+		opr_buf_printf(&r, "| %s | %s |", e ? e : "", str(x, "provenance"));
 		vb->oom |= !e;
 		free(e);
 		json_array_foreach(blocks, j, b) {
 			json_t *c = find_row(cav, "block", str(b, "name"), "name", str(x, "name"));
 			if (c)
-				rep_buf_printf(&r, " %s \u2192 %s |", str(c, "baseline"), str(c, "candidate"));
+				opr_buf_printf(&r, " %s \u2192 %s |", str(c, "baseline"), str(c, "candidate"));
 			else
-				rep_buf_puts(&r, " - |");
+				opr_buf_puts(&r, " - |");
 		}
-		char *row = rep_buf_take(&r);
+		char *row = opr_buf_take(&r);
 		json_t *o = push(vb, pivot);
 		if (!row || !o) {
 			free(row);
@@ -1107,18 +1107,18 @@ static void view_matrix(struct vb *vb, json_t *view, json_t *f)
 			names[ncol++] = str(x, "check");
 		}
 	}
-	struct rep_buf h = { 0 };
-	rep_buf_puts(&h, "| Block | Dtype | Variant |");
+	struct opr_buf h = { 0 };
+	opr_buf_puts(&h, "| Block | Dtype | Variant |");
 	for (size_t k = 0; k < ncol; k++) {
 		char *e = rep_md_escape(names[k], 0);
-		rep_buf_printf(&h, " %s |", e ? e : "");
+		opr_buf_printf(&h, " %s |", e ? e : "");
 		vb->oom |= !e;
 		free(e);
 	}
-	rep_buf_puts(&h, " Rollback target |\n|");
+	opr_buf_puts(&h, " Rollback target |\n|");
 	for (size_t k = 0; k < ncol + 4; k++)
-		rep_buf_puts(&h, " --- |");
-	char *head = rep_buf_take(&h);
+		opr_buf_puts(&h, " --- |");
+	char *head = opr_buf_take(&h);
 	if (!head) {
 		vb->oom = 1;
 		return;
@@ -1128,7 +1128,7 @@ static void view_matrix(struct vb *vb, json_t *view, json_t *f)
 	json_array_foreach(get(f, "blocks"), i, x) {
 		for (int v = 0; v < 2; v++) {
 			const char *vn = v ? "candidate" : "baseline";
-			struct rep_buf r = { 0 };
+			struct opr_buf r = { 0 };
 			const char *dtype = "", *target = "";
 			json_t *c;
 			size_t j;
@@ -1138,7 +1138,7 @@ static void view_matrix(struct vb *vb, json_t *view, json_t *f)
 					target = str(c, "rollback_to");
 				}
 			char *bn = rep_md_escape(str(x, "name"), 0), *dt = rep_md_escape(dtype, 0);
-			rep_buf_printf(&r, "| %s | %s | %s |", bn ? bn : "", dt ? dt : "", vn);
+			opr_buf_printf(&r, "| %s | %s | %s |", bn ? bn : "", dt ? dt : "", vn);
 			vb->oom |= !bn || !dt;
 			free(bn);
 			free(dt);
@@ -1151,20 +1151,20 @@ static void view_matrix(struct vb *vb, json_t *view, json_t *f)
 						cell = c;
 				}
 				if (!cell) {
-					rep_buf_puts(&r, " - |");
+					opr_buf_puts(&r, " - |");
 					continue;
 				}
 				const char *stv = str(cell, "status"), *m = badge(stv);
 				char *e = rep_md_escape(str(cell, "value"), 0);
-				rep_buf_printf(&r, " %s%s%s %s |", m, stv, m, e ? e : "");
+				opr_buf_printf(&r, " %s%s%s %s |", m, stv, m, e ? e : "");
 				vb->oom |= !e;
 				free(e);
 			}
 			char *tg = rep_md_escape(v ? target : "-", 0); /* the baseline is the target */
-			rep_buf_printf(&r, " %s |", tg ? tg : "");
+			opr_buf_printf(&r, " %s |", tg ? tg : "");
 			vb->oom |= !tg;
 			free(tg);
-			char *row = rep_buf_take(&r);
+			char *row = opr_buf_take(&r);
 			json_t *o = push(vb, rows);
 			if (!row || !o) {
 				free(row);

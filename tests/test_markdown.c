@@ -65,13 +65,13 @@ static char *read_all(const char *path)
 	FILE *fp = fopen(path, "rb");
 	if (!fp)
 		return NULL;
-	struct rep_buf b = { 0 };
+	struct opr_buf b = { 0 };
 	char chunk[4096];
 	size_t n;
 	while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
-		rep_buf_add(&b, chunk, n);
+		opr_buf_add(&b, chunk, n);
 	fclose(fp);
-	return rep_buf_take(&b);
+	return opr_buf_take(&b);
 }
 
 static int count(const char *hay, const char *needle)
@@ -230,20 +230,20 @@ static void test_escape_roundtrip(void **state)
 		assert_int_equal(rep_template_render_string("{{v}}\n\n| h |\n| --- |\n| {{v}} |\n", "t", NULL,
 							    ctx, &md, &err), 0);
 		assert_int_equal(rep_md_to_html(md, &html, &err), 0);
-		struct rep_buf want = { 0 };
+		struct opr_buf want = { 0 };
 		for (const char *p = s + lead; *p; p++) {
 			if (*p == '&')
-				rep_buf_puts(&want, "&amp;");
+				opr_buf_puts(&want, "&amp;");
 			else if (*p == '<')
-				rep_buf_puts(&want, "&lt;");
+				opr_buf_puts(&want, "&lt;");
 			else if (*p == '>')
-				rep_buf_puts(&want, "&gt;");
+				opr_buf_puts(&want, "&gt;");
 			else if (*p == '"')
-				rep_buf_puts(&want, "&quot;");
+				opr_buf_puts(&want, "&quot;");
 			else
-				rep_buf_add(&want, p, 1);
+				opr_buf_add(&want, p, 1);
 		}
-		char *w = rep_buf_take(&want), expect[512];
+		char *w = opr_buf_take(&want), expect[512];
 		snprintf(expect, sizeof expect, "<p>%s</p>\n<table>", w);
 		if (strncmp(html, expect, strlen(expect)))
 			fail_msg("paragraph: value '%s' md '%s' gave '%s'", s + lead, md, html);

@@ -74,6 +74,55 @@ static void test_quantile_type7(void **state)
 	assert_true(isnan(ana_quantile(x, 5, 1.5)));
 }
 
+/* The shared definitions by name (opreview.h): nearest rank, the normal
+ * ranks of a 95% CI, the one growth rule and the text buffer. */
+static void test_shared_definitions(void **state)
+{
+	const double xd[5] = { 10, 20, 30, 40, 50 };
+	(void)state;
+	/* nearest rank: the ceil(q n)-th smallest */
+	assert_true(opr_quantile_nearest_rank(xd, 5, 0.5) == 30.0);  /* ceil 2.5 = 3 */
+	assert_true(opr_quantile_nearest_rank(xd, 5, 0.95) == 50.0); /* ceil 4.75 = 5 */
+	assert_true(opr_quantile_nearest_rank(xd, 5, 0.2) == 10.0);  /* ceil 1.0 = 1 */
+	assert_true(opr_quantile_nearest_rank(xd, 5, 0.0) == 10.0);
+	assert_true(isnan(opr_quantile_nearest_rank(xd, 0, 0.5)));
+	assert_true(opr_quantile_type7(xd, 5, 0.3) == ana_quantile_f64(xd, 5, 0.3));
+	/* n = 1000, q = 0.95: n q = 950, 1.96 sqrt(47.5) = 13.51 -> [936, 964] */
+	size_t r = 0, t = 0;
+	assert_int_equal(opr_quantile_ci95_ranks(1000, 0.95, &r, &t), 0);
+	assert_int_equal(r, 936);
+	assert_int_equal(t, 964);
+	/* n = 20, q = 0.99: the upper rank leaves the sample */
+	assert_int_equal(opr_quantile_ci95_ranks(20, 0.99, &r, &t), -1);
+	/* growth: 16, 32, 64 ... with the contents kept */
+	int *a = NULL;
+	size_t n = 0, cap = 0;
+	for (int i = 0; i < 100; i++) {
+		assert_int_equal(OPR_GROW(a, n, cap, 16), 0);
+		a[n++] = 3 * i;
+	}
+	assert_int_equal(cap, 128);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(a[i], 3 * i);
+	size_t huge = (size_t)-1 / 2 + 1;
+	assert_int_equal(opr_grow(&a, &huge, 16, sizeof *a), -1); /* would overflow */
+	assert_non_null(a);
+	free(a);
+	struct opr_buf b = { 0 };
+	for (int i = 0; i < 300; i++)
+		opr_buf_printf(&b, "%d,", i);
+	opr_buf_puts(&b, "end");
+	char *text = opr_buf_take(&b);
+	assert_non_null(text);
+	assert_int_equal(strncmp(text, "0,1,2,", 6), 0);
+	assert_non_null(strstr(text, ",299,end"));
+	free(text);
+	struct opr_buf e = { 0 };
+	char *empty = opr_buf_take(&e);
+	assert_string_equal(empty, "");
+	free(empty);
+}
+
 /*
  * Minimum n of an equal-tailed 95% CI: max(q, 1 - q)^n <= 0.025.
  * p95: 0.95^71 = 0.0262 > 0.025 >= 0.95^72 = 0.0249, so 72.
@@ -673,6 +722,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_quantile_type7),
+		cmocka_unit_test(test_shared_definitions),
 		cmocka_unit_test(test_min_samples),
 		cmocka_unit_test(test_quantile_ci_availability),
 		cmocka_unit_test(test_quantile_ci_ranks_exact),
