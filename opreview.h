@@ -134,6 +134,11 @@ double opr_quantile_type7(const double *sorted, size_t n, double q);
 double opr_quantile_type7_i64(const int64_t *sorted, size_t n, double q);
 double opr_quantile_nearest_rank(const double *sorted, size_t n, double q);
 int opr_quantile_ci95_ranks(size_t n, double q, size_t *r, size_t *s);
+/* The fewest samples for an equal-tailed distribution-free CI of the
+ * q-quantile at confidence conf: the smallest n with max(q, 1-q)^n <=
+ * (1-conf)/2 (p95: 72, p99: 368 at 95%). The collector's stop rule and the
+ * analyzer's comparisons both ask it. 0 for q or conf outside (0, 1). */
+size_t opr_min_samples(double q, double conf);
 
 /* The one clock of measurements: CLOCK_MONOTONIC in ns. */
 int64_t opr_now_ns(void);

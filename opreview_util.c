@@ -165,6 +165,25 @@ int opr_quantile_ci95_ranks(size_t n, double q, size_t *r, size_t *s)
 	return 0;
 }
 
+size_t opr_min_samples(double q, double conf)
+{
+	double m, a2, est;
+	size_t n;
+
+	if (!(q > 0.0 && q < 1.0) || !(conf > 0.0 && conf < 1.0))
+		return 0;
+	m = q > 0.5 ? q : 1.0 - q;
+	a2 = (1.0 - conf) / 2.0;
+	est = ceil(log(a2) / log(m));
+	n = est < 1.0 ? 1 : (size_t)est;
+	/* log division can land one off an exact boundary: settle with pow */
+	while (n > 1 && pow(m, (double)(n - 1)) <= a2)
+		n--;
+	while (pow(m, (double)n) > a2)
+		n++;
+	return n;
+}
+
 /* ---- the clock ---- */
 
 int64_t opr_now_ns(void)

@@ -151,21 +151,7 @@ static double log_binom_pmf(double n, double k, double lq, double l1q)
 
 size_t ana_min_samples(double q, double conf)
 {
-	double m, a2, est;
-	size_t n;
-
-	if (!(q > 0.0 && q < 1.0) || !(conf > 0.0 && conf < 1.0))
-		return 0;
-	m = q > 0.5 ? q : 1.0 - q;
-	a2 = (1.0 - conf) / 2.0;
-	est = ceil(log(a2) / log(m));
-	n = est < 1.0 ? 1 : (size_t)est;
-	/* log division can land one off an exact boundary: settle with pow */
-	while (n > 1 && pow(m, (double)(n - 1)) <= a2)
-		n--;
-	while (pow(m, (double)n) > a2)
-		n++;
-	return n;
+	return opr_min_samples(q, conf);
 }
 
 int ana_quantile_ci(const int64_t *sorted, size_t n, double q, double conf,

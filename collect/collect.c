@@ -13,8 +13,15 @@
 
 /* An equal-tailed 95% CI of p99 needs 0.99^n <= 0.025, i.e. n >= 368 (METHODS.md's
  * 367 rounds ln 0.025 / ln 0.99 = 367.03 down) */
-#define P99_MIN_SAMPLES 368
 #define CI_TARGET 0.02      /* stop when p95's CI is within +-2% */
+
+/* Reps per round by the slower variant's body time: a body above above_ns
+ * gets reps per round (first match), so the clock and PAPI reads stay small
+ * against short bodies while long ones are sampled one by one. */
+static const struct {
+	int64_t above_ns;
+	int reps;
+} REPS_RULE[] = {{200000, 1}, {20000, 4}, {0, 16}};
 #define WARMUP_NS 20000000LL
 
 const char *col_variant_name(int v)
@@ -355,12 +362,19 @@ static int sample_block(const struct col_run *run, struct sampler *s, struct col
 	/* reps per round: short bodies get several per round so the clock and
 	 * PAPI reads stay small against them; long ones one each */
 	int64_t t_run = t_first[0] > t_first[1] ? t_first[0] : t_first[1];
-	int reps = t_run > 200000 ? 1 : t_run > 20000 ? 4 : 16;
+	int reps = REPS_RULE[sizeof REPS_RULE / sizeof REPS_RULE[0] - 1].reps;
+	for (size_t k = 0; k < sizeof REPS_RULE / sizeof REPS_RULE[0]; k++)
+		if (t_run > REPS_RULE[k].above_ns) {
+			reps = REPS_RULE[k].reps;
+			break;
+		}
 	br->reps_per_round = reps;
 	for (int v = 0; v < 2; v++)
 		br->v[v].events_per_sample = reps == 1;
-	int64_t need = p->budget.min_samples > P99_MIN_SAMPLES ? p->budget.min_samples
-							       : P99_MIN_SAMPLES;
+	/* a p99 claim needs its two-sided CI: the analyzer's count, asked of
+	 * the same definition */
+	const int64_t p99_min = (int64_t)opr_min_samples(0.99, 0.95);
+	int64_t need = p->budget.min_samples > p99_min ? p->budget.min_samples : p99_min;
 	int64_t deadline = opr_now_ns() + (int64_t)(budget_s * 1e9);
 	int round = 0;
 	for (;;) {
@@ -393,11 +407,10 @@ static int sample_block(const struct col_run *run, struct sampler *s, struct col
 			break;
 		}
 		if (t >= deadline) {
-			if ((int64_t)br->v[0].nsamples < P99_MIN_SAMPLES ||
-			    (int64_t)br->v[1].nsamples < P99_MIN_SAMPLES)
+			if ((int64_t)br->v[0].nsamples < p99_min || (int64_t)br->v[1].nsamples < p99_min)
 				snprintf(br->stop_reason, sizeof br->stop_reason,
 					 "budget spent before %d samples per variant: too few for a p99 claim",
-					 P99_MIN_SAMPLES);
+					 (int)p99_min);
 			else
 				snprintf(br->stop_reason, sizeof br->stop_reason,
 					 "budget spent before p95's CI reached +-2%%");
