@@ -147,4 +147,7 @@ sed -i 's/"output_sha256": "\(.\)/"output_sha256": "0\1/' "$T/tampered/manifest.
 rc5=$(code $OPR replay "$T/tampered" --no-papi)
 check "replay detects a changed output digest (4)" test "$rc5" = 4
 
+# --- the review across runs: history, trend, compare, shapes --------------------
+. tests/cli_review.sh
+
 echo "1..$n"
