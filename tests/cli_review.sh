@@ -93,3 +93,17 @@ check "compare --force says so on its first screen" sh -c "test $rc = 0 && sed -
 
 # synthetic shapes cannot ship
 check "a synthetic-only packet is not SHIP and says who validates" sh -c "! head -1 $R/p1/packet.md | grep -q '— SHIP\$' && grep -q 'rest on synthetic shapes only' $R/p1/packet.md && grep -q '| kernel-performance-owner |' $R/p1/packet.md"
+
+# closure artifacts: each role's sign-off names the file it covers
+O=$PWD/fixtures/owners
+cp -r "$R/p1" "$R/signed"
+check "the packet holds one closure artifact per role" sh -c "test -s $R/signed/closure/ml-compiler-engineer.md && test -s $R/signed/closure/kernel-performance-owner.md && test -s $R/signed/closure/runtime-systems-engineer.md && grep -q '^# kernel performance owner: profile traces + bottleneck map' $R/signed/closure/kernel-performance-owner.md"
+for r in ml-compiler-engineer:compiler kernel-performance-owner:kernel runtime-systems-engineer:runtime; do
+	$OPR sign "$R/signed" --role "${r%%:*}" --key "$O/${r#*:}.key" >"$R/sign-${r%%:*}" 2>&1
+done
+check "sign names the role's artifact and its digest" grep -q "^artifact closure/kernel-performance-owner.md sha256 $(sha256sum "$R/signed/closure/kernel-performance-owner.md" | cut -c1-64)\$" "$R/sign-kernel-performance-owner"
+rc=$(code $OPR verify "$R/signed")
+check "verify shows each role's artifact and signs off (0)" sh -c "test $rc = 0 && test \$(grep -c '): approved at .* \[artifact closure/[a-z-]*.md, sha256 [0-9a-f]\{16\}\]\$' $T/out) = 3 && grep -q '^signed off' $T/out"
+sed -i 's#"artifact": "closure/kernel-performance-owner.md"#"artifact": "closure/runtime-systems-engineer.md"#' "$R/signed/signoff/kernel-performance-owner.json"
+rc=$(code $OPR verify "$R/signed")
+check "a record pointed at another role's artifact no longer verifies (4)" sh -c "test $rc = 4 && grep -q '^kernel-performance-owner (kernel-owner@example.org): bad signature' $T/out"
