@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define MAX_RUNS 256
 
@@ -144,6 +145,11 @@ static int history_show(int argc, char **argv)
 		if (*end || nlast < 1 || nlast > ANA_CP_MAX)
 			rc = opr_error_set(&err, OPR_EUSAGE, "history show: --last must be 1 to %d", ANA_CP_MAX);
 	}
+	if (!rc && ref && (!*ref || strspn(ref, "0123456789abcdef") != strlen(ref)))
+		rc = opr_error_set(&err, OPR_EUSAGE, "history show: --run takes a digest (or a prefix of one) in lowercase hex");
+	struct stat st;
+	if (!rc && stat(db, &st))
+		rc = opr_error_set(&err, OPR_EINPUT, "history show: no history database '%s'", db);
 	if (rc)
 		return opr_fail(&err);
 	struct ana_history *h = NULL;

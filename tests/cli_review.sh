@@ -107,3 +107,5 @@ check "verify shows each role's artifact and signs off (0)" sh -c "test $rc = 0 
 sed -i 's#"artifact": "closure/kernel-performance-owner.md"#"artifact": "closure/runtime-systems-engineer.md"#' "$R/signed/signoff/kernel-performance-owner.json"
 rc=$(code $OPR verify "$R/signed")
 check "a record pointed at another role's artifact no longer verifies (4)" sh -c "test $rc = 4 && grep -q '^kernel-performance-owner (kernel-owner@example.org): bad signature' $T/out"
+check "history show of a missing database exits 2 and creates nothing" sh -c "test \$($OPR history show --db $R/none.db 2>$R/e >/dev/null; echo \$?) = 2 && ! test -e $R/none.db && test \$(wc -l <$R/e) = 1"
+check "history show --run takes hex only (2)" test "$(code $OPR history show --db "$R/hist.db" --run "%")" = 2
