@@ -57,8 +57,9 @@ void ana_history_close(struct ana_history *h); /* NULL is fine */
 /* The schema version the database is at. */
 int ana_history_schema(struct ana_history *h);
 
-/* SHA-256 over the archive's files (manifest, samples, counters, pipeline):
- * the key of a run in the history, the same wherever the archive lies. */
+/* SHA-256 over the archive's files (manifest, samples, counters, pipeline,
+ * and rounds when the archive has it): the key of a run in the history, the
+ * same wherever the archive lies. */
 int ana_archive_digest(const char *archive_dir, char out[65], struct opr_error *err);
 /* SHA-256 over an envelope's parameters (what the device model sees): runs
  * on envelopes with another digest are never one series. */
