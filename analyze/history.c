@@ -125,6 +125,23 @@ rollback:
 	return err->code ? err->code : OPR_EIO;
 }
 
+/* Switches a database into WAL mode (persistent: a no-op once done). The switch
+ * needs the database to itself, and SQLite answers SQLITE_BUSY at once, without
+ * the busy handler, while another connection has it open: so wait and retry,
+ * for as long as the busy timeout, as concurrent adders of a new database do. */
+static int enter_wal(struct ana_history *h, struct opr_error *err)
+{
+	for (int waited_ms = 0;; waited_ms += 5) {
+		int rc = sqlite3_exec(h->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
+		if (rc == SQLITE_OK)
+			return 0;
+		if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || waited_ms >= BUSY_TIMEOUT_MS)
+			return db_fail(h, err, "cannot enter WAL mode");
+		struct timespec ts = {0, 5000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
 int ana_history_open(const char *path, struct ana_history **out, struct opr_error *err)
 {
 	*out = NULL;
@@ -141,7 +158,7 @@ int ana_history_open(const char *path, struct ana_history **out, struct opr_erro
 	sqlite3_busy_timeout(h->db, BUSY_TIMEOUT_MS);
 	sqlite3_extended_result_codes(h->db, 0);
 	/* a file that is not a database fails here, on its first read */
-	if ((rc = exec(h, "PRAGMA journal_mode = WAL", err)) ||
+	if ((rc = enter_wal(h, err)) ||
 	    (rc = exec(h, "PRAGMA foreign_keys = ON", err)) ||
 	    (rc = exec(h, "PRAGMA synchronous = NORMAL", err)))
 		goto fail;
