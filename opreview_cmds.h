@@ -16,6 +16,8 @@ int cmd_verify(int argc, char **argv);    /* report/cmd_sign.c */
 int cmd_replay(int argc, char **argv);    /* analyze/cmd_analyze.c */
 int cmd_ops(int argc, char **argv);       /* ops/cmd_ops.c */
 int cmd_events(int argc, char **argv);    /* collect/cmd_events.c */
+int cmd_history(int argc, char **argv);   /* analyze/cmd_history.c */
+int cmd_compare(int argc, char **argv);   /* report/cmd_compare.c */
 int cmd_calibrate(int argc, char **argv); /* collect/cmd_calibrate.c */
 
 #endif

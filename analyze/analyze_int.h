@@ -40,4 +40,9 @@ void ana_quality_metric(const struct col_profile *p, const struct col_block *b,
 			const struct col_variant_run *vr, double *value, double *threshold);
 const char *ana_quality_name(const struct col_block *b);
 
+/* findings.json parts written by analyze/primary.c (new references). */
+struct json_t;
+struct json_t *ana_value_json(const struct ana_findings *f, const struct ana_value *v);
+struct json_t *ana_primary_json(const struct ana_findings *f);
+
 #endif

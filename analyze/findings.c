@@ -235,6 +235,9 @@ static json_t *blocks_json(const struct ana_findings *f)
 		}
 		put(&bad, o, "status", json_string(ana_status_name(worst)));
 		put(&bad, o, "attention", att);
+		put(&bad, o, "shape_origin",
+		    json_string(br->block->shape_production ? "production" : "synthetic"));
+		put(&bad, o, "shape_source", json_string(br->block->shape_source));
 		add(&bad, a, o);
 	}
 	return done(bad, a);
@@ -329,13 +332,17 @@ static json_t *mitigations_json(const struct ana_findings *f)
 	return done(bad, a);
 }
 
+/* One counter of one variant; source says where the value came from (the device
+ * model, a PAPI component, a clock or a system call). */
 static void counter_row(int *bad, json_t *a, const char *b, const char *v, const char *name,
-			double value, const char *prov, int available, const char *reason)
+			double value, const char *prov, const char *source, int available,
+			const char *reason)
 {
-	add(bad, a, json_pack("{s:s,s:s,s:s,s:o,s:s,s:b,s:s}", "block", b, "variant", v,
-					   "name", name, "value", available ? num(value) : json_null(),
-					   "provenance", available ? prov : "unavailable", "available",
-					   available, "reason", reason ? reason : ""));
+	add(bad, a, json_pack("{s:s,s:s,s:s,s:o,s:s,s:s,s:b,s:s}", "block", b,
+					   "variant", v, "name", name, "value",
+					   available ? num(value) : json_null(), "provenance",
+					   available ? prov : "unavailable", "source", source,
+					   "available", available, "reason", reason ? reason : ""));
 }
 
 static json_t *counters_json(const struct ana_findings *f)
@@ -343,6 +350,7 @@ static json_t *counters_json(const struct ana_findings *f)
 	int bad = 0;
 	json_t *a = json_array();
 	const struct col_run *run = f->run;
+	const char *model = "device model, one execution";
 	for (int b = 0; b < run->nblocks; b++)
 		for (int v = 0; v < 2; v++) {
 			const struct col_variant_run *vr = &run->blocks[b].v[v];
@@ -354,24 +362,71 @@ static json_t *counters_json(const struct ana_findings *f)
 						continue;
 					char k[48];
 					snprintf(k, sizeof k, "bytes %s->%s", ops_space_name(s), ops_space_name(d));
-					counter_row(&bad, a, bn, vn, k, (double)c->bytes[s][d], "simulated", 1, NULL);
+					counter_row(&bad, a, bn, vn, k, (double)c->bytes[s][d], "simulated", model, 1,
+						    NULL);
 				}
-			counter_row(&bad, a, bn, vn, "DMA transfers", (double)c->transfers, "simulated", 1, NULL);
-			counter_row(&bad, a, bn, vn, "DMA splits", (double)c->splits, "simulated", 1, NULL);
-			counter_row(&bad, a, bn, vn, "launches", (double)c->launches, "simulated", 1, NULL);
-			counter_row(&bad, a, bn, vn, "MACs", (double)macs_total(c), "simulated", 1, NULL);
-			counter_row(&bad, a, bn, vn, "peak SHARED bytes", (double)c->peak_shared_bytes, "simulated", 1, NULL);
-			counter_row(&bad, a, bn, vn, "modelled time ns", vr->model_ns, "simulated", 1, NULL);
-			counter_row(&bad, a, bn, vn, "host samples", (double)vr->nsamples, "measured", 1, NULL);
+			counter_row(&bad, a, bn, vn, "DMA transfers", (double)c->transfers, "simulated", model, 1,
+				    NULL);
+			counter_row(&bad, a, bn, vn, "DMA splits", (double)c->splits, "simulated", model, 1, NULL);
+			counter_row(&bad, a, bn, vn, "launches", (double)c->launches, "simulated", model, 1, NULL);
+			counter_row(&bad, a, bn, vn, "MACs", (double)macs_total(c), "simulated", model, 1, NULL);
+			counter_row(&bad, a, bn, vn, "peak SHARED bytes", (double)c->peak_shared_bytes,
+				    "simulated", model, 1, NULL);
+			counter_row(&bad, a, bn, vn, "modelled time ns", vr->model_ns, "simulated", model, 1,
+				    NULL);
+			counter_row(&bad, a, bn, vn, "host samples", (double)vr->nsamples, "measured",
+				    "CLOCK_MONOTONIC", 1, NULL);
 			for (size_t e = 0; e < run->nevents; e++) {
 				const struct col_event *ev = &run->events[e];
-				char name[128];
+				char name[128], src[64];
 				snprintf(name, sizeof name, "%s (sum over samples)", ev->name);
+				snprintf(src, sizeof src, "PAPI %s", ev->component[0] ? ev->component : "-");
 				counter_row(&bad, a, bn, vn, name, (double)(vr->event_totals ? vr->event_totals[e] : 0),
-					    "papi", ev->available && vr->event_totals, ev->reason);
+					    "papi", src, ev->available && vr->event_totals, ev->reason);
+			}
+			for (int k = 0; k < COL_NHC; k++) {
+				const struct col_hc_info *h = &run->hc[k];
+				char name[96];
+				snprintf(name, sizeof name, "%s (sum over samples)", col_hc_name(k));
+				counter_row(&bad, a, bn, vn, name, (double)vr->hc_totals[k], "measured",
+					    h->source[0] ? h->source : "-", h->available, h->reason);
 			}
 		}
 	return done(bad, a);
+}
+
+/* The host software counters per tail sample against the rest (ana_tail_counters). */
+static json_t *tail_counters_json(const struct ana_findings *f)
+{
+	json_t *a = json_array();
+	const struct col_run *run = f->run;
+	for (int b = 0; b < run->nblocks && a; b++)
+		for (int v = 0; v < 2; v++) {
+			struct ana_tail_counter t[COL_NHC];
+			if (ana_tail_counters(run, b, v, t)) {
+				json_decref(a);
+				return NULL;
+			}
+			for (int c = 0; c < COL_NHC; c++) {
+				const struct col_hc_info *h = &run->hc[c];
+				json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:b,s:s,s:I,s:I,s:o,s:o,s:o,s:o}",
+						      "block", bname(f, b), "variant", col_variant_name(v),
+						      "counter", col_hc_name(c), "source", h->source,
+						      "provenance", t[c].available ? "measured" : "unavailable",
+						      "available", t[c].available, "reason", h->reason,
+						      "tail_samples", (json_int_t)t[c].tail_samples,
+						      "rest_samples", (json_int_t)t[c].rest_samples,
+						      "tail_per_sample", num(t[c].tail_per_sample),
+						      "rest_per_sample", num(t[c].rest_per_sample),
+						      "tail_share", num(t[c].tail_share),
+						      "rest_share", num(t[c].rest_share));
+				if (!o || json_array_append_new(a, o)) {
+					json_decref(a);
+					return NULL;
+				}
+			}
+		}
+	return a;
 }
 
 static json_t *rules_json(void)
@@ -586,9 +641,18 @@ int ana_findings_write(const struct ana_findings *f, const char *path, struct op
 	put(&bad, o, "validation", validation_json(f));
 	put(&bad, o, "mitigations", mitigations_json(f));
 	put(&bad, o, "counters", counters_json(f));
+	json_t *tail = tail_counters_json(f);
+	if (!tail) {
+		json_decref(o);
+		return opr_error_set(err, OPR_ENOMEM, "out of memory for the tail counters");
+	}
+	put(&bad, o, "host_counters_tail", tail);
 	put(&bad, o, "rules", rules_json());
 	put(&bad, o, "check_rules", check_rules_json());
 	put(&bad, o, "model_validation", model_validation_json(f));
+	put(&bad, o, "primary_metric", ana_primary_json(f));
+	put(&bad, o, "synthetic_blocks", json_integer(f->synthetic_blocks));
+	put(&bad, o, "rationale", json_string(f->run->profile->rationale));
 	if (bad || !o) {
 		json_decref(o);
 		return opr_error_set(err, OPR_ENOMEM, "out of memory building findings");

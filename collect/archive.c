@@ -5,6 +5,8 @@
  *   pipeline.json  scheduling simulation per block and variant
  *   samples.csv    block,variant,round,ns (every host sample, in order)
  *   counters.csv   block,variant,provenance,counter,value,available,reason
+ *   rounds.csv     block,variant,round,<each host software counter>: one row per
+ *                  batch (round) and variant, empty where unavailable
  *   profile.yaml   the profile as given (+ the named envelope file beside it)
  * JSON keys are sorted; counts and ns are integers. */
 #include "collect.h"
@@ -163,6 +165,11 @@ static json_t *variant_json(const struct col_run *run, const struct col_block_ru
 					    ? json_integer(vr->event_totals[e])
 					    : json_null());
 	put(&bad, o, "event_totals", ev);
+	json_t *hc = json_object();
+	for (int c = 0; c < COL_NHC; c++)
+		put(&bad, hc, run->hc[c].name, run->hc[c].available
+							 ? json_integer(vr->hc_totals[c]) : json_null());
+	put(&bad, o, "host_counter_totals", hc);
 	return done(bad, o);
 }
 
@@ -228,6 +235,13 @@ static json_t *manifest_json(const struct col_run *run)
 						    "available", run->events[i].available,
 						    "reason", run->events[i].reason));
 	put(&bad, m, "events", ev);
+	json_t *hc = json_array();
+	for (int c = 0; c < COL_NHC; c++)
+		add(&bad, hc, json_pack("{s:s,s:s,s:b,s:s}", "name", run->hc[c].name,
+						    "source", run->hc[c].source,
+						    "available", run->hc[c].available,
+						    "reason", run->hc[c].reason));
+	put(&bad, m, "host_counters", hc);
 	put(&bad, m, "papi_status", json_string(run->papi_status));
 	put(&bad, m, "overhead", json_pack("{s:o,s:o}", "clock_read_ns",
 						     jreal(run->clock_read_ns), "papi_read_ns",
@@ -278,6 +292,30 @@ static void samples_csv(const struct col_run *run, struct opr_buf *t)
 		}
 }
 
+/* Each batch's host software counters: one row per round and variant, an empty
+ * field for an unavailable counter. */
+static void rounds_csv(const struct col_run *run, struct opr_buf *t)
+{
+	opr_buf_printf(t, "block,variant,round");
+	for (int c = 0; c < COL_NHC; c++)
+		opr_buf_printf(t, ",%s", col_hc_name(c));
+	opr_buf_printf(t, "\n");
+	for (int i = 0; i < run->nblocks; i++)
+		for (int v = 0; v < 2; v++) {
+			const struct col_variant_run *vr = &run->blocks[i].v[v];
+			for (size_t r = 0; r < vr->nhc_rounds; r++) {
+				opr_buf_printf(t, "%s,%s,%zu", run->blocks[i].block->name,
+					    col_variant_name(v), r);
+				for (int c = 0; c < COL_NHC; c++)
+					if (run->hc[c].available)
+						opr_buf_printf(t, ",%lld", vr->hc_rounds[r][c]);
+					else
+						opr_buf_printf(t, ",");
+				opr_buf_printf(t, "\n");
+			}
+		}
+}
+
 static void counters_csv(const struct col_run *run, struct opr_buf *t)
 {
 	opr_buf_printf(t, "block,variant,provenance,counter,value,available,reason\n");
@@ -305,6 +343,15 @@ static void counters_csv(const struct col_run *run, struct opr_buf *t)
 				else
 					opr_buf_printf(t, "%s,%s,papi,%s,,0,\"%s\"\n", b, vn, ev->name,
 						    ev->reason);
+			}
+			for (int k = 0; k < COL_NHC; k++) {
+				const struct col_hc_info *h = &run->hc[k];
+				if (h->available)
+					opr_buf_printf(t, "%s,%s,measured,%s,%lld,1,\"source: %s\"\n", b, vn,
+						    h->name, vr->hc_totals[k], h->source);
+				else
+					opr_buf_printf(t, "%s,%s,measured,%s,,0,\"%s\"\n", b, vn, h->name,
+						    h->reason);
 			}
 		}
 }
@@ -374,6 +421,12 @@ static int write_contents(const struct col_run *run, const char *tmp, struct opr
 	counters_csv(run, &c);
 	rc = write_text(tmp, "counters.csv", &c, err);
 	opr_buf_release(&c);
+	if (rc)
+		return rc;
+	struct opr_buf r = {0};
+	rounds_csv(run, &r);
+	rc = write_text(tmp, "rounds.csv", &r, err);
+	opr_buf_release(&r);
 	if (rc)
 		return rc;
 	snprintf(path, sizeof path, "%s/profile.yaml", tmp);
@@ -583,6 +636,11 @@ static int load_variant(json_t *j, const struct col_run *run, enum ops_group g,
 		json_t *v = json_object_get(ev, run->events[e].name);
 		vr->event_totals[e] = json_is_integer(v) ? (long long)json_integer_value(v) : 0;
 	}
+	json_t *hc = json_object_get(j, "host_counter_totals");
+	for (int c = 0; c < COL_NHC; c++) {
+		json_t *v = json_object_get(hc, col_hc_name(c));
+		vr->hc_totals[c] = json_is_integer(v) ? (long long)json_integer_value(v) : 0;
+	}
 	return 0;
 }
 
@@ -620,6 +678,27 @@ static int load_manifest(json_t *m, struct col_run *run, const char *path, struc
 		jstr(e, "component", run->events[i].component, sizeof run->events[i].component);
 		run->events[i].available = json_is_true(json_object_get(e, "available"));
 		jstr(e, "reason", run->events[i].reason, sizeof run->events[i].reason);
+	}
+	/* absent from archives written before host counters were recorded */
+	json_t *hc = json_object_get(m, "host_counters");
+	run->hc_recorded = json_is_array(hc);
+	for (int c = 0; c < COL_NHC; c++) {
+		struct col_hc_info *hi = &run->hc[c];
+		json_t *e = NULL;
+		for (size_t i = 0; i < json_array_size(hc) && !e; i++)
+			if (json_is_string(json_object_get(json_array_get(hc, i), "name")) &&
+			    !strcmp(json_string_value(json_object_get(json_array_get(hc, i), "name")),
+				    col_hc_name(c)))
+				e = json_array_get(hc, i);
+		snprintf(hi->name, sizeof hi->name, "%s", col_hc_name(c));
+		if (!e) {
+			snprintf(hi->reason, sizeof hi->reason, "not recorded: the archive predates "
+				 "host software counters");
+			continue;
+		}
+		jstr(e, "source", hi->source, sizeof hi->source);
+		hi->available = json_is_true(json_object_get(e, "available"));
+		jstr(e, "reason", hi->reason, sizeof hi->reason);
 	}
 	jstr(m, "papi_status", run->papi_status, sizeof run->papi_status);
 	json_t *o = json_object_get(m, "overhead");
@@ -708,6 +787,89 @@ static int load_samples(const char *dir, struct col_run *run, struct opr_error *
 	return rc;
 }
 
+/* One integer field of a CSV row, the whole field: 0, or -1 when it is not one. */
+static int csv_int(const char **p, long long *out, int *empty)
+{
+	const char *s = *p;
+	char *end;
+	*empty = *s == ',' || *s == '\0';
+	if (*empty) {
+		*out = 0;
+	} else {
+		errno = 0;
+		*out = strtoll(s, &end, 10);
+		if (errno || end == s || (*end != ',' && *end != '\0'))
+			return -1;
+		s = end;
+	}
+	if (*s == ',')
+		s++;
+	*p = s;
+	return 0;
+}
+
+/* rounds.csv: each batch's host counters (hostcount.h), absent from archives
+ * written before them (run->hc_recorded is 0 then). */
+static int load_rounds(const char *dir, struct col_run *run, struct opr_error *err)
+{
+	char path[1024];
+	char *data, *save = NULL;
+	size_t len;
+	if (!run->hc_recorded)
+		return 0;
+	snprintf(path, sizeof path, "%s/rounds.csv", dir);
+	int rc = col_read_file(path, &data, &len, MAX_ARCHIVE_FILE, err);
+	if (rc)
+		return rc;
+	int line = 1;
+	char *l = strtok_r(data, "\n", &save); /* header */
+	while (!rc && (l = strtok_r(NULL, "\n", &save))) {
+		char block[COL_NAME_MAX + 1], variant[16];
+		int used = 0, empty;
+		long long round, v[COL_NHC];
+		line++;
+		if (sscanf(l, "%64[^,],%15[^,],%n", block, variant, &used) != 2 || !used) {
+			rc = opr_error_at(err, OPR_EINPUT, path, line, 1, "malformed round row");
+			break;
+		}
+		const char *p = l + used;
+		int bad = csv_int(&p, &round, &empty) || empty || round < 0;
+		for (int c = 0; c < COL_NHC && !bad; c++)
+			bad = csv_int(&p, &v[c], &empty) || (empty == run->hc[c].available);
+		if (bad || *p) {
+			rc = opr_error_at(err, OPR_EINPUT, path, line, (int)(p - l) + 1,
+					  "expected a round and %d counters, empty where unavailable",
+					  COL_NHC);
+			break;
+		}
+		int b = find_block(run, block);
+		int vi = !strcmp(variant, "baseline") ? 0 : !strcmp(variant, "candidate") ? 1 : -1;
+		if (b < 0 || vi < 0) {
+			rc = opr_error_at(err, OPR_EINPUT, path, line, 1, "unknown block or variant '%s,%s'",
+					  block, variant);
+			break;
+		}
+		struct col_variant_run *vr = &run->blocks[b].v[vi];
+		if ((size_t)round != vr->nhc_rounds || round > run->blocks[b].nrounds) {
+			rc = opr_error_at(err, OPR_EINPUT, path, line, 1, "round %lld out of order", round);
+			break;
+		}
+		if (vr->nhc_rounds == vr->hc_rounds_cap) {
+			size_t nc = vr->hc_rounds_cap ? 2 * vr->hc_rounds_cap : 64;
+			long long (*r)[COL_NHC] = realloc(vr->hc_rounds, nc * sizeof *r);
+			if (!r) {
+				rc = opr_error_set(err, OPR_ENOMEM, "out of memory loading rounds");
+				break;
+			}
+			vr->hc_rounds = r;
+			vr->hc_rounds_cap = nc;
+		}
+		memcpy(vr->hc_rounds[vr->nhc_rounds++], v, sizeof v);
+	}
+	free(data);
+	return rc;
+}
+
 static int load_pipeline(const char *dir, struct col_run *run, struct opr_error *err)
 {
 	json_t *pj;
@@ -743,6 +905,8 @@ int col_archive_load(const char *dir, struct col_run **out, struct opr_error *er
 	}
 	if (!rc)
 		rc = load_samples(dir, run, err);
+	if (!rc)
+		rc = load_rounds(dir, run, err);
 	if (!rc)
 		rc = load_pipeline(dir, run, err);
 	json_decref(m);

@@ -14,7 +14,7 @@
  * `shown` is the archive's path relative to the packet, for the packet's
  * reproduce commands: where the packet is written does not enter it. */
 static int analyze_and_render(const char *archive, const char *shown, const char *dir,
-			      const char *templates, enum ana_verdict *verdict,
+			      const char *templates, const char *history, enum ana_verdict *verdict,
 			      struct opr_error *err)
 {
 	struct col_run *run = NULL;
@@ -34,6 +34,8 @@ static int analyze_and_render(const char *archive, const char *shown, const char
 		if (!fj)
 			rc = opr_error_at(err, OPR_EINTERNAL, path, je.line, je.column, "%s", je.text);
 	}
+	if (!rc)
+		rc = rep_history_trend(history, archive, f, fj, err);
 	if (!rc) {
 		struct rep_options o = {templates, 0};
 		rc = rep_packet(fj, run, archive, dir, &o, err);
@@ -72,7 +74,7 @@ static int publish(const char *tmp, const char *dir, struct opr_error *err)
  * analysis and the rendered files), and moved to OUT only when complete.
  * Frees run. */
 static int write_packet(struct col_run *run, const char *out, const char *templates,
-			enum ana_verdict *v, struct opr_error *err)
+			const char *history, enum ana_verdict *v, struct opr_error *err)
 {
 	char tmp[1024], archive[1100];
 	snprintf(tmp, sizeof tmp, "%s.tmp-%ld", out, (long)getpid());
@@ -83,7 +85,7 @@ static int write_packet(struct col_run *run, const char *out, const char *templa
 		rc = col_archive_write(run, archive, 0, err);
 	col_run_free(run);
 	if (!rc)
-		rc = analyze_and_render(archive, "run", tmp, templates, v, err);
+		rc = analyze_and_render(archive, "run", tmp, templates, history, v, err);
 	if (!rc)
 		rc = publish(tmp, out, err);
 	if (rc)
@@ -102,7 +104,7 @@ static int finish(int rc, enum ana_verdict v, const char *dir, struct opr_error 
 
 int cmd_run(int argc, char **argv)
 {
-	const char *profile = NULL, *out = NULL, *templates = NULL, *envdir = NULL;
+	const char *profile = NULL, *out = NULL, *templates = NULL, *envdir = NULL, *history = NULL;
 	int force = 0, no_papi = 0, quiet = 0;
 	const struct opr_option opts[] = {
 		{OPR_OPT_STRING, "profile", "FILE", "the workload profile (YAML)", &profile},
@@ -112,9 +114,10 @@ int cmd_run(int argc, char **argv)
 		{OPR_OPT_STRING, "envelopes", "DIR", "where named envelopes are found", &envdir},
 		{OPR_OPT_FLAG, "no-papi", NULL, "do not use PAPI (counters shown as unavailable)", &no_papi},
 		{OPR_OPT_FLAG, "quiet", NULL, "no progress on stderr", &quiet},
+		{OPR_OPT_STRING, "history", "DB", "add the run to this history and trend it (overrides the profile's)", &history},
 		{OPR_OPT_END, NULL, NULL, NULL, NULL}};
 	const struct opr_command_help help = {
-		"run", "run --profile FILE --out DIR [--force] [--templates DIR]",
+		"run", "run --profile FILE --out DIR [--force] [--templates DIR] [--history DB]",
 		"Collect, analyze and report: runs every block of the profile for real and on the\n"
 		"device model, then writes DIR/run (the archive), DIR/findings.json and the packet\n"
 		"DIR/packet.md, DIR/packet.html, DIR/packet.xlsx, DIR/owners.json.",
@@ -143,21 +146,24 @@ int cmd_run(int argc, char **argv)
 	if ((rc = col_collect(&co, &run, &err)))
 		return opr_fail(&err);
 	enum ana_verdict v = ANA_HOLD;
-	rc = write_packet(run, out, templates, &v, &err);
+	char hist[1100];
+	rep_history_path(history, run, hist, sizeof hist);
+	rc = write_packet(run, out, templates, hist[0] ? hist : NULL, &v, &err);
 	return finish(rc, v, out, &err);
 }
 
 int cmd_report(int argc, char **argv)
 {
-	const char *out = NULL, *templates = NULL;
+	const char *out = NULL, *templates = NULL, *history = NULL;
 	int force = 0;
 	const struct opr_option opts[] = {
 		{OPR_OPT_STRING, "out", "DIR", "the packet directory to create", &out},
 		{OPR_OPT_FLAG, "force", NULL, "replace DIR if it exists", &force},
 		{OPR_OPT_STRING, "templates", "DIR", "use a team's own packet templates", &templates},
+		{OPR_OPT_STRING, "history", "DB", "add the run to this history and trend it (overrides the profile's)", &history},
 		{OPR_OPT_END, NULL, NULL, NULL, NULL}};
 	const struct opr_command_help help = {
-		"report", "report RUN --out DIR [--force] [--templates DIR]",
+		"report", "report RUN --out DIR [--force] [--templates DIR] [--history DB]",
 		"Analyze the run archive RUN and render its packet into DIR (with a copy of RUN\n"
 		"in DIR/run, so the packet is complete on its own).",
 		"Exit status is the verdict, as for run.", opts};
@@ -179,8 +185,11 @@ int cmd_report(int argc, char **argv)
 	}
 	struct col_run *run = NULL;
 	enum ana_verdict v = ANA_HOLD;
+	char hist[1100] = "";
 	rc = col_archive_load(pos[0], &run, &err);
 	if (!rc)
-		rc = write_packet(run, out, templates, &v, &err);
+		rep_history_path(history, run, hist, sizeof hist);
+	if (!rc)
+		rc = write_packet(run, out, templates, hist[0] ? hist : NULL, &v, &err);
 	return finish(rc, v, out, &err);
 }

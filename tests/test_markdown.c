@@ -137,21 +137,24 @@ static void test_packet_structure(void **state)
 	struct opr_error err;
 	assert_int_equal(rep_markdown_check(md, &tables, &err), 0);
 	/* the first screen: no table before the owners' actions; then the
-	 * matrix, mitigations, bottleneck map, worksheet and rejected plans,
-	 * pipeline, statistics 2, counters 2, inputs 4, rules, ownership */
-	assert_int_equal(tables, 1 + 1 + 1 + 1 + 1 + 1 + 2 + 2 + 4 + 1 + 1);
+	 * matrix, mitigations, trend, bottleneck map, worksheet and rejected
+	 * plans, pipeline, statistics 2, counters 2, production shapes, inputs
+	 * 4, rules, ownership */
+	assert_int_equal(tables, 1 + 1 + 1 + 1 + 1 + 1 + 1 + 2 + 2 + 1 + 4 + 1 + 1);
 	/* sections in the order a reviewer digs */
 	const char *order[] = { "# Fusion and tiling review: resnet-int8-review — HOLD\n",
+				"**Primary metric: resnet-stage2-conv candidate p95** = 435.1 us \\[430.0, 441.2\\] (measured)",
 				"\n**HOLD** (exit code 11): resnet-stage2-conv candidate: p95 regresses",
 				"\n- **resnet-stage2-conv** — **FAIL** regression p95 (host)",
 				"\nWhat each owner must do now:\n",
 				"\n- **kernel-performance-owner** (kernel-owner@example.org):\n"
 				"  - resnet-stage2-conv: stagger the fused kernel's GLOBAL loads",
 				"## Validation matrix with rollback triggers", "## Mitigation proposal with owners",
-				"## Bottleneck map", "## Fusion and tile-plan worksheet", "### Rejected alternatives",
-				"## Pipeline results", "## Tail-first statistics", "## Model validation",
-				"## Counters", "## Inputs", "### Host environment", "## How to reproduce",
-				"## Rules applied", "## Ownership", "## Sign-off" };
+				"## Trend", "## Bottleneck map", "## Fusion and tile-plan worksheet",
+				"### Rejected alternatives", "## Pipeline results", "## Tail-first statistics",
+				"## Model validation", "## Counters", "## Production shapes", "## Inputs",
+				"### Host environment", "## How to reproduce", "## Rules applied",
+				"## Closure artifacts", "## Ownership", "## Sign-off" };
 	const char *at = md;
 	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
 		const char *p = strstr(at, order[i]);
@@ -169,6 +172,12 @@ static void test_packet_structure(void **state)
 	assert_non_null(strstr(md, "| **FAIL** x1.080 \\[1.050, 1.110\\] p=6e-05 |"));
 	assert_int_equal(count(md, "\n| resnet-stage2-conv | fp16 | "), 2);
 	assert_int_equal(count(md, "\n| decode-mlp-int8 | u8 | "), 2);
+	/* the trend: four runs, the last one moved (worse), the rest apart */
+	assert_non_null(strstr(md, "| 4 | 2026-11-28T09:00:00Z | c7d5a2e9f013 (this run) | 435.1 us | \\[430.0, 441.2\\] | HOLD | **moved +8.5% (worse)** |"));
+	assert_non_null(strstr(md, "2 run(s) of the same block and metric on another host class are kept apart"));
+	assert_non_null(strstr(md, "| decode-mlp-int8 | synthetic | no production trace named |"));
+	assert_non_null(strstr(md, "File: `closure/kernel-performance-owner.md`"));
+	assert_non_null(strstr(md, "- rationale: fuse bias and relu into the conv epilogue"));
 	/* one sign-off checkbox per role, with the owner's name */
 	assert_non_null(strstr(md, "- [ ] ml-compiler-engineer — compiler-owner@example.org\n"));
 	assert_int_equal(count(md, "\n- [ ] "), 3);
@@ -305,7 +314,7 @@ static void test_values_follow_findings(void **state)
 		int tables = 0;
 		struct opr_error err;
 		assert_int_equal(rep_markdown_check(md, &tables, &err), 0);
-		assert_int_equal(tables, 16);
+		assert_int_equal(tables, 18);
 		free(md);
 		json_decref(f);
 	}
@@ -346,18 +355,18 @@ static void test_html_self_contained(void **state)
 			fail_msg("html contains '%s'", banned[i]);
 	for (const char *p = strstr(html, "href="); p; p = strstr(p + 1, "href="))
 		assert_true(!strncmp(p, "href=\"#", 7));
-	/* 2 blocks: latency, wait histogram, roofline each, plus fusion */
-	assert_int_equal(count(html, "<svg "), 7);
-	assert_int_equal(count(html, "</svg>"), 7);
-	assert_int_equal(count(html, "<svg viewBox=\"0 0 640 360\""), 7);
-	assert_int_equal(count(html, "<title id=\"chart-"), 7);
+	/* 2 blocks: latency, wait histogram, roofline each, plus fusion and trend */
+	assert_int_equal(count(html, "<svg "), 8);
+	assert_int_equal(count(html, "</svg>"), 8);
+	assert_int_equal(count(html, "<svg viewBox=\"0 0 640 360\""), 8);
+	assert_int_equal(count(html, "<title id=\"chart-"), 8);
 	assert_non_null(strstr(html, "<section id=\"charts\">\n<h2>Charts</h2>"));
 	assert_true(strstr(html, "<h2>Charts</h2>") < strstr(html, "<h2>Inputs</h2>"));
-	/* tables (all 16) scroll inside a wrapper, the long ones (more than 8
+	/* tables (all 18) scroll inside a wrapper, the long ones (more than 8
 	 * rows: the SLA inputs, the envelope, the host) collapsed, each saying
 	 * how many rows it holds; css for print and phones */
-	assert_int_equal(count(html, "<div class=\"table-wrap\"><table>"), 16);
-	assert_int_equal(count(html, "<table>"), 16);
+	assert_int_equal(count(html, "<div class=\"table-wrap\"><table>"), 18);
+	assert_int_equal(count(html, "<table>"), 18);
 	assert_int_equal(count(html, "<details class=\"long\"><summary>Show the table ("), 3);
 	assert_int_equal(count(html, "</table></div></details>"), 3);
 	assert_non_null(strstr(html, "<summary>Show the table (10 rows)</summary><div class=\"table-wrap\"><table>\n"
@@ -389,7 +398,11 @@ static void test_svg_values(void **state)
 	int n = 0;
 	struct opr_error err;
 	assert_int_equal(rep_svg_charts(f, &charts, &n, &err), 0);
-	assert_int_equal(n, 7);
+	assert_int_equal(n, 8);
+	/* the trend: four points, the last ringed as the change point */
+	assert_non_null(strstr(charts, "Trend: resnet-stage2-conv candidate p95"));
+	assert_non_null(strstr(charts, "<title>run 4: 435.1 us</title></circle>\n<circle"));
+	assert_int_equal(count(charts, "<title>change point</title>"), 1);
 	json_t *blk, *v;
 	size_t i, k;
 	json_array_foreach(json_object_get(f, "blocks"), i, blk) {
