@@ -493,8 +493,7 @@ static int sde_agreement(const struct col_run *run, const struct col_variant_run
 	if (!r)
 		return OPR_ENOMEM;
 	if (agree == checked)
-		snprintf(r->value, sizeof r->value, "%d of %d = simulated x %zu runs", agree,
-			 checked, vr->nsamples);
+		snprintf(r->value, sizeof r->value, "%d/%d = simulated x %zu", agree, checked, vr->nsamples);
 	else
 		snprintf(r->value, sizeof r->value, "%d of %d agree; %s", agree, checked, first_bad);
 	snprintf(r->threshold, sizeof r->threshold, "equal");
@@ -601,9 +600,12 @@ static int checks_variant(const struct ana_ctx *cx, int b, int v, struct ana_lis
 	snprintf(c->trigger, sizeof c->trigger, "any mapping fallback or SHARED over capacity at load");
 	enum ana_status rs = vr->repro_counters_equal && vr->repro_output_stable ? ANA_PASS : ANA_FAIL;
 	OOM_IF(c = check(out, b, v, dt, ANA_CHK_REPRO, rs, ANA_SIMULATED));
-	snprintf(c->value, sizeof c->value, "counters %s, digest %s",
-		 vr->repro_counters_equal ? "identical" : "DIFFER",
-		 vr->repro_output_stable ? "stable" : "CHANGED");
+	if (rs == ANA_PASS)
+		snprintf(c->value, sizeof c->value, "identical");
+	else
+		snprintf(c->value, sizeof c->value, "counters %s, digest %s",
+			 vr->repro_counters_equal ? "identical" : "DIFFER",
+			 vr->repro_output_stable ? "stable" : "CHANGED");
 	snprintf(c->threshold, sizeof c->threshold, "identical");
 	snprintf(c->trigger, sizeof c->trigger, "opreview replay reports a digest or counter mismatch");
 	if (sde_agreement(cx->run, vr, dt, b, v, out))

@@ -169,7 +169,10 @@ static void f_quantile(char *b, size_t n, json_t *q)
 	}
 	char vs[32];
 	f_us(vs, sizeof vs, v);
-	if (isfinite(lo) && isfinite(hi))
+	/* the CI in the value's unit: "18.88 ms [18.80, 19.53]" */
+	if (isfinite(lo) && isfinite(hi) && fabs(v) >= 10000.0)
+		snprintf(b, n, "%s [%.2f, %.2f]", vs, lo / 1000.0, hi / 1000.0);
+	else if (isfinite(lo) && isfinite(hi))
 		snprintf(b, n, "%s [%.1f, %.1f]", vs, lo, hi);
 	else
 		snprintf(b, n, "%s", vs);
@@ -372,6 +375,9 @@ static void view_block(struct vb *vb, json_t *out, json_t *blk)
 			f_quantile(t, sizeof t, get(lat, qs[k]));
 			sets(vb, s, qs[k], t);
 		}
+		/* the median without its CI: the table is tail first */
+		f_us(t, sizeof t, num(get(lat, "p50"), "value_ns") / 1e3);
+		sets(vb, s, "p50_value", t);
 		f_us(t, sizeof t, num(lat, "mean_ns") / 1e3);
 		sets(vb, s, "mean", t);
 		f_us(t, sizeof t, num(lat, "max_ns") / 1e3);
@@ -498,6 +504,7 @@ static void view_bottlenecks(struct vb *vb, json_t *view, json_t *f)
 		sets(vb, o, "variant", variant);
 		sets(vb, o, "class", str(x, "class"));
 		sets(vb, o, "rank", primary ? "primary" : "secondary");
+		set(vb, o, "secondary", json_boolean(!primary));
 		char t[2048], e1[400];
 		f_fixed(t, sizeof t, num(x, "score"), 2);
 		sets(vb, o, "score", t);
@@ -620,8 +627,12 @@ static void view_worksheet(struct vb *vb, json_t *view, json_t *f)
 		set_badge(vb, o, "status", str(w, "status"));
 		/* "auto: 'PLAN', fastest of ..." names the plan the row shows */
 		const char *why = str(w, "reason"), *cut = strstr(why, "', ");
-		if (!strncmp(why, "auto: '", 7) && cut)
-			setf(vb, o, "reason", "auto: %s", cut + 3);
+		if (!strncmp(why, "auto: '", 7) && cut) {
+			/* and its modelled time, the row's own column */
+			const char *paren = strstr(cut + 3, " (");
+			setf(vb, o, "reason", "auto: %.*s", paren ? (int)(paren - cut - 3) : (int)strlen(cut + 3),
+			     cut + 3);
+		}
 		else
 			sets(vb, o, "reason", why);
 	}
@@ -686,6 +697,85 @@ static void view_tail_counters(struct vb *vb, json_t *view, json_t *f)
 		setf(vb, o, "samples", "%.0f / %.0f", num(x, "tail_samples"), num(x, "rest_samples"));
 		sets(vb, o, "source", str(x, "source"));
 	}
+	/* the same as a matrix: a row per counter, a column per block, each cell
+	 * tail / rest per sample, baseline -> candidate; the shares and sample
+	 * counts stay in findings.json and the workbook */
+	json_t *pivot = json_array(), *b;
+	set(vb, view, "host_tail_pivot", pivot);
+	struct opr_buf ph = { 0 };
+	opr_buf_puts(&ph, "| Counter (tail / rest per sample) |");
+	size_t nb = 0;
+	json_array_foreach(get(f, "blocks"), i, b) {
+		char *e = rep_md_escape(str(b, "name"), 0);
+		opr_buf_printf(&ph, " %s |", e ? e : "");
+		vb->oom |= !e;
+		free(e);
+		nb++;
+	}
+	opr_buf_puts(&ph, "\n|");
+	for (size_t k = 0; k < nb + 1; k++)
+		opr_buf_puts(&ph, " --- |");
+	char *phead = opr_buf_take(&ph);
+	if (!phead) {
+		vb->oom = 1;
+		return;
+	}
+	sets(vb, view, "host_tail_pivot_head", phead);
+	free(phead);
+	json_t *seen = json_array();
+	set(vb, view, "host_tail_names", seen);
+	if (vb->oom)
+		return;
+	json_array_foreach(rows, i, x) {
+		size_t j;
+		json_t *y;
+		int dup = 0;
+		json_array_foreach(seen, j, y)
+			dup |= !strcmp(json_string_value(y), str(x, "counter"));
+		if (dup)
+			continue;
+		if (json_array_append_new(seen, json_string(str(x, "counter")))) {
+			vb->oom = 1;
+			return;
+		}
+		int zero = 1;
+		json_t *z0;
+		json_array_foreach(rows, j, z0)
+			if (!strcmp(str(z0, "counter"), str(x, "counter")))
+				zero &= atof(str(z0, "tail")) == 0 && atof(str(z0, "rest")) == 0;
+		if (zero) {
+			const char *had = str(view, "host_tail_zero");
+			setf(vb, view, "host_tail_zero", "%s%s%s", had, *had ? ", " : "", str(x, "counter"));
+			continue;
+		}
+		struct opr_buf r = { 0 };
+		char *e = rep_md_escape(str(x, "counter"), 0);
+		opr_buf_printf(&r, "| %s |", e ? e : "");
+		vb->oom |= !e;
+		free(e);
+		json_array_foreach(get(f, "blocks"), j, b) {
+			json_t *bv = NULL, *cv = NULL, *z;
+			size_t k;
+			json_array_foreach(rows, k, z)
+				if (!strcmp(str(z, "block"), str(b, "name")) &&
+				    !strcmp(str(z, "counter"), str(x, "counter")))
+					*(strcmp(str(z, "variant"), "candidate") ? &bv : &cv) = z;
+			if (bv && cv)
+				opr_buf_printf(&r, " %s / %s \u2192 %s / %s |", str(bv, "tail"), str(bv, "rest"),
+					       str(cv, "tail"), str(cv, "rest"));
+			else
+				opr_buf_puts(&r, " - |");
+		}
+		char *row = opr_buf_take(&r);
+		json_t *o = push(vb, pivot);
+		if (!row || !o) {
+			free(row);
+			vb->oom = 1;
+			return;
+		}
+		sets(vb, o, "row", row);
+		free(row);
+	}
 	/* the table only when it has rows; else one line that says why not */
 	if (json_array_size(rows))
 		set(vb, view, "host_tail_present", json_true());
@@ -734,9 +824,42 @@ static void view_lists(struct vb *vb, json_t *view, json_t *f)
 				name = str(ow, "name");
 		sets(vb, o, "owner_name", name);
 	}
+	/* the table's rows: a mitigation proposed alike for several blocks is
+	 * one row naming them; its rollback boundary is then each block's own */
+	json_t *mg = json_array();
+	set(vb, view, "mitigations_grouped", mg);
+	if (vb->oom)
+		return;
+	json_array_foreach(mit, i, x) {
+		json_t *o = NULL, *y;
+		size_t j;
+		json_array_foreach(mg, j, y)
+			if (!strcmp(str(y, "title"), str(x, "title")) &&
+			    !strcmp(str(y, "owner_role"), str(x, "owner_role")) &&
+			    !strcmp(str(y, "expected"), str(x, "expected")) &&
+			    !strcmp(str(y, "validation"), str(x, "validation")))
+				o = y;
+		if (o) {
+			setf(vb, o, "block", "%s, %s", str(o, "block"), str(x, "block"));
+			if (strcmp(str(o, "rollback"), str(x, "rollback")))
+				sets(vb, o, "rollback", "each block's baseline (validation matrix)");
+			continue;
+		}
+		if (!(o = json_deep_copy(x)) || json_array_append_new(mg, o)) {
+			vb->oom = 1;
+			return;
+		}
+	}
 	size_t rej_hidden = 0;
 	json_array_foreach(get(f, "rejected_alternatives"), i, x) {
-		if (json_is_false(get(x, "shown"))) {
+		/* the closest alternatives of the blocks that did not pass: where a
+		 * reviewer asks "why not another plan" */
+		json_t *blk = NULL, *y;
+		size_t j;
+		json_array_foreach(get(f, "blocks"), j, y)
+			if (!strcmp(str(y, "name"), str(x, "block")))
+				blk = y;
+		if (json_is_false(get(x, "shown")) || !strcmp(str(blk, "status"), "PASS")) {
 			rej_hidden++;
 			continue;
 		}
@@ -748,9 +871,10 @@ static void view_lists(struct vb *vb, json_t *view, json_t *f)
 		set_code(vb, o, "plan", str(x, "plan"));
 		sets(vb, o, "reason", str(x, "reason"));
 	}
+	set(vb, view, "rejected_any", json_boolean(json_array_size(rej) > 0));
 	if (rej_hidden)
-		setf(vb, view, "rejected_more", "%zu more rejected plans, with their reasons, are listed in "
-		     "findings.json and on the workbook's Worksheet sheet.", rej_hidden);
+		setf(vb, view, "rejected_more", "%zu more rejected plans (the passing blocks' among them), with "
+		     "their reasons, are in findings.json and on the workbook's Worksheet sheet.", rej_hidden);
 	size_t sde_hidden = 0, other_hidden = 0;
 	json_array_foreach(get(f, "counters"), i, x) {
 		int avail = json_is_true(get(x, "available")) && isfinite(num(x, "value"));
@@ -873,11 +997,23 @@ static void view_lists(struct vb *vb, json_t *view, json_t *f)
 			vb->oom = 1;
 			return;
 		}
+		/* a counter that is 0 everywhere is named once, below the table */
+		int zero = 1;
+		json_t *z;
+		json_array_foreach(cav, j, z)
+			if (!strcmp(str(z, "name"), str(x, "name")))
+				zero &= !strcmp(str(z, "baseline"), "0") && !strcmp(str(z, "candidate"), "0");
+		if (zero) {
+			const char *had = str(view, "counters_zero");
+			setf(vb, view, "counters_zero", "%s%s%s", had, *had ? ", " : "", str(x, "name"));
+			continue;
+		}
 		struct opr_buf r = { 0 };
-		char *e = rep_md_escape(str(x, "name"), 0);
-		opr_buf_printf(&r, "| %s | %s |", e ? e : "", str(x, "provenance"));
-		vb->oom |= !e;
+		char *e = rep_md_escape(str(x, "name"), 0), *pv = rep_md_escape(str(x, "provenance"), 0);
+		opr_buf_printf(&r, "| %s | %s |", e ? e : "", pv ? pv : "");
+		vb->oom |= !e || !pv;
 		free(e);
+		free(pv);
 		json_array_foreach(blocks, j, b) {
 			json_t *c = find_row(cav, "block", str(b, "name"), "name", str(x, "name"));
 			if (c)
@@ -943,24 +1079,15 @@ static void view_inputs(struct vb *vb, json_t *view, json_t *f)
 	set(vb, view, "sla_rows", in);
 	if (vb->oom)
 		return;
-	f_us(a, sizeof a, num(sla, "p95_us"));
-	kv(vb, in, "p95 latency", a);
-	f_us(a, sizeof a, num(sla, "p99_us"));
-	kv(vb, in, "p99 latency", a);
-	f_fixed(c, sizeof c, num(sla, "min_throughput_rps"), 0);
-	snprintf(a, sizeof a, "%s rps", c);
-	kv(vb, in, "minimum throughput", a);
-	f_fixed(c, sizeof c, 100 * num(sla, "max_regression"), 1);
-	snprintf(a, sizeof a, "%s%% over baseline", c);
-	kv(vb, in, "maximum regression", a);
-	snprintf(a, sizeof a, "%.3g", num(pr, "fp32_max_rel_l2"));
-	kv(vb, in, "fp32 max rel L2", a);
-	snprintf(a, sizeof a, "%.3g", num(pr, "fp16_max_rel_l2"));
-	kv(vb, in, "fp16 max rel L2", a);
-	snprintf(a, sizeof a, "%.3g", num(pr, "bf16_max_rel_l2"));
-	kv(vb, in, "bf16 max rel L2", a);
-	snprintf(a, sizeof a, "%.3g LSB", num(pr, "int8_max_abs_lsb"));
-	kv(vb, in, "int8 max abs error", a);
+	char p95[32], p99[32];
+	f_us(p95, sizeof p95, num(sla, "p95_us"));
+	f_us(p99, sizeof p99, num(sla, "p99_us"));
+	snprintf(a, sizeof a, "p95 <= %s, p99 <= %s, throughput >= %.0f rps, regression <= %.1f%% over baseline",
+		 p95, p99, num(sla, "min_throughput_rps"), 100 * num(sla, "max_regression"));
+	kv(vb, in, "SLA", a);
+	snprintf(a, sizeof a, "rel L2 fp32 %.3g, fp16 %.3g, bf16 %.3g; int8 %.3g LSB", num(pr, "fp32_max_rel_l2"),
+		 num(pr, "fp16_max_rel_l2"), num(pr, "bf16_max_rel_l2"), num(pr, "int8_max_abs_lsb"));
+	kv(vb, in, "precision", a);
 	snprintf(a, sizeof a, "%.0f streams, %s arrivals at %.0f rps, %.0f requests",
 		 num(tr, "streams"), str(tr, "process"), num(tr, "rate_rps"), num(tr, "requests"));
 	kv(vb, in, "traffic", a);
@@ -975,7 +1102,6 @@ static void view_inputs(struct vb *vb, json_t *view, json_t *f)
 	sets(vb, view, "envelope_name", str(env, "name"));
 	sets(vb, view, "power_mode", str(env, "power_mode"));
 	kv(vb, en, "source", str(env, "source"));
-	kv(vb, en, "power mode", str(env, "power_mode"));
 	snprintf(a, sizeof a, "%.0f at %.2f GHz", num(env, "cores"), num(env, "clock_ghz"));
 	kv(vb, en, "cores", a);
 	snprintf(a, sizeof a, "%.1f GB/s", num(env, "global_bandwidth_gbps"));
@@ -1021,6 +1147,11 @@ static void view_inputs(struct vb *vb, json_t *view, json_t *f)
 			f_count(c, sizeof c, num(host, "cpus_online"));
 			snprintf(a, sizeof a, "%s, %s CPUs online", str(host, hk[0]), c);
 			kv(vb, hr, hn[0], a);
+		} else if (!strcmp(hk[i], "compiler")) {
+			snprintf(a, sizeof a, "%s %s", str(host, "compiler"), str(host, "cflags"));
+			kv(vb, hr, hn[i], a);
+		} else if (!strcmp(hk[i], "cflags")) {
+			continue;
 		} else if (!strcmp(hk[i], "tool_version")) {
 			snprintf(a, sizeof a, "%s (git %s)", str(host, "tool_version"), str(host, "git_revision"));
 			kv(vb, hr, hn[i], a);
@@ -1106,8 +1237,13 @@ static void view_owner_actions(struct vb *vb, json_t *view, json_t *f)
 		json_array_foreach(get(f, "mitigations"), j, m) {
 			if (strcmp(str(m, "owner_role"), OWNERSHIP[i].role))
 				continue;
-			json_t *t = push(vb, todo);
-			if (!t)
+			/* one line per action, with every block it applies to */
+			json_t *t = find_row(todo, "title", str(m, "title"), "title", str(m, "title"));
+			if (t) {
+				setf(vb, t, "block", "%s, %s", str(t, "block"), str(m, "block"));
+				continue;
+			}
+			if (!(t = push(vb, todo)))
 				return;
 			sets(vb, t, "block", str(m, "block"));
 			sets(vb, t, "title", str(m, "title"));
@@ -1154,7 +1290,7 @@ static void view_matrix(struct vb *vb, json_t *view, json_t *f)
 		}
 	}
 	struct opr_buf h = { 0 };
-	opr_buf_puts(&h, "| Block | Dtype | Variant |");
+	opr_buf_puts(&h, "| Block | Variant |");
 	for (size_t k = 0; k < ncol; k++) {
 		char *e = rep_md_escape(names[k], 0);
 		opr_buf_printf(&h, " %s |", e ? e : "");
@@ -1162,7 +1298,7 @@ static void view_matrix(struct vb *vb, json_t *view, json_t *f)
 		free(e);
 	}
 	opr_buf_puts(&h, " Rollback target |\n|");
-	for (size_t k = 0; k < ncol + 4; k++)
+	for (size_t k = 0; k < ncol + 3; k++)
 		opr_buf_puts(&h, " --- |");
 	char *head = opr_buf_take(&h);
 	if (!head) {
@@ -1183,11 +1319,11 @@ static void view_matrix(struct vb *vb, json_t *view, json_t *f)
 					dtype = str(c, "dtype");
 					target = str(c, "rollback_to");
 				}
-			char *bn = rep_md_escape(str(x, "name"), 0), *dt = rep_md_escape(dtype, 0);
-			opr_buf_printf(&r, "| %s | %s | %s |", bn ? bn : "", dt ? dt : "", vn);
-			vb->oom |= !bn || !dt;
+			(void)dtype; /* the workload in Inputs names it */
+			char *bn = rep_md_escape(str(x, "name"), 0);
+			opr_buf_printf(&r, "| %s | %s |", bn ? bn : "", vn);
+			vb->oom |= !bn;
 			free(bn);
-			free(dt);
 			for (size_t k = 0; k < ncol; k++) {
 				json_t *cell = NULL;
 				json_array_foreach(val, j, c) {
@@ -1247,7 +1383,7 @@ static void view_matrix(struct vb *vb, json_t *view, json_t *f)
 	}
 	json_array_foreach(trig, i, x)
 		if ((size_t)json_integer_value(get(x, "n")) == nblocks)
-			sets(vb, x, "blocks", "every block");
+			sets(vb, x, "blocks", "");
 }
 
 /* Model validation: modelled vs measured per plan, the run's error and the
@@ -1373,6 +1509,8 @@ int rep_view_new(json_t *findings, json_t **view, struct opr_error *err)
 			vb.oom = 1;
 	}
 	set(&vb, v, "more_reasons_any", json_boolean(json_array_size(more) > 0));
+	if (*str(findings, "rationale"))
+		sets(&vb, v, "rationale", str(findings, "rationale"));
 	set(&vb, v, "mitigations_any", json_boolean(json_array_size(get(findings, "mitigations")) > 0));
 	sets(&vb, v, "papi_status", str(findings, "papi_status"));
 	view_inputs(&vb, v, findings);

@@ -251,6 +251,8 @@ static void view_shapes(struct rb *r, json_t *view, json_t *f)
 		setf(r, o, "origin", "%s", prod ? "production" : "synthetic");
 		setf(r, o, "source", "%s", prod ? str(b, "shape_source") : "no production trace named");
 	}
+	/* every block synthetic, none traced: the note says it all, no table */
+	set(r, view, "shapes_table", json_boolean(synthetic < n));
 	if (synthetic)
 		setf(r, view, "shapes_note",
 		     "%zu of %zu block(s) rest on synthetic shapes only: the candidate cannot be SHIP until the kernel "

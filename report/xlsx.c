@@ -498,6 +498,35 @@ static void sheet_findings(struct xw *x, lxw_worksheet *ws, json_t *f)
 		}
 	}
 	finish_sheet(x, ws, r - 1, 0, (lxw_col_t)NCOLS(findings_cols) - 1);
+	/* the rules the findings came from, below them (the packet points here) */
+	static const struct col rule_cols[] = {
+		{"rule (class)", 0, "class", F_TEXT, 0},     {"formula", 0, "formula", F_WRAP, 0},
+		{"threshold", 0, "threshold", F_TEXT, 0},   {"limit", 0, "limit", F_NUM, 0},
+		{"second", 0, "second", F_NUM, 0},          {"explanation", 0, "explanation", F_WRAP, 0},
+		{"source", 0, "source", F_WRAP, 0},
+	};
+	r++;
+	write_head(x, ws, r++, 0, rule_cols, NCOLS(rule_cols));
+	json_array_foreach(jget(f, "rules"), i, b) {
+		json_t *objs[1] = {b};
+		write_row(x, ws, r++, 0, rule_cols, NCOLS(rule_cols), objs);
+	}
+	static const struct col check_cols[] = {
+		{"check", 0, "name", F_TEXT, 0}, {"pass", 0, "pass", F_WRAP, 0},
+		{"warn", 0, "warn", F_WRAP, 0},  {"fail", 0, "fail", F_WRAP, 0},
+		{"a candidate FAIL", 0, "on_fail", F_TEXT, 0}, {"limit", 0, "limit", F_NUM, 0},
+		{"source", 0, "source", F_WRAP, 0},
+	};
+	r++;
+	write_head(x, ws, r++, 0, check_cols, NCOLS(check_cols));
+	json_array_foreach(jget(f, "check_rules.checks"), i, b) {
+		json_t *objs[1] = {b};
+		write_row(x, ws, r++, 0, check_cols, NCOLS(check_cols), objs);
+	}
+	json_array_foreach(jget(f, "check_rules.verdicts"), i, b) {
+		put_str(x, ws, r, 0, jstr(b, "verdict") ? jstr(b, "verdict") : "", x->head);
+		put_str(x, ws, r++, 1, jstr(b, "when") ? jstr(b, "when") : "", x->fmt[F_WRAP]);
+	}
 }
 
 /* ---- Worksheet: fusion and tile plans, fusion and roofline charts ------------ */

@@ -81,7 +81,17 @@ def main(path, findings_path, samples_path):
     # Findings: one row per evidence item
     ws = wb["Findings"]
     n = sum(max(1, len(b["evidence"])) for b in f["bottlenecks"])
-    check(ws.max_row == 1 + n, "Findings rows %d, expected %d" % (ws.max_row - 1, n))
+    # below the findings, after a blank row each: the rules, then the checks
+    # and the verdict rules the packet points to
+    nr = len(f.get("rules", []))
+    cr = f.get("check_rules", {})
+    nc = len(cr.get("checks", [])) + len(cr.get("verdicts", []))
+    want = 1 + n + 1 + 1 + nr + 1 + 1 + nc
+    check(ws.max_row == want, "Findings rows %d, expected %d" % (ws.max_row, want))
+    check(ws.cell(1 + n + 2, 1).value == "rule (class)", "Findings: the rules' header")
+    for i, rule in enumerate(f.get("rules", [])):
+        check(ws.cell(1 + n + 3 + i, 1).value == rule["class"] and
+              ws.cell(1 + n + 3 + i, 3).value == rule["threshold"], "Findings rule row %d" % i)
     r = 2
     for b in f["bottlenecks"]:
         for e in b["evidence"]:
