@@ -220,7 +220,7 @@ static int write_atomic(const char *dir, const char *name, const void *data, siz
 		unlink(tmp);
 		return rc;
 	}
-	return col_fsync_dir(dir, err);
+	return opr_fsync_dir(dir, err);
 }
 
 /* ---- PEM ------------------------------------------------------------------------ */
