@@ -599,7 +599,9 @@ static int verify(const char *dir, json_t **out, struct opr_error *err)
 		rc = opr_error_at(err, OPR_EINPUT, path, je.line, je.column, "%s", je.text);
 		goto out;
 	}
-	struct col_jr r = {"manifest.json", err, 0, ""};
+	char mpath[OPR_PATH_MAX];
+	snprintf(mpath, sizeof mpath, "%s/manifest.json", dir); /* fits: read_in joined it */
+	struct col_jr r = {mpath, err, 0, ""};
 	json_int_t version = col_jr_int(&r, m, "archive_version", 0, I64);
 	if (!r.rc && version != COL_ARCHIVE_VERSION)
 		r.rc = opr_error_set(err, OPR_EINPUT, "%s/manifest.json: archive_version %lld is not %d",
@@ -843,10 +845,10 @@ static void load_host(struct col_jr *r, json_t *h, struct col_host *ho)
 }
 
 /* nsamples[b][v]: the manifest's sample counts, for load_samples. */
-static int load_manifest(json_t *m, struct col_run *run, size_t nsamples[][2],
+static int load_manifest(json_t *m, const char *path, struct col_run *run, size_t nsamples[][2],
 			 struct opr_error *err)
 {
-	struct col_jr r = {"manifest.json", err, 0, ""};
+	struct col_jr r = {path, err, 0, ""};
 	char digest[65], recorded[65];
 	col_jr_str(&r, m, "started_utc", run->started_utc, sizeof run->started_utc);
 	json_t *prof = col_jr_obj(&r, m, "profile");
@@ -857,8 +859,8 @@ static int load_manifest(json_t *m, struct col_run *run, size_t nsamples[][2],
 	/* the profile's own digest too (profile.yaml's file digest was checked) */
 	col_sha256_hex(run->profile->text, run->profile->text_len, digest);
 	if (!r.rc && strcmp(digest, recorded))
-		r.rc = opr_error_set(err, OPR_EINPUT, "manifest.json: profile.sha256 is not the digest of "
-				     "profile.yaml: the archive was altered");
+		r.rc = opr_error_set(err, OPR_EINPUT, "%s: profile.sha256 is not the digest of "
+				     "profile.yaml: the archive was altered", path);
 	/* the envelope as the run named it, not the archive's copy */
 	json_t *env = col_jr_obj(&r, m, "envelope");
 	mark = col_jr_enter(&r, "envelope");
@@ -870,8 +872,8 @@ static int load_manifest(json_t *m, struct col_run *run, size_t nsamples[][2],
 	col_jr_leave(&r, mark);
 	json_t *ev = col_jr_arr(&r, m, "events");
 	if (!r.rc && json_array_size(ev) > COL_MAX_RUN_EVENTS)
-		r.rc = opr_error_set(err, OPR_EINPUT, "manifest.json: events: %zu events; at most %d",
-				     json_array_size(ev), COL_MAX_RUN_EVENTS);
+		r.rc = opr_error_set(err, OPR_EINPUT, "%s: events: %zu events; at most %d",
+				     path, json_array_size(ev), COL_MAX_RUN_EVENTS);
 	if (!r.rc)
 		run->nevents = json_array_size(ev);
 	mark = col_jr_enter(&r, "events");
@@ -894,8 +896,8 @@ static int load_manifest(json_t *m, struct col_run *run, size_t nsamples[][2],
 	run->sampling_seconds = col_jr_num(&r, m, "sampling_seconds");
 	json_t *blocks = col_jr_arr(&r, m, "blocks");
 	if (!r.rc && (int)json_array_size(blocks) != run->profile->nblocks)
-		r.rc = opr_error_set(err, OPR_EINPUT, "manifest.json: %zu blocks, but the profile has %d",
-				     json_array_size(blocks), run->profile->nblocks);
+		r.rc = opr_error_set(err, OPR_EINPUT, "%s: %zu blocks, but the profile has %d",
+				     path, json_array_size(blocks), run->profile->nblocks);
 	mark = col_jr_enter(&r, "blocks");
 	for (int i = 0; !r.rc && i < run->profile->nblocks; i++) {
 		json_t *b = json_array_get(blocks, (size_t)i);
@@ -906,8 +908,8 @@ static int load_manifest(json_t *m, struct col_run *run, size_t nsamples[][2],
 		run->nblocks = i + 1;
 		col_jr_str(&r, b, "name", name, sizeof name);
 		if (!r.rc && strcmp(name, br->block->name))
-			r.rc = opr_error_set(err, OPR_EINPUT, "manifest.json: blocks[%d].name: '%s', but the "
-					     "profile's block %d is '%s'", i, name, i + 1, br->block->name);
+			r.rc = opr_error_set(err, OPR_EINPUT, "%s: blocks[%d].name: '%s', but the "
+					     "profile's block %d is '%s'", path, i, name, i + 1, br->block->name);
 		col_jr_str(&r, b, "stop_reason", br->stop_reason, sizeof br->stop_reason);
 		br->nrounds = (int)col_jr_int(&r, b, "rounds", 0, INT32_MAX);
 		br->reps_per_round = (int)col_jr_int(&r, b, "reps_per_round", 0, INT32_MAX);
@@ -920,8 +922,8 @@ static int load_manifest(json_t *m, struct col_run *run, size_t nsamples[][2],
 			load_variant(&r, vj, run, br->block->work.group, &br->v[v], &nsamples[i][v]);
 			if (!r.rc && nsamples[i][v] != (size_t)br->nrounds * (size_t)br->reps_per_round)
 				r.rc = opr_error_set(err, OPR_EINPUT,
-						     "manifest.json: %s: nsamples %zu is not rounds x "
-						     "reps_per_round = %d x %d", r.path, nsamples[i][v],
+						     "%s: %s: nsamples %zu is not rounds x "
+						     "reps_per_round = %d x %d", path, r.path, nsamples[i][v],
 						     br->nrounds, br->reps_per_round);
 			col_jr_leave(&r, m4);
 		}
@@ -1086,10 +1088,12 @@ static int load_pipeline(const char *dir, struct col_run *run, struct opr_error 
 	int rc = load_json(dir, "pipeline.json", &pj, err);
 	if (rc)
 		return rc;
-	struct col_jr r = {"pipeline.json", err, 0, ""};
+	char path[OPR_PATH_MAX];
+	snprintf(path, sizeof path, "%s/pipeline.json", dir); /* fits: load_json joined it */
+	struct col_jr r = {path, err, 0, ""};
 	json_t *blocks = col_jr_arr(&r, pj, "blocks");
 	if (!r.rc && (int)json_array_size(blocks) != run->nblocks)
-		r.rc = opr_error_set(err, OPR_EINPUT, "pipeline.json: %zu blocks, but the profile has %d",
+		r.rc = opr_error_set(err, OPR_EINPUT, "%s: %zu blocks, but the profile has %d", path,
 				     json_array_size(blocks), run->nblocks);
 	size_t mark = col_jr_enter(&r, "blocks");
 	for (int i = 0; i < run->nblocks && !r.rc; i++) {
@@ -1133,7 +1137,9 @@ int col_archive_load(const char *dir, struct col_run **out, struct opr_error *er
 	if (!rc)
 		rc = col_profile_load(path, dir, &run->profile, err);
 	if (!rc)
-		rc = load_manifest(m, run, nsamples, err);
+		rc = opr_path_join(path, sizeof path, dir, "manifest.json", err);
+	if (!rc)
+		rc = load_manifest(m, path, run, nsamples, err);
 	if (!rc)
 		rc = load_samples(dir, run, nsamples, err);
 	if (!rc)
