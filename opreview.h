@@ -156,7 +156,9 @@ int opr_output_claim(struct opr_output *o, const char *target, enum opr_output_k
 		     const char *marker, int force, struct opr_error *err);
 int opr_output_open(struct opr_output *o, struct opr_error *err);
 int opr_output_publish(struct opr_output *o, struct opr_error *err);
-/* After opr_output_claim, whatever it returned; NULL is fine. */
+/* After opr_output_claim, whatever it returned, or on an OPR_OUTPUT_INIT
+ * struct never claimed; NULL is fine. */
 void opr_output_release(struct opr_output *o);
+#define OPR_OUTPUT_INIT {.lock_fd = -1}
 
 #endif

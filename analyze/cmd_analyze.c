@@ -41,12 +41,13 @@ int cmd_analyze(int argc, char **argv)
 	if ((rc = opr_path_join(path, sizeof path, pos[0], "findings.json", &err)))
 		return opr_fail(&err);
 	const char *target = out ? out : path;
-	struct opr_output o;
+	struct opr_output o = OPR_OUTPUT_INIT;
 	struct col_run *run = NULL;
 	struct ana_findings *f = NULL;
-	rc = opr_output_claim(&o, target, OPR_OUT_FILE, NULL, out ? force : 1, &err);
+	/* the archive first: a RUN that is not one is named as such */
+	rc = col_archive_load(pos[0], &run, &err);
 	if (!rc)
-		rc = col_archive_load(pos[0], &run, &err);
+		rc = opr_output_claim(&o, target, OPR_OUT_FILE, NULL, out ? force : 1, &err);
 	if (!rc)
 		rc = ana_analyze(run, pos[0], &f, &err);
 	if (!rc)
