@@ -119,7 +119,7 @@ int opr_mkdirs(const char *path, struct opr_error *err);
 int opr_rmtree(const char *path);
 int opr_fsync_dir(const char *dir, struct opr_error *err);
 /* Removes what an interrupted writer left beside target: "<target>.tmp-PID"
- * of processes that no longer run; a stale "<target>.old-PID" goes back to
+ * (and a lock being made, "<target>.lock-PID") of processes that no longer run; a stale "<target>.old-PID" goes back to
  * target when target is missing. Returns how many it handled. */
 int opr_clean_stale(const char *target);
 

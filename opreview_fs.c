@@ -237,7 +237,7 @@ int opr_clean_stale(const char *target)
 		char path[OPR_PATH_MAX + 256];
 		if (snprintf(path, sizeof path, "%s/%s", parent, e->d_name) >= (int)sizeof path)
 			continue;
-		if (stale_sibling(e->d_name, base, "tmp")) {
+		if (stale_sibling(e->d_name, base, "tmp") || stale_sibling(e->d_name, base, "lock")) {
 			opr_rmtree(path);
 			removed++;
 		} else if (stale_sibling(e->d_name, base, "old")) {
@@ -378,24 +378,45 @@ static int check_target(const struct opr_output *o, struct opr_error *err)
 	return replaceable(o, &st, err);
 }
 
-/* Takes the lock file beside the target: created, or a stale one (its holder
- * died: flock is released with the process) taken over. The inode check after
- * flock makes a lock unlinked meanwhile by its releaser count as lost. */
+/* Takes the lock file beside the target. A new lock is made whole under a
+ * name of its own (TARGET.lock-PID: written, flock'ed) and then linked into
+ * place, so no one ever sees it empty or unlocked. An existing one whose
+ * holder died (flock is released with the process) is taken over; the inode
+ * check after flock makes a lock its releaser unlinked meanwhile count as
+ * lost. */
 static int take_lock(struct opr_output *o, struct opr_error *err)
 {
+	char mine[OPR_PATH_MAX + 32];
+	snprintf(mine, sizeof mine, "%s.lock-%ld", o->target, (long)getpid());
 	for (int tries = 0; tries < 8; tries++) {
-		int created = 1;
-		int fd = open(o->lock, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 && errno == EEXIST) {
-			created = 0;
-			fd = open(o->lock, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-			if (fd < 0 && errno == ENOENT)
-				continue;
-		}
+		unlink(mine);
+		int fd = open(mine, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd < 0)
-			return opr_error_set(err, OPR_EIO, "cannot create '%s': %s", o->lock, strerror(errno));
-		if (flock(fd, LOCK_EX | LOCK_NB)) {
+			return opr_error_set(err, OPR_EIO, "cannot create '%s': %s", mine, strerror(errno));
+		if (write(fd, LOCK_TEXT, sizeof LOCK_TEXT - 1) != (ssize_t)(sizeof LOCK_TEXT - 1) ||
+		    flock(fd, LOCK_EX | LOCK_NB)) {
 			int e = errno;
+			close(fd);
+			unlink(mine);
+			return opr_error_set(err, OPR_EIO, "cannot write '%s': %s", mine, strerror(e));
+		}
+		int linked = !link(mine, o->lock);
+		int e = errno;
+		unlink(mine);
+		if (linked) {
+			o->lock_fd = fd;
+			return 0;
+		}
+		close(fd);
+		if (e != EEXIST)
+			return opr_error_set(err, OPR_EIO, "cannot create '%s': %s", o->lock, strerror(e));
+		fd = open(o->lock, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT)
+			continue; /* released meanwhile */
+		if (fd < 0)
+			return opr_error_set(err, OPR_EIO, "cannot open '%s': %s", o->lock, strerror(errno));
+		if (flock(fd, LOCK_EX | LOCK_NB)) {
+			e = errno;
 			close(fd);
 			if (e == EWOULDBLOCK)
 				return opr_error_set(err, OPR_EEXIST,
@@ -408,22 +429,14 @@ static int take_lock(struct opr_output *o, struct opr_error *err)
 			close(fd);
 			continue;
 		}
-		if (!created) {
-			/* never take over (and later remove) a file that is not ours */
-			char text[sizeof LOCK_TEXT];
-			ssize_t r = pread(fd, text, sizeof text - 1, 0);
-			if (!S_ISREG(a.st_mode) || r != (ssize_t)(sizeof LOCK_TEXT - 1) ||
-			    memcmp(text, LOCK_TEXT, sizeof LOCK_TEXT - 1)) {
-				close(fd);
-				return opr_error_set(err, OPR_EEXIST,
-						     "'%s' exists and is not opreview's lock; refusing to use it",
-						     o->lock);
-			}
-		} else if (write(fd, LOCK_TEXT, sizeof LOCK_TEXT - 1) != (ssize_t)(sizeof LOCK_TEXT - 1)) {
-			int e = errno;
-			unlink(o->lock);
+		/* a stale lock: never take over (and later remove) a file not ours */
+		char text[sizeof LOCK_TEXT];
+		ssize_t r = pread(fd, text, sizeof text - 1, 0);
+		if (!S_ISREG(a.st_mode) || r != (ssize_t)(sizeof LOCK_TEXT - 1) ||
+		    memcmp(text, LOCK_TEXT, sizeof LOCK_TEXT - 1)) {
 			close(fd);
-			return opr_error_set(err, OPR_EIO, "cannot write '%s': %s", o->lock, strerror(e));
+			return opr_error_set(err, OPR_EEXIST,
+					     "'%s' exists and is not opreview's lock; refusing to use it", o->lock);
 		}
 		o->lock_fd = fd;
 		return 0;

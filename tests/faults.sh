@@ -181,6 +181,7 @@ for f in "" --force; do
 	[ -n "$w" ] || continue
 	check "... the loser says so in one line naming the output" sh -c "test \$(wc -l <$l) = 1 &&
 		grep -q \"^opreview: '$T/race' \\(is being written by another opreview\\|exists\\)\" $l"
+	echo "# the loser said: $(head -c 300 "$l")"
 	check "... the winner reported the packet that is in place, complete" sh -c "grep -q 'packet: $T/race/packet.md' $w &&
 		grep -q \"\$(sed -n 's/^verdict: //p' $w)\" $T/race/packet.md"
 	complete "$T/race" || no "the race left an incomplete packet"

@@ -170,6 +170,54 @@ static void test_one_claim_wins(void **state)
 	assert_int_equal(count_prefixed("race."), 0);
 }
 
+/* Many processes claiming one target at once: exactly one holds it, whatever
+ * the interleaving of creating, locking and releasing the lock file. */
+static void test_claim_race_processes(void **state)
+{
+	(void)state;
+	char target[128];
+	snprintf(target, sizeof target, "%s/crowd", tmpdir);
+	for (int round = 0; round < 20; round++) {
+		int p[2], go[2];
+		assert_int_equal(pipe(p), 0);
+		assert_int_equal(pipe(go), 0);
+		pid_t kids[8];
+		for (int k = 0; k < 8; k++) {
+			kids[k] = fork();
+			assert_true(kids[k] >= 0);
+			if (kids[k] == 0) {
+				struct opr_error err = {0};
+				struct opr_output o;
+				close(p[0]);
+				close(go[1]);
+				int rc = opr_output_claim(&o, target, OPR_OUT_FILE, NULL, 1, &err);
+				char c = rc == 0 ? 'W' : rc == OPR_EEXIST ? 'L' : 'E';
+				if (write(p[1], &c, 1) != 1)
+					_exit(2);
+				/* a winner holds it until every other has tried */
+				if (!rc && read(go[0], &c, 1) < 0)
+					_exit(3);
+				opr_output_release(&o);
+				_exit(0);
+			}
+		}
+		close(p[1]);
+		close(go[0]);
+		int w = 0, l = 0, e = 0;
+		char c;
+		for (int k = 0; k < 8 && read(p[0], &c, 1) == 1; k++)
+			w += c == 'W', l += c == 'L', e += c == 'E';
+		close(go[1]); /* the winner may go */
+		close(p[0]);
+		for (int k = 0; k < 8; k++)
+			waitpid(kids[k], NULL, 0);
+		assert_int_equal(e, 0);
+		assert_int_equal(w + l, 8);
+		assert_int_equal(w, 1);
+		assert_int_equal(count_prefixed("crowd"), 0);
+	}
+}
+
 /* Something that appears at the target while the output is built is kept:
  * the publishing rename does not replace it. */
 static void test_publish_never_replaces(void **state)
@@ -364,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_long_path_victim),
 		cmocka_unit_test(test_parser_checks_paths),
 		cmocka_unit_test(test_one_claim_wins),
+		cmocka_unit_test(test_claim_race_processes),
 		cmocka_unit_test(test_publish_never_replaces),
 		cmocka_unit_test(test_force_replaces_only_outputs),
 		cmocka_unit_test(test_stale_and_foreign_locks),
