@@ -368,24 +368,49 @@ static int copy_envelope(const struct col_profile *p, const char *dir, json_t *f
 }
 
 /* The manifest's own digest: SHA-256 of its text with the 64 hex digits of
- * "manifest_sha256" read as zeros. Found by its key, which occurs once: a
- * quote inside a JSON string is escaped, so the key cannot be faked there. */
-#define SELF_KEY "\"manifest_sha256\": \""
+ * the top-level "manifest_sha256" read as zeros. */
+#define SELF_KEY "manifest_sha256"
 
-/* Returns the offset of the 64 digits in text, or -1 when the key is absent,
- * repeated, or not followed by 64 hex digits and a quote. */
+/* Returns the offset of the 64 digits of the top-level key in text, or -1
+ * when it is absent, repeated, or not 64 hex digits. A scan that knows
+ * strings and nesting: the same name as a value, inside a string or in a
+ * nested object (a profile or an event may be called that) is not it. */
 static long self_digest_at(const char *text, size_t len)
 {
-	const char *k = strstr(text, SELF_KEY);
-	if (!k || strstr(k + 1, SELF_KEY))
-		return -1;
-	size_t off = (size_t)(k - text) + sizeof SELF_KEY - 1;
-	if (off + 65 > len || text[off + 64] != '"')
-		return -1;
-	for (size_t i = 0; i < 64; i++)
-		if (!strchr("0123456789abcdef", text[off + i]) || !text[off + i])
-			return -1;
-	return (long)off;
+	long found = -1;
+	int depth = 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = text[i];
+		if (c == '{' || c == '[') {
+			depth++;
+		} else if (c == '}' || c == ']') {
+			depth--;
+		} else if (c == '"') {
+			size_t start = i + 1, k = start;
+			while (k < len && text[k] != '"')
+				k += text[k] == '\\' ? 2 : 1;
+			if (k >= len)
+				return -1;
+			size_t after = k + 1;
+			while (after < len && strchr(" \t\r\n", text[after]))
+				after++;
+			int is_key = after < len && text[after] == ':';
+			if (depth == 1 && is_key && k - start == sizeof SELF_KEY - 1 &&
+			    !memcmp(text + start, SELF_KEY, sizeof SELF_KEY - 1)) {
+				size_t v = after + 1;
+				while (v < len && strchr(" \t\r\n", text[v]))
+					v++;
+				if (found >= 0 || v + 66 > len || text[v] != '"' || text[v + 65] != '"')
+					return -1;
+				for (size_t d = v + 1; d < v + 65; d++)
+					if (!((text[d] >= '0' && text[d] <= '9') || (text[d] >= 'a' && text[d] <= 'f')))
+						return -1;
+				found = (long)(v + 1);
+			}
+			i = k;
+		}
+	}
+	return found;
 }
 
 static void self_digest(const char *text, size_t len, long at, char hex[65])

@@ -163,6 +163,26 @@ static void test_any_edit_is_refused(void **state)
 	refused(dir, "no manifest_sha256", NULL, 0);
 }
 
+/* The manifest's own digest is its top-level key only: the same name as a
+ * value or a nested key (a profile or an event may be called that) is not. */
+static void test_self_digest_is_top_level(void **state)
+{
+	(void)state;
+	const char *dir = copy_fixture();
+	edit(dir, "manifest.json", "\"stop_reason\": \"max_samples 200 reached\"",
+	     "\"stop_reason\": \"manifest_sha256\", \"x\": {\"manifest_sha256\": \"\\\"manifest_sha256\\\": \"}");
+	seal(dir);
+	struct col_run *run = NULL;
+	struct opr_error err = {0};
+	if (col_archive_load(dir, &run, &err))
+		fail_msg("%s", err.msg);
+	assert_string_equal(run->blocks[0].stop_reason, "manifest_sha256");
+	col_run_free(run);
+	/* two top-level keys: refused */
+	edit(dir, "manifest.json", "\"overhead\": {", "\"manifest_sha256\": \"0\", \"overhead\": {");
+	refused(dir, "no manifest_sha256", NULL, 0);
+}
+
 static void test_not_a_directory(void **state)
 {
 	(void)state;
@@ -298,6 +318,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixture_verifies),
 		cmocka_unit_test(test_any_edit_is_refused),
+		cmocka_unit_test(test_self_digest_is_top_level),
 		cmocka_unit_test(test_not_a_directory),
 		cmocka_unit_test(test_wrong_json_types),
 		cmocka_unit_test(test_samples_numbers),
