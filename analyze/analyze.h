@@ -199,6 +199,23 @@ struct ana_findings {
 	struct ana_model_validation model;  /* model validation (owned arrays) */
 };
 
+/* The host software counters of one block's variant split at its p95 sample: per
+ * sample in the tail (samples >= p95) and in the rest, a sample charged its batch's
+ * counts over the batch's samples; share = fraction of those samples whose batch
+ * counted at least one. available is 0 (values NAN) for a counter the host lacked or
+ * an archive that predates them. */
+struct ana_tail_counter {
+	int block, variant;
+	enum col_hc counter;
+	int available;
+	size_t tail_samples, rest_samples;
+	double tail_per_sample, rest_per_sample;
+	double tail_share, rest_share;
+};
+/* Fills out[COL_NHC]; 0 or OPR_ENOMEM. */
+int ana_tail_counters(const struct col_run *run, int b, int v,
+		      struct ana_tail_counter out[COL_NHC]);
+
 /* Analyzes a loaded run. *out owned by the caller (ana_findings_free). */
 int ana_analyze(const struct col_run *run, const char *archive_dir,
 		struct ana_findings **out, struct opr_error *err);

@@ -279,19 +279,23 @@ static json_t *mitigations_json(const struct ana_findings *f)
 	return a;
 }
 
+/* One counter of one variant; source says where the value came from (the device
+ * model, a PAPI component, a clock or a system call). */
 static void counter_row(json_t *a, const char *b, const char *v, const char *name, double value,
-			const char *prov, int available, const char *reason)
+			const char *prov, const char *source, int available, const char *reason)
 {
-	json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:o,s:s,s:b,s:s}", "block", b, "variant", v,
-					   "name", name, "value", available ? num(value) : json_null(),
-					   "provenance", available ? prov : "unavailable", "available",
-					   available, "reason", reason ? reason : ""));
+	json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:o,s:s,s:s,s:b,s:s}", "block", b,
+					   "variant", v, "name", name, "value",
+					   available ? num(value) : json_null(), "provenance",
+					   available ? prov : "unavailable", "source", source,
+					   "available", available, "reason", reason ? reason : ""));
 }
 
 static json_t *counters_json(const struct ana_findings *f)
 {
 	json_t *a = json_array();
 	const struct col_run *run = f->run;
+	const char *model = "device model, one execution";
 	for (int b = 0; b < run->nblocks; b++)
 		for (int v = 0; v < 2; v++) {
 			const struct col_variant_run *vr = &run->blocks[b].v[v];
@@ -303,21 +307,68 @@ static json_t *counters_json(const struct ana_findings *f)
 						continue;
 					char k[48];
 					snprintf(k, sizeof k, "bytes %s->%s", ops_space_name(s), ops_space_name(d));
-					counter_row(a, bn, vn, k, (double)c->bytes[s][d], "simulated", 1, NULL);
+					counter_row(a, bn, vn, k, (double)c->bytes[s][d], "simulated", model, 1,
+						    NULL);
 				}
-			counter_row(a, bn, vn, "DMA transfers", (double)c->transfers, "simulated", 1, NULL);
-			counter_row(a, bn, vn, "DMA splits", (double)c->splits, "simulated", 1, NULL);
-			counter_row(a, bn, vn, "launches", (double)c->launches, "simulated", 1, NULL);
-			counter_row(a, bn, vn, "MACs", (double)macs_total(c), "simulated", 1, NULL);
-			counter_row(a, bn, vn, "peak SHARED bytes", (double)c->peak_shared_bytes, "simulated", 1, NULL);
-			counter_row(a, bn, vn, "modelled time ns", vr->model_ns, "simulated", 1, NULL);
-			counter_row(a, bn, vn, "host samples", (double)vr->nsamples, "measured", 1, NULL);
+			counter_row(a, bn, vn, "DMA transfers", (double)c->transfers, "simulated", model, 1,
+				    NULL);
+			counter_row(a, bn, vn, "DMA splits", (double)c->splits, "simulated", model, 1, NULL);
+			counter_row(a, bn, vn, "launches", (double)c->launches, "simulated", model, 1, NULL);
+			counter_row(a, bn, vn, "MACs", (double)macs_total(c), "simulated", model, 1, NULL);
+			counter_row(a, bn, vn, "peak SHARED bytes", (double)c->peak_shared_bytes,
+				    "simulated", model, 1, NULL);
+			counter_row(a, bn, vn, "modelled time ns", vr->model_ns, "simulated", model, 1,
+				    NULL);
+			counter_row(a, bn, vn, "host samples", (double)vr->nsamples, "measured",
+				    "CLOCK_MONOTONIC", 1, NULL);
 			for (size_t e = 0; e < run->nevents; e++) {
 				const struct col_event *ev = &run->events[e];
-				char name[128];
+				char name[128], src[64];
 				snprintf(name, sizeof name, "%s (sum over samples)", ev->name);
+				snprintf(src, sizeof src, "PAPI %s", ev->component[0] ? ev->component : "-");
 				counter_row(a, bn, vn, name, (double)(vr->event_totals ? vr->event_totals[e] : 0),
-					    "papi", ev->available && vr->event_totals, ev->reason);
+					    "papi", src, ev->available && vr->event_totals, ev->reason);
+			}
+			for (int k = 0; k < COL_NHC; k++) {
+				const struct col_hc_info *h = &run->hc[k];
+				char name[96];
+				snprintf(name, sizeof name, "%s (sum over samples)", col_hc_name(k));
+				counter_row(a, bn, vn, name, (double)vr->hc_totals[k], "measured",
+					    h->source[0] ? h->source : "-", h->available, h->reason);
+			}
+		}
+	return a;
+}
+
+/* The host software counters per tail sample against the rest (ana_tail_counters). */
+static json_t *tail_counters_json(const struct ana_findings *f)
+{
+	json_t *a = json_array();
+	const struct col_run *run = f->run;
+	for (int b = 0; b < run->nblocks && a; b++)
+		for (int v = 0; v < 2; v++) {
+			struct ana_tail_counter t[COL_NHC];
+			if (ana_tail_counters(run, b, v, t)) {
+				json_decref(a);
+				return NULL;
+			}
+			for (int c = 0; c < COL_NHC; c++) {
+				const struct col_hc_info *h = &run->hc[c];
+				json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:b,s:s,s:I,s:I,s:o,s:o,s:o,s:o}",
+						      "block", bname(f, b), "variant", col_variant_name(v),
+						      "counter", col_hc_name(c), "source", h->source,
+						      "provenance", t[c].available ? "measured" : "unavailable",
+						      "available", t[c].available, "reason", h->reason,
+						      "tail_samples", (json_int_t)t[c].tail_samples,
+						      "rest_samples", (json_int_t)t[c].rest_samples,
+						      "tail_per_sample", num(t[c].tail_per_sample),
+						      "rest_per_sample", num(t[c].rest_per_sample),
+						      "tail_share", num(t[c].tail_share),
+						      "rest_share", num(t[c].rest_share));
+				if (!o || json_array_append_new(a, o)) {
+					json_decref(a);
+					return NULL;
+				}
 			}
 		}
 	return a;
@@ -488,6 +539,12 @@ int ana_findings_write(const struct ana_findings *f, const char *path, struct op
 	json_object_set_new(o, "validation", validation_json(f));
 	json_object_set_new(o, "mitigations", mitigations_json(f));
 	json_object_set_new(o, "counters", counters_json(f));
+	json_t *tail = tail_counters_json(f);
+	if (!tail) {
+		json_decref(o);
+		return opr_error_set(err, OPR_ENOMEM, "out of memory for the tail counters");
+	}
+	json_object_set_new(o, "host_counters_tail", tail);
 	json_object_set_new(o, "rules", rules_json());
 	json_object_set_new(o, "model_validation", model_validation_json(f));
 	char *s = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(1) | JSON_REAL_PRECISION(17));

@@ -5,6 +5,8 @@
  *   pipeline.json  scheduling simulation per block and variant
  *   samples.csv    block,variant,round,ns (every host sample, in order)
  *   counters.csv   block,variant,provenance,counter,value,available,reason
+ *   rounds.csv     block,variant,round,<each host software counter>: one row per
+ *                  batch (round) and variant, empty where unavailable
  *   profile.yaml   the profile as given (+ the named envelope file beside it)
  * JSON keys are sorted; counts and ns are integers. */
 #include "collect.h"
@@ -136,6 +138,11 @@ static json_t *variant_json(const struct col_run *run, const struct col_block_ru
 					    ? json_integer(vr->event_totals[e])
 					    : json_null());
 	json_object_set_new(o, "event_totals", ev);
+	json_t *hc = json_object();
+	for (int c = 0; c < COL_NHC; c++)
+		json_object_set_new(hc, run->hc[c].name, run->hc[c].available
+							 ? json_integer(vr->hc_totals[c]) : json_null());
+	json_object_set_new(o, "host_counter_totals", hc);
 	return o;
 }
 
@@ -200,6 +207,13 @@ static json_t *manifest_json(const struct col_run *run)
 						    "available", run->events[i].available,
 						    "reason", run->events[i].reason));
 	json_object_set_new(m, "events", ev);
+	json_t *hc = json_array();
+	for (int c = 0; c < COL_NHC; c++)
+		json_array_append_new(hc, json_pack("{s:s,s:s,s:b,s:s}", "name", run->hc[c].name,
+						    "source", run->hc[c].source,
+						    "available", run->hc[c].available,
+						    "reason", run->hc[c].reason));
+	json_object_set_new(m, "host_counters", hc);
 	json_object_set_new(m, "papi_status", json_string(run->papi_status));
 	json_object_set_new(m, "overhead", json_pack("{s:o,s:o}", "clock_read_ns",
 						     jreal(run->clock_read_ns), "papi_read_ns",
@@ -284,6 +298,30 @@ static void samples_csv(const struct col_run *run, struct text *t)
 		}
 }
 
+/* Each batch's host software counters: one row per round and variant, an empty
+ * field for an unavailable counter. */
+static void rounds_csv(const struct col_run *run, struct text *t)
+{
+	text_printf(t, "block,variant,round");
+	for (int c = 0; c < COL_NHC; c++)
+		text_printf(t, ",%s", col_hc_name(c));
+	text_printf(t, "\n");
+	for (int i = 0; i < run->nblocks; i++)
+		for (int v = 0; v < 2; v++) {
+			const struct col_variant_run *vr = &run->blocks[i].v[v];
+			for (size_t r = 0; r < vr->nhc_rounds; r++) {
+				text_printf(t, "%s,%s,%zu", run->blocks[i].block->name,
+					    col_variant_name(v), r);
+				for (int c = 0; c < COL_NHC; c++)
+					if (run->hc[c].available)
+						text_printf(t, ",%lld", vr->hc_rounds[r][c]);
+					else
+						text_printf(t, ",");
+				text_printf(t, "\n");
+			}
+		}
+}
+
 static void counters_csv(const struct col_run *run, struct text *t)
 {
 	text_printf(t, "block,variant,provenance,counter,value,available,reason\n");
@@ -311,6 +349,15 @@ static void counters_csv(const struct col_run *run, struct text *t)
 				else
 					text_printf(t, "%s,%s,papi,%s,,0,\"%s\"\n", b, vn, ev->name,
 						    ev->reason);
+			}
+			for (int k = 0; k < COL_NHC; k++) {
+				const struct col_hc_info *h = &run->hc[k];
+				if (h->available)
+					text_printf(t, "%s,%s,measured,%s,%lld,1,\"source: %s\"\n", b, vn,
+						    h->name, vr->hc_totals[k], h->source);
+				else
+					text_printf(t, "%s,%s,measured,%s,,0,\"%s\"\n", b, vn, h->name,
+						    h->reason);
 			}
 		}
 }
@@ -474,6 +521,12 @@ static int write_contents(const struct col_run *run, const char *dir, struct opr
 	counters_csv(run, &c);
 	rc = write_text(dir, "counters.csv", &c, files, err);
 	free(c.s);
+	if (rc)
+		goto out;
+	struct text r = {0};
+	rounds_csv(run, &r);
+	rc = write_text(dir, "rounds.csv", &r, files, err);
+	free(r.s);
 	if (rc)
 		goto out;
 	if ((rc = write_digested(dir, "profile.yaml", run->profile->text, run->profile->text_len,
@@ -851,6 +904,18 @@ static void load_variant(struct col_jr *r, json_t *j, const struct col_run *run,
 		vr->event_totals[e] = (long long)col_jr_int(r, ev, run->events[e].name, 0, I64);
 	}
 	col_jr_leave(r, mark);
+	/* absent from archives written before host counters (run->hc_recorded 0) */
+	json_t *hc = json_object_get(j, "host_counter_totals");
+	if (!r->rc && hc && !json_is_object(hc))
+		col_jr_fail(r, "host_counter_totals", "an object", hc);
+	mark = col_jr_enter(r, "host_counter_totals");
+	for (int c = 0; !r->rc && hc && c < COL_NHC; c++) {
+		json_t *v = json_object_get(hc, col_hc_name(c));
+		if (!run->hc[c].available && (!v || json_is_null(v)))
+			continue; /* unavailable: no value */
+		vr->hc_totals[c] = (long long)col_jr_int(r, hc, col_hc_name(c), 0, I64);
+	}
+	col_jr_leave(r, mark);
 }
 
 static void load_host(struct col_jr *r, json_t *h, struct col_host *ho)
@@ -909,6 +974,34 @@ static int load_manifest(json_t *m, const char *path, struct col_run *run, size_
 		col_jr_str(&r, e, "component", run->events[i].component, sizeof run->events[i].component);
 		run->events[i].available = col_jr_bool(&r, e, "available");
 		col_jr_str(&r, e, "reason", run->events[i].reason, sizeof run->events[i].reason);
+		col_jr_leave(&r, m2);
+	}
+	col_jr_leave(&r, mark);
+	/* absent from archives written before host counters were recorded */
+	json_t *hc = json_object_get(m, "host_counters");
+	if (!r.rc && hc && !json_is_array(hc))
+		col_jr_fail(&r, "host_counters", "an array", hc);
+	run->hc_recorded = json_is_array(hc);
+	mark = col_jr_enter(&r, "host_counters");
+	for (int c = 0; !r.rc && c < COL_NHC; c++) {
+		struct col_hc_info *hi = &run->hc[c];
+		json_t *e = NULL;
+		size_t at = 0;
+		for (size_t i = 0; i < json_array_size(hc) && !e; i++)
+			if (json_is_string(json_object_get(json_array_get(hc, i), "name")) &&
+			    !strcmp(json_string_value(json_object_get(json_array_get(hc, i), "name")),
+				    col_hc_name(c)))
+				e = json_array_get(hc, at = i);
+		snprintf(hi->name, sizeof hi->name, "%s", col_hc_name(c));
+		if (!e) {
+			snprintf(hi->reason, sizeof hi->reason, "not recorded: the archive predates "
+				 "host software counters");
+			continue;
+		}
+		size_t m2 = col_jr_enter_i(&r, at);
+		col_jr_str(&r, e, "source", hi->source, sizeof hi->source);
+		hi->available = col_jr_bool(&r, e, "available");
+		col_jr_str(&r, e, "reason", hi->reason, sizeof hi->reason);
 		col_jr_leave(&r, m2);
 	}
 	col_jr_leave(&r, mark);
@@ -1107,6 +1200,86 @@ static int load_samples(const char *dir, struct col_run *run, size_t nsamples[][
 	return rc;
 }
 
+/* One integer field of a CSV row, the whole field: 0, or -1 when it is not one. */
+static int csv_int(const char **p, long long *out, int *empty)
+{
+	const char *s = *p;
+	size_t n = strcspn(s, ",");
+	int64_t x = 0;
+	*empty = n == 0;
+	if (!*empty && parse_uint(s, n, INT64_MAX, &x))
+		return -1; /* digits only, as samples.csv's ns */
+	*out = (long long)x;
+	s += n;
+	if (*s == ',')
+		s++;
+	*p = s;
+	return 0;
+}
+
+/* rounds.csv: each batch's host counters (hostcount.h), absent from archives
+ * written before them (run->hc_recorded is 0 then). */
+static int load_rounds(const char *dir, struct col_run *run, struct opr_error *err)
+{
+	char path[OPR_PATH_MAX];
+	char *data, *save = NULL;
+	size_t len;
+	if (!run->hc_recorded)
+		return 0;
+	int rc = opr_path_join(path, sizeof path, dir, "rounds.csv", err);
+	if (!rc)
+		rc = col_read_file(path, &data, &len, MAX_ARCHIVE_FILE, err);
+	if (rc)
+		return rc;
+	int line = 1;
+	char *l = strtok_r(data, "\n", &save); /* header */
+	while (!rc && (l = strtok_r(NULL, "\n", &save))) {
+		char block[COL_NAME_MAX + 1], variant[16];
+		int used = 0, empty;
+		long long round, v[COL_NHC];
+		line++;
+		if (sscanf(l, "%64[^,],%15[^,],%n", block, variant, &used) != 2 || !used) {
+			rc = opr_error_at(err, OPR_EINPUT, path, line, 1, "malformed round row");
+			break;
+		}
+		const char *p = l + used;
+		int bad = csv_int(&p, &round, &empty) || empty || round < 0;
+		for (int c = 0; c < COL_NHC && !bad; c++)
+			bad = csv_int(&p, &v[c], &empty) || (empty == run->hc[c].available);
+		if (bad || *p) {
+			rc = opr_error_at(err, OPR_EINPUT, path, line, (int)(p - l) + 1,
+					  "expected a round and %d counters, empty where unavailable",
+					  COL_NHC);
+			break;
+		}
+		int b = find_block(run, block, strlen(block));
+		int vi = !strcmp(variant, "baseline") ? 0 : !strcmp(variant, "candidate") ? 1 : -1;
+		if (b < 0 || vi < 0) {
+			rc = opr_error_at(err, OPR_EINPUT, path, line, 1, "unknown block or variant '%s,%s'",
+					  block, variant);
+			break;
+		}
+		struct col_variant_run *vr = &run->blocks[b].v[vi];
+		if ((size_t)round != vr->nhc_rounds || round > run->blocks[b].nrounds) {
+			rc = opr_error_at(err, OPR_EINPUT, path, line, 1, "round %lld out of order", round);
+			break;
+		}
+		if (vr->nhc_rounds == vr->hc_rounds_cap) {
+			size_t nc = vr->hc_rounds_cap ? 2 * vr->hc_rounds_cap : 64;
+			long long (*r)[COL_NHC] = realloc(vr->hc_rounds, nc * sizeof *r);
+			if (!r) {
+				rc = opr_error_set(err, OPR_ENOMEM, "out of memory loading rounds");
+				break;
+			}
+			vr->hc_rounds = r;
+			vr->hc_rounds_cap = nc;
+		}
+		memcpy(vr->hc_rounds[vr->nhc_rounds++], v, sizeof v);
+	}
+	free(data);
+	return rc;
+}
+
 static int load_pipeline(const char *dir, struct col_run *run, struct opr_error *err)
 {
 	json_t *pj;
@@ -1167,6 +1340,8 @@ int col_archive_load(const char *dir, struct col_run **out, struct opr_error *er
 		rc = load_manifest(m, path, run, nsamples, err);
 	if (!rc)
 		rc = load_samples(dir, run, nsamples, err);
+	if (!rc)
+		rc = load_rounds(dir, run, err);
 	if (!rc)
 		rc = load_pipeline(dir, run, err);
 	json_decref(m);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../ops/ops.h"
+#include "hostcount.h"
 #include "papi.h"
 
 static int opt_all;
@@ -24,8 +25,11 @@ static const struct opr_command_help help = {
 	"Each component is listed enabled or disabled with the reason; each default\n"
 	"event available or not with the reason (tested by adding, starting and\n"
 	"stopping it, never by query alone: a virtual machine without a vPMU lists\n"
-	"the hardware presets but cannot count them); then the cost of reading the\n"
-	"counters. Exit status: 0 success, 1 PAPI or runtime failure, 2 usage error.",
+	"the hardware presets but cannot count them); then the host's software\n"
+	"counters that come without PAPI (getrusage, the thread CPU clock,\n"
+	"perf_event_open), each with its source or why it is unavailable; then the\n"
+	"cost of reading the counters. OPREVIEW_PAPI_DISABLE=comp[,comp] disables\n"
+	"PAPI components, as a host without them would have it. Exit status: 0 success, 1 PAPI or runtime failure, 2 usage error.",
 	options,
 };
 
@@ -94,6 +98,24 @@ static void print_events(const struct col_event *ev, size_t n)
 	}
 }
 
+/* The host's software counters read without PAPI, each with where it comes from. */
+static int print_host_counters(struct opr_error *err)
+{
+	struct col_hostcount *h;
+	const struct col_hc_info *hi;
+
+	if (col_hostcount_open(&h, err))
+		return -1;
+	hi = col_hostcount_info(h);
+	printf("\nhost software counters (read without PAPI, provenance measured):\n");
+	for (int c = 0; c < COL_NHC; c++)
+		printf("  %-35s %s  %s\n", hi[c].name,
+		       hi[c].available ? "available   " : "unavailable ",
+		       hi[c].available ? hi[c].source : hi[c].reason);
+	col_hostcount_close(h);
+	return 0;
+}
+
 static int print_name(const char *name, void *arg)
 {
 	(void)arg;
@@ -157,6 +179,10 @@ int cmd_events(int argc, char **argv)
 	}
 	ev = col_papi_events(p, &nev);
 	print_events(ev, nev);
+	if (print_host_counters(&err)) {
+		fprintf(stderr, "opreview: events: %s\n", err.msg);
+		status = opr_exit_status(err.code);
+	}
 
 	if (col_papi_sets(p) > 0) {
 		if (col_papi_read_cost(p, READ_COST_REPS, &read_ns, &err) == 0) {

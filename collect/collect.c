@@ -288,11 +288,30 @@ static int measure_alts(const struct col_profile *p, const struct col_block *b,
 
 struct sampler {
 	struct col_papi *papi;
+	struct col_hostcount *hc;        /* host software counters, NULL only on OOM paths */
 	size_t nevents;
 	long long *before, *after;
 	int64_t *scratch;
 	size_t scratch_cap;
 };
+
+/* Room for the host counters of rounds [0, n): one batch per round per variant. */
+static int hc_rounds_grow(struct col_variant_run *vr, size_t n, struct opr_error *err)
+{
+	if (n > vr->hc_rounds_cap) {
+		size_t cap = vr->hc_rounds_cap ? 2 * vr->hc_rounds_cap : 64;
+		long long (*p)[COL_NHC] = realloc(vr->hc_rounds, (cap > n ? cap : n) * sizeof *p);
+		if (!p)
+			return opr_error_set(err, OPR_ENOMEM, "out of memory");
+		vr->hc_rounds = p;
+		vr->hc_rounds_cap = cap > n ? cap : n;
+	}
+	if (n > vr->nhc_rounds) {
+		memset(vr->hc_rounds + vr->nhc_rounds, 0, (n - vr->nhc_rounds) * sizeof *vr->hc_rounds);
+		vr->nhc_rounds = n;
+	}
+	return 0;
+}
 
 /* Runs `reps` timed executions of one variant; PAPI read around the batch
  * (or around each sample when per_sample). */
@@ -300,17 +319,26 @@ static int run_batch(struct sampler *s, struct ops_device *dev, struct ops_insta
 		     struct col_variant_run *vr, size_t *cap, int reps, int32_t round,
 		     struct opr_error *err)
 {
+	long long hc0[COL_NHC], hc1[COL_NHC];
 	int rc = 0;
+	if ((rc = hc_rounds_grow(vr, (size_t)round + 1, err)))
+		return rc;
 	/* the sde:::opreview::* events read the bound device: this batch's */
 	ops_sde_bind(dev);
 	if (s->papi && (rc = col_papi_read(s->papi, s->before, err)))
 		goto out;
+	col_hostcount_read(s->hc, hc0);
 	for (int i = 0; i < reps; i++) {
 		int64_t t0 = now_ns();
 		rc = ops_instance_run_timed(dev, inst, err);
 		int64_t t1 = now_ns();
 		if (rc || (rc = sample_push(vr, cap, t1 - t0, round, err)))
 			goto out;
+	}
+	col_hostcount_read(s->hc, hc1);
+	for (int c = 0; c < COL_NHC; c++) {
+		vr->hc_rounds[round][c] = hc1[c] - hc0[c];
+		vr->hc_totals[c] += hc1[c] - hc0[c];
 	}
 	if (s->papi) {
 		if ((rc = col_papi_read(s->papi, s->after, err)))
@@ -657,6 +685,10 @@ int col_collect(const struct col_options *opt, struct col_run **out, struct opr_
 	utc_now(run->started_utc, sizeof run->started_utc);
 	run->clock_read_ns = col_clock_read_cost_ns();
 	ops_sde_register();
+	if ((rc = col_hostcount_open(&s.hc, err)))
+		goto fail;
+	memcpy(run->hc, col_hostcount_info(s.hc), sizeof run->hc);
+	run->hc_recorded = 1;
 	if ((rc = open_papi(run, &s, opt->no_papi, err)))
 		goto fail;
 	const struct col_profile *p = run->profile;
@@ -675,6 +707,7 @@ int col_collect(const struct col_options *opt, struct col_run **out, struct opr_
 	if (s.papi)
 		col_papi_stop(s.papi, s.after, err);
 	col_papi_close(s.papi);
+	col_hostcount_close(s.hc);
 	free(s.before);
 	free(s.after);
 	free(s.scratch);
@@ -682,6 +715,7 @@ int col_collect(const struct col_options *opt, struct col_run **out, struct opr_
 	return 0;
 fail:
 	col_papi_close(s.papi);
+	col_hostcount_close(s.hc);
 	free(s.before);
 	free(s.after);
 	free(s.scratch);
@@ -697,6 +731,7 @@ static void variant_release(struct col_variant_run *vr)
 	free(vr->samples_ns);
 	free(vr->round);
 	free(vr->event_totals);
+	free(vr->hc_rounds);
 	col_pipe_result_release(&vr->pipe);
 	free(vr->sweep);
 }

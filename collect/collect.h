@@ -12,6 +12,7 @@
 #include "../ops/ops.h"
 #include "profile.h"
 #include "papi.h"
+#include "hostcount.h"
 #include "pipeline.h"
 
 #define COL_ARCHIVE_VERSION 2 /* 2: manifest.json holds file digests */
@@ -64,6 +65,12 @@ struct col_variant_run {
 	/* PAPI deltas summed over each batch (a batch = one round's reps) */
 	long long *event_totals;         /* [nevents], totals over all samples */
 	int events_per_sample;           /* 1: read per sample, 0: per batch */
+	/* host software counters (hostcount.h): totals over all samples, and each
+	 * batch's deltas, hc_rounds[r] for round r (one batch per round; all 0 for an
+	 * unavailable counter); NULL when the archive predates them */
+	long long hc_totals[COL_NHC];
+	long long (*hc_rounds)[COL_NHC];
+	size_t nhc_rounds, hc_rounds_cap;
 	int repro_counters_equal;        /* a count-only dry run gave the same counters */
 	int repro_output_stable;         /* the output digest after sampling is unchanged */
 	struct col_pipe_result pipe;     /* scheduling simulation (owned arrays) */
@@ -97,6 +104,8 @@ struct col_run {
 	struct col_event events[COL_MAX_RUN_EVENTS];
 	size_t nevents;
 	char papi_status[256];           /* "ok" or why PAPI is unusable */
+	struct col_hc_info hc[COL_NHC];  /* the host software counters and their sources */
+	int hc_recorded;                 /* 0: an archive from before they were recorded */
 	double clock_read_ns;            /* cost of one CLOCK_MONOTONIC read */
 	double papi_read_ns;             /* cost of reading all event sets once */
 	double sampling_seconds;

@@ -73,11 +73,32 @@ static unsigned long thread_id(void)
 
 static int cache_fill(int cidx);
 
+/* OPREVIEW_PAPI_DISABLE=comp[,comp...] disables those components before PAPI
+ * initialises: how a host whose PAPI drops a component (Debian's 7.0 drops
+ * perf_event, software events included, without a CPU PMU) is reproduced on one
+ * that has it. Unknown names are ignored, as PAPI does. */
+static void disable_components(void)
+{
+	const char *list = getenv("OPREVIEW_PAPI_DISABLE");
+	char name[PAPI_MAX_STR_LEN];
+
+	while (list && *list) {
+		size_t n = strcspn(list, ",");
+		if (n > 0 && n < sizeof name) {
+			memcpy(name, list, n);
+			name[n] = '\0';
+			(void)PAPI_disable_component_by_name(name);
+		}
+		list += n + (list[n] == ',');
+	}
+}
+
 static void init_papi(void)
 {
 	int rc;
 
 	if (PAPI_is_initialized() == PAPI_NOT_INITED) {
+		disable_components();
 		rc = PAPI_library_init(PAPI_VER_CURRENT);
 		if (rc != PAPI_VER_CURRENT) {
 			/* A positive value is a version mismatch with the headers. */
@@ -489,6 +510,13 @@ static int add_to_set(struct col_papi *p, size_t i, int code, int cidx,
 	return 0;
 }
 
+/* A name that only PAPI's perf_event component resolves: a libpfm4 PMU event
+ * (perf::NAME, or any pmu::event without a component prefix) or a preset. */
+static int perf_event_named(const char *name)
+{
+	return strncmp(name, "PAPI_", 5) == 0 || strstr(name, "::") != NULL;
+}
+
 /* Resolves event i, tests it and adds it to its set, or records why not. */
 static int open_one(struct col_papi *p, size_t i, const struct name_list *sde,
 		    int sde_cidx, struct opr_error *err)
@@ -540,6 +568,16 @@ static int open_one(struct col_papi *p, size_t i, const struct name_list *sde,
 					 ci->disabled_reason);
 				return 0;
 			}
+		}
+		if (!sep && perf_event_named(e->name) &&
+		    (cidx = PAPI_get_component_index("perf_event")) >= 0 &&
+		    (ci = component_info(cidx)) && ci->disabled) {
+			/* perf::NAME and presets belong to perf_event: say that the
+			 * component is off rather than that the name is unknown */
+			copy_str(e->component, sizeof e->component, ci->name);
+			put(e->reason, sizeof e->reason, "component 'perf_event' is "
+				 "disabled: %s", ci->disabled_reason);
+			return 0;
 		}
 		put(e->reason, sizeof e->reason, "no such event: %s", what);
 		return 0;

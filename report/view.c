@@ -571,6 +571,48 @@ static json_t *find_row(json_t *list, const char *k1, const char *v1, const char
 	return NULL;
 }
 
+/* Per sample in the tail (>= p95) beside the rest: whether the slow samples are
+ * the preempted or faulting ones. Unavailable counters are in the list below the
+ * counters table already, so only the measured ones get a row here. */
+static void view_tail_counters(struct vb *vb, json_t *view, json_t *f)
+{
+	json_t *rows = json_array(), *x;
+	size_t i;
+	set(vb, view, "host_tail", rows);
+	if (vb->oom)
+		return;
+	json_array_foreach(get(f, "host_counters_tail"), i, x) {
+		if (!json_is_true(get(x, "available")))
+			continue;
+		json_t *o = push(vb, rows);
+		if (!o)
+			return;
+		char a[48], b[48], c[48], d[48];
+		int prec = strcmp(str(x, "counter"), "thread-cpu-ns") ? 3 : 0;
+		f_fixed(a, sizeof a, num(x, "tail_per_sample"), prec);
+		f_fixed(b, sizeof b, num(x, "rest_per_sample"), prec);
+		f_fixed(c, sizeof c, 100.0 * num(x, "tail_share"), 0);
+		f_fixed(d, sizeof d, 100.0 * num(x, "rest_share"), 0);
+		sets(vb, o, "block", str(x, "block"));
+		sets(vb, o, "variant", str(x, "variant"));
+		sets(vb, o, "counter", str(x, "counter"));
+		sets(vb, o, "tail", a);
+		sets(vb, o, "rest", b);
+		setf(vb, o, "tail_share", "%s%%", c);
+		setf(vb, o, "rest_share", "%s%%", d);
+		setf(vb, o, "samples", "%.0f / %.0f", num(x, "tail_samples"), num(x, "rest_samples"));
+		sets(vb, o, "source", str(x, "source"));
+	}
+	/* the table only when it has rows; else one line that says why not */
+	if (json_array_size(rows))
+		set(vb, view, "host_tail_present", json_true());
+	else if (json_array_size(get(f, "host_counters_tail")))
+		sets(vb, view, "host_tail_absent", "unavailable on this host (the reasons are "
+		     "in the list below)");
+	else
+		sets(vb, view, "host_tail_absent", "not recorded: these findings predate them");
+}
+
 static void view_lists(struct vb *vb, json_t *view, json_t *f)
 {
 	json_t *val = json_array(), *mit = json_array(), *rej = json_array(), *cav = json_array(),
@@ -641,7 +683,10 @@ static void view_lists(struct vb *vb, json_t *view, json_t *f)
 			sets(vb, o, cand ? "candidate" : "baseline", a);
 			if (!json_is_string(get(o, cand ? "baseline" : "candidate")))
 				sets(vb, o, cand ? "baseline" : "candidate", "-");
-			sets(vb, o, "provenance", str(x, "provenance"));
+			if (!strcmp(str(x, "provenance"), "measured") && *str(x, "source"))
+				setf(vb, o, "provenance", "measured: %s", str(x, "source"));
+			else
+				sets(vb, o, "provenance", str(x, "provenance"));
 			continue;
 		}
 		/* an event the host lacks is missing everywhere for one reason:
@@ -662,6 +707,7 @@ static void view_lists(struct vb *vb, json_t *view, json_t *f)
 		sets(vb, o, "name", str(x, "name"));
 		sets(vb, o, "reason", why);
 	}
+	view_tail_counters(vb, view, f);
 	json_array_foreach(get(f, "rules"), i, x) {
 		json_t *o = push(vb, rules);
 		if (!o)

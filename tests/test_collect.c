@@ -1,7 +1,8 @@
 /* tests/test_collect.c: the collector on fixtures/profiles/quick.yaml with a
  * small budget: determinism of everything but host timings for a seed, what a
  * different seed changes, the archive round trip (down to identical findings),
- * the archive's refusal to overwrite, and PAPI events with and without PAPI. */
+ * the archive's refusal to overwrite, PAPI events with and without PAPI, and the
+ * host software counters that come without it (per batch, tied to tail samples). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -9,15 +10,20 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <linux/perf_event.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../analyze/analyze.h"
 #include "../collect/collect.h"
+#include "skip.h"
 
 #define QUICK "fixtures/profiles/quick.yaml"
 #define ENVELOPES "fixtures/envelopes"
@@ -322,6 +328,25 @@ static void test_archive_round_trip(void **state)
 		assert_int_equal(run_a->events[e].available, r->events[e].available);
 		assert_string_equal(run_a->events[e].reason, r->events[e].reason);
 	}
+	assert_int_equal(r->hc_recorded, 1);
+	for (int c = 0; c < COL_NHC; c++) {
+		assert_string_equal(run_a->hc[c].name, r->hc[c].name);
+		assert_string_equal(run_a->hc[c].source, r->hc[c].source);
+		assert_int_equal(run_a->hc[c].available, r->hc[c].available);
+		assert_string_equal(run_a->hc[c].reason, r->hc[c].reason);
+	}
+	for (int b = 0; b < r->nblocks; b++)
+		for (int v = 0; v < 2; v++) {
+			const struct col_variant_run *a = &run_a->blocks[b].v[v], *c = &r->blocks[b].v[v];
+			assert_int_equal(a->nhc_rounds, c->nhc_rounds);
+			assert_int_equal(a->nhc_rounds, (size_t)run_a->blocks[b].nrounds);
+			for (int k = 0; k < COL_NHC; k++)
+				assert_int_equal(a->hc_totals[k], c->hc_totals[k]);
+			for (size_t i = 0; i < a->nhc_rounds; i++)
+				for (int k = 0; k < COL_NHC; k++)
+					assert_int_equal(a->hc_rounds[i][k], run_a->hc[k].available
+										     ? c->hc_rounds[i][k] : 0);
+		}
 	assert_int_equal(run_a->nblocks, r->nblocks);
 	for (int b = 0; b < r->nblocks; b++) {
 		const struct col_block_run *x = &run_a->blocks[b], *y = &r->blocks[b];
@@ -442,14 +467,28 @@ static void test_no_papi_events(void **state)
 	assert_true(task_clock);
 }
 
+/* Whether PAPI can count perf::TASK-CLOCK here, asked of PAPI itself (Debian's
+ * PAPI 7.0 drops its whole perf_event component where libpfm4 finds no CPU PMU). */
+static int papi_task_clock(char *why, size_t len)
+{
+	const char *names[1] = {"perf::TASK-CLOCK"};
+	struct col_papi *p = NULL;
+	struct opr_error err = {0};
+	assert_int_equal(col_papi_open(names, 1, &p, &err), 0);
+	const struct col_event *ev = col_papi_events(p, NULL);
+	int ok = ev[0].available;
+	snprintf(why, len, "perf::TASK-CLOCK is unavailable: %s", ev[0].reason);
+	col_papi_close(p);
+	return ok;
+}
+
 static void test_papi_on(void **state)
 {
 	(void)state;
 	struct col_run *r = collect(QUICK, NULL, 0);
-	struct stat st;
+	char why[256];
 	/* a host without a CPU PMU (this kind of VM) cannot count hardware presets */
-	int no_pmu = stat("/sys/bus/event_source/devices/cpu", &st) != 0 &&
-		     stat("/sys/bus/event_source/devices/cpu_core", &st) != 0;
+	int no_pmu = !col_cpu_pmu_present(), has_clock = papi_task_clock(why, sizeof why);
 	assert_string_equal(r->papi_status, "ok");
 	int task_clock = -1, presets = 0;
 	for (size_t e = 0; e < r->nevents; e++) {
@@ -466,18 +505,193 @@ static void test_papi_on(void **state)
 	}
 	assert_true(presets > 0);
 	assert_true(task_clock >= 0);
-	assert_true(r->events[task_clock].available);
+	assert_int_equal(r->events[task_clock].available, has_clock);
+	/* the simulated side does not depend on PAPI */
+	for (int b = 0; b < r->nblocks; b++)
+		for (int v = 0; v < 2; v++)
+			same_variant(&run_a->blocks[b].v[v], &r->blocks[b].v[v], r->profile->envelope.cores);
+	if (!has_clock) {
+		/* the unavailable path: a reason, and no value in the archive */
+		assert_true(strlen(r->events[task_clock].reason) > 0);
+		col_run_free(r);
+		SKIP_BECAUSE("%s", why);
+	}
 	for (int b = 0; b < r->nblocks; b++)
 		for (int v = 0; v < 2; v++) {
 			const struct col_variant_run *vr = &r->blocks[b].v[v];
 			assert_non_null(vr->event_totals);
 			assert_true(vr->event_totals[task_clock] > 0);
 		}
-	/* the simulated side does not depend on PAPI */
-	for (int b = 0; b < r->nblocks; b++)
-		for (int v = 0; v < 2; v++)
-			same_variant(&run_a->blocks[b].v[v], &r->blocks[b].v[v], r->profile->envelope.cores);
 	col_run_free(r);
+}
+
+/* An independent probe: can perf_event_open count a software event here? */
+static int raw_sw_countable(unsigned long long config)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.size = sizeof a;
+	a.config = config;
+	a.disabled = 1;
+	a.exclude_hv = 1;
+	long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+	if (fd < 0)
+		return 0;
+	close((int)fd);
+	return 1;
+}
+
+static double thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* The host counters count what they name: sleeps are voluntary switches, first
+ * touches of fresh pages minor faults, a busy loop CPU time. */
+static void test_host_counters(void **state)
+{
+	(void)state;
+	struct col_hostcount *h = NULL;
+	struct opr_error err = {0};
+	long long v0[COL_NHC], v1[COL_NHC];
+	assert_int_equal(col_hostcount_open(&h, &err), 0);
+	const struct col_hc_info *hi = col_hostcount_info(h);
+	for (int c = 0; c < COL_NHC; c++) {
+		assert_string_equal(hi[c].name, col_hc_name(c));
+		assert_true(hi[c].source[0] != '\0');
+		assert_int_equal(hi[c].available, hi[c].reason[0] == '\0');
+	}
+	/* getrusage and the thread CPU clock exist on every Linux */
+	for (int c = COL_HC_CSW_VOLUNTARY; c <= COL_HC_CPU_NS; c++)
+		assert_int_equal(hi[c].available, 1);
+	assert_int_equal(hi[COL_HC_MIGRATIONS].available,
+			 raw_sw_countable(PERF_COUNT_SW_CPU_MIGRATIONS));
+	if (!hi[COL_HC_MIGRATIONS].available)
+		assert_non_null(strstr(hi[COL_HC_MIGRATIONS].reason, "perf_event_open refused"));
+
+	col_hostcount_read(h, v0);
+	for (int i = 0; i < 3; i++) {
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+	enum { PAGES = 64 };
+	long page = sysconf(_SC_PAGESIZE);
+	volatile char *m = mmap(NULL, (size_t)(PAGES * page), PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(m != MAP_FAILED);
+	for (int i = 0; i < PAGES; i++)
+		m[(long)i * page] = (char)i;
+	double t0 = thread_cpu_ns();
+	volatile double x = 1.0;
+	while (thread_cpu_ns() - t0 < 5e6)
+		for (int i = 0; i < 1000; i++)
+			x = x * 1.0000001 + 1e-9;
+	double burnt = thread_cpu_ns() - t0;
+	col_hostcount_read(h, v1);
+	munmap((void *)m, (size_t)(PAGES * page));
+	assert_true(v1[COL_HC_CSW_VOLUNTARY] - v0[COL_HC_CSW_VOLUNTARY] >= 3);
+	assert_true(v1[COL_HC_FAULTS_MINOR] - v0[COL_HC_FAULTS_MINOR] >= PAGES);
+	assert_true(v1[COL_HC_FAULTS_MAJOR] >= v0[COL_HC_FAULTS_MAJOR]);
+	assert_true(v1[COL_HC_CSW_INVOLUNTARY] >= v0[COL_HC_CSW_INVOLUNTARY]);
+	assert_true((double)(v1[COL_HC_CPU_NS] - v0[COL_HC_CPU_NS]) >= burnt);
+	assert_true((double)(v1[COL_HC_CPU_NS] - v0[COL_HC_CPU_NS]) < burnt + 5e7);
+	if (hi[COL_HC_MIGRATIONS].available)
+		assert_true(v1[COL_HC_MIGRATIONS] >= v0[COL_HC_MIGRATIONS]);
+	else
+		assert_int_equal(v1[COL_HC_MIGRATIONS], 0);
+	col_hostcount_close(h);
+	col_hostcount_close(NULL);
+}
+
+/* A collection records every batch's counters: they sum to the totals, there is a
+ * batch per round, and the sampling's own page faults and CPU time show. */
+static void test_host_counters_per_batch(void **state)
+{
+	(void)state;
+	for (int b = 0; b < run_a->nblocks; b++)
+		for (int v = 0; v < 2; v++) {
+			const struct col_variant_run *vr = &run_a->blocks[b].v[v];
+			assert_int_equal(vr->nhc_rounds, (size_t)run_a->blocks[b].nrounds);
+			long long sum[COL_NHC] = {0};
+			for (size_t r = 0; r < vr->nhc_rounds; r++)
+				for (int c = 0; c < COL_NHC; c++) {
+					assert_true(vr->hc_rounds[r][c] >= 0);
+					sum[c] += vr->hc_rounds[r][c];
+				}
+			for (int c = 0; c < COL_NHC; c++)
+				assert_int_equal(sum[c], vr->hc_totals[c]);
+			/* CPU time of the batches: some, and no more than their wall time
+			 * (the samples' plus the counter reads around each batch); how much
+			 * less depends on the host's load, so no lower bound */
+			double wall = 0;
+			for (size_t k = 0; k < vr->nsamples; k++)
+				wall += (double)vr->samples_ns[k];
+			assert_true(vr->hc_totals[COL_HC_CPU_NS] > 0);
+			assert_true((double)vr->hc_totals[COL_HC_CPU_NS] <
+				    wall + 2e5 * (double)vr->nhc_rounds);
+		}
+}
+
+/* Tail attribution on a run whose numbers are known: 40 samples in 20 rounds of 2;
+ * the slowest two (the p95 and above) share round 7, which had 3 involuntary
+ * switches; round 2 had 1. */
+static void test_tail_counters(void **state)
+{
+	(void)state;
+	struct col_run *r = calloc(1, sizeof *r);
+	assert_non_null(r);
+	r->nblocks = 1;
+	r->hc_recorded = 1;
+	for (int c = 0; c < COL_NHC; c++)
+		r->hc[c].available = c != COL_HC_MIGRATIONS;
+	struct col_variant_run *vr = &r->blocks[0].v[0];
+	vr->nsamples = 40;
+	vr->samples_ns = calloc(40, sizeof *vr->samples_ns);
+	vr->round = calloc(40, sizeof *vr->round);
+	vr->nhc_rounds = 20;
+	vr->hc_rounds = calloc(20, sizeof *vr->hc_rounds);
+	assert_true(vr->samples_ns && vr->round && vr->hc_rounds);
+	for (int k = 0; k < 40; k++) {
+		vr->round[k] = k / 2;
+		vr->samples_ns[k] = 1000 + k % 7; /* the body: 1000..1006 ns */
+	}
+	vr->samples_ns[14] = 5000;
+	vr->samples_ns[15] = 4000;
+	vr->hc_rounds[7][COL_HC_CSW_INVOLUNTARY] = 3;
+	vr->hc_rounds[2][COL_HC_CSW_INVOLUNTARY] = 1;
+	for (int i = 0; i < 20; i++)
+		vr->hc_rounds[i][COL_HC_FAULTS_MINOR] = 2;
+	struct ana_tail_counter t[COL_NHC];
+	assert_int_equal(ana_tail_counters(r, 0, 0, t), 0);
+	const struct ana_tail_counter *c = &t[COL_HC_CSW_INVOLUNTARY];
+	assert_int_equal(c->available, 1);
+	/* p95 of 40 by nearest rank is the 38th smallest: 1006 ns; samples at or above
+	 * it are the two slow ones and the body's 1006 ns samples (k % 7 == 6: 6, 13,
+	 * 20, 27, 34) */
+	assert_int_equal(c->tail_samples, 7);
+	assert_int_equal(c->rest_samples, 33);
+	/* tail: samples 14, 15 carry 3/2 each, sample 6 (round 3), 13 (round 6), ...: 0 */
+	same_double(c->tail_per_sample, 3.0 / 7.0);
+	same_double(c->tail_share, 2.0 / 7.0);
+	/* rest: samples 4 and 5 (round 2) carry 1/2 each */
+	same_double(c->rest_per_sample, 1.0 / 33.0);
+	same_double(c->rest_share, 2.0 / 33.0);
+	same_double(t[COL_HC_FAULTS_MINOR].tail_per_sample, 1.0);
+	same_double(t[COL_HC_FAULTS_MINOR].rest_share, 1.0);
+	assert_int_equal(t[COL_HC_MIGRATIONS].available, 0);
+	assert_true(isnan(t[COL_HC_MIGRATIONS].tail_per_sample));
+	/* an archive from before host counters: nothing available */
+	r->hc_recorded = 0;
+	assert_int_equal(ana_tail_counters(r, 0, 0, t), 0);
+	for (int k = 0; k < COL_NHC; k++)
+		assert_int_equal(t[k].available, 0);
+	free(vr->samples_ns);
+	free(vr->round);
+	free(vr->hc_rounds);
+	free(r);
 }
 
 int main(void)
@@ -489,6 +703,9 @@ int main(void)
 		cmocka_unit_test(test_archive_exists),
 		cmocka_unit_test(test_no_papi_events),
 		cmocka_unit_test(test_papi_on),
+		cmocka_unit_test(test_host_counters),
+		cmocka_unit_test(test_host_counters_per_batch),
+		cmocka_unit_test(test_tail_counters),
 	};
 	return cmocka_run_group_tests_name("collect", tests, setup, teardown);
 }
