@@ -67,6 +67,14 @@ while read -r name loc substr; do
 		no "bad input $name: rc=$rc lines=$lines: $(head -c 300 "$T/err")"
 	fi
 done <fixtures/bad/EXPECT
+# a block that no plan fits (a SHARED of 10 bytes) is a profile error at the
+# variant that asks for it
+mkdir -p "$T/tiny"
+sed 's/capacity_kib: 256/capacity_kib: 0.01/' fixtures/envelopes/npu-a.yaml >"$T/tiny/npu-a.yaml"
+rc=$(code $OPR run --profile fixtures/profiles/quick.yaml --envelopes "$T/tiny" --out "$T/nofit" --quiet --no-papi)
+check "no plan fits: exit 2 ($rc), one line at the block's FILE:LINE:COL, nothing written" sh -c "test $rc = 2 &&
+	test \$(wc -l <$T/err) = 1 && ! test -e $T/nofit &&
+	grep -q \"^opreview: fixtures/profiles/quick.yaml:[0-9]*:[0-9]*: block 'conv-small' baseline: no plan of group\" $T/err"
 rc=$(code $OPR run --profile "$T/missing.yaml" --out "$T/x" --quiet)
 check "a missing profile exits 2 and writes nothing" sh -c "test $rc = 2 && ! test -e $T/x"
 
