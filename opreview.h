@@ -156,6 +156,9 @@ int opr_output_claim(struct opr_output *o, const char *target, enum opr_output_k
 		     const char *marker, int force, struct opr_error *err);
 int opr_output_open(struct opr_output *o, struct opr_error *err);
 int opr_output_publish(struct opr_output *o, struct opr_error *err);
+/* A failure while writing names the file as the user will look for it:
+ * "OUT/packet.xlsx", not "OUT.tmp-PID/packet.xlsx" (which is gone). */
+void opr_output_name(const struct opr_output *o, struct opr_error *err);
 /* After opr_output_claim, whatever it returned, or on an OPR_OUTPUT_INIT
  * struct never claimed; NULL is fine. */
 void opr_output_release(struct opr_output *o);

@@ -538,6 +538,26 @@ done:
 	return opr_fsync_dir(o->parent, err);
 }
 
+/* Replaces each o->tmp in s by o->target, in place (the target is shorter). */
+static void say_target(const struct opr_output *o, char *s)
+{
+	size_t tl = strlen(o->tmp), gl = strlen(o->target);
+	char *at;
+	while (tl && (at = strstr(s, o->tmp))) {
+		memmove(at + gl, at + tl, strlen(at + tl) + 1);
+		memcpy(at, o->target, gl);
+		s = at + gl;
+	}
+}
+
+void opr_output_name(const struct opr_output *o, struct opr_error *err)
+{
+	if (!o || !err || !o->tmp[0])
+		return;
+	say_target(o, err->msg);
+	say_target(o, err->file);
+}
+
 void opr_output_release(struct opr_output *o)
 {
 	if (!o)

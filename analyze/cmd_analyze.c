@@ -56,6 +56,8 @@ int cmd_analyze(int argc, char **argv)
 		rc = ana_findings_write(f, o.tmp, &err);
 	if (!rc)
 		rc = opr_output_publish(&o, &err);
+	if (rc)
+		opr_output_name(&o, &err);
 	opr_output_release(&o);
 	if (rc) {
 		ana_findings_free(f);

@@ -779,6 +779,8 @@ int col_write_atomic(const char *path, const char *text, int force, struct opr_e
 		rc = col_write_file(o.tmp, text, strlen(text), err);
 	if (!rc)
 		rc = opr_output_publish(&o, err);
+	if (rc)
+		opr_output_name(&o, err);
 	opr_output_release(&o);
 	return rc;
 }

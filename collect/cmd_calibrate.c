@@ -61,6 +61,8 @@ int cmd_calibrate(int argc, char **argv)
 	} else if (!rc) {
 		fputs(text, stdout);
 	}
+	if (out && rc)
+		opr_output_name(&of, &err);
 	if (out)
 		opr_output_release(&of);
 	free(text);

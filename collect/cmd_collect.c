@@ -47,6 +47,8 @@ int cmd_collect(int argc, char **argv)
 	if (!rc)
 		rc = opr_output_publish(&o, &err);
 fail:
+	if (rc)
+		opr_output_name(&o, &err);
 	opr_output_release(&o);
 	if (rc)
 		return opr_fail(&err);

@@ -120,6 +120,8 @@ int cmd_run(int argc, char **argv)
 		rc = col_collect(&co, &run, &err);
 	if (!rc)
 		rc = write_packet(run, &o, templates, &v, &err);
+	if (rc)
+		opr_output_name(&o, &err);
 	opr_output_release(&o);
 	return finish(rc, v, out, &err);
 }
@@ -157,6 +159,8 @@ int cmd_report(int argc, char **argv)
 		rc = col_archive_load(pos[0], &run, &err);
 	if (!rc)
 		rc = write_packet(run, &o, templates, &v, &err);
+	if (rc)
+		opr_output_name(&o, &err);
 	opr_output_release(&o);
 	return finish(rc, v, out, &err);
 }

@@ -246,7 +246,7 @@ if mount -t tmpfs -o size=4m tmpfs "$T/full" 2>/dev/null; then
 	mount -t tmpfs -o size=$((total - x / 2))k tmpfs "$T/full"
 	rc=$(code $OPR run --profile $Q --out "$T/full/p" --quiet --no-papi)
 	check "a full disk while the workbook is written: exit 1 ($rc), one line" sh -c "test $rc = 1 &&
-		test \$(wc -l <$T/err) = 1 && grep -q \"^opreview: cannot write workbook '.*packet.xlsx': No space left on device\$\" $T/err"
+		test \$(wc -l <$T/err) = 1 && grep -q \"^opreview: cannot write workbook '$T/full/p/packet.xlsx': No space left on device\$\" $T/err"
 	check "... and nothing is left on it" test -z "$(ls -A "$T/full")"
 	umount "$T/full"
 else
