@@ -286,8 +286,11 @@ static void on_signal(int sig)
 		if (o->lock_fd >= 0)
 			unlink(o->lock);
 	}
-	write_str(sig == SIGINT ? "opreview: interrupted (SIGINT); nothing was written\n"
-				: "opreview: terminated (SIGTERM); nothing was written\n");
+	int in_place = 0;
+	for (int i = 0; i < MAX_ACTIVE; i++)
+		in_place |= active[i] && active[i]->published;
+	write_str(sig == SIGINT ? "opreview: interrupted (SIGINT)" : "opreview: terminated (SIGTERM)");
+	write_str(in_place ? "; the output was already in place\n" : "; nothing was written\n");
 	_exit(128 + sig);
 }
 
