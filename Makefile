@@ -1,10 +1,10 @@
 # opreview: one Makefile. `make deps` installs Debian packages, `make` builds,
 # `make test` runs every test, `make review` runs the default profile.
 CC      ?= cc
-PKGS    := papi libfyaml jansson libcmark-gfm xlsxwriter libsodium
+PKGS    := papi libfyaml jansson libcmark-gfm xlsxwriter libsodium sqlite3
 DEBS    := gcc make pkg-config libpapi-dev libfyaml-dev libjansson-dev \
            libcmark-gfm-dev libcmark-gfm-extensions-dev libxlsxwriter-dev \
-           libsodium-dev libcmocka-dev python3 python3-openpyxl
+           libsodium-dev libsqlite3-dev libcmocka-dev python3 python3-openpyxl
 BENCH_DEBS := libdnnl-dev libopenblas-dev
 FUZZ_DEBS  := clang libclang-rt-14-dev
 

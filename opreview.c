@@ -28,6 +28,8 @@ static const struct command commands[] = {
 	{"replay", cmd_replay, "re-run an archive and check that it reproduces"},
 	{"ops", cmd_ops, "list operators, dtypes, strategies and plan parameters"},
 	{"events", cmd_events, "list the PAPI events this host offers, and why others are missing"},
+	{"history", cmd_history, "record runs in a history database and show a metric's trend"},
+	{"compare", cmd_compare, "compare two run archives, tail first; refuses runs that are not comparable"},
 	{"calibrate", cmd_calibrate, "measure this host as an envelope with spreads; validates the model"},
 };
 

@@ -673,6 +673,24 @@ static int mitigations_block(const struct ana_ctx *cx, int b, const struct ana_b
 	return rc;
 }
 
+/* Seed 002's pitfall "optimizing synthetic kernels without production-shape
+ * validation": a block whose shape is synthetic has not been validated where
+ * the candidate will run, so it carries a mitigation (and the candidate
+ * cannot be SHIP) until the block names a production trace. */
+static int shape_mitigation(const struct ana_ctx *cx, int b, struct ana_list *mit)
+{
+	const struct col_block_run *br = &cx->run->blocks[b];
+	if (br->block->shape_production)
+		return 0;
+	char target[160];
+	rollback_target(br, target, sizeof target);
+	return mitigation(mit, b, "kernel-performance-owner",
+			  "validate on production shapes: this block's shape is synthetic",
+			  "the candidate's checks hold on a shape taken from a production trace",
+			  "re-run with shape_origin {production: TRACE} and the trace's shape; every candidate check passes",
+			  target);
+}
+
 static void add_reason(struct ana_findings *f, const char *fmt, const char *a, const char *b)
 {
 	if (f->nreasons >= 8)
@@ -770,8 +788,9 @@ int ana_analyze(const struct col_run *run, const char *archive_dir, struct ana_f
 	for (int b = 0; b < run->nblocks && !rc; b++) {
 		if (worksheet_block(&cx, b, &f->blocks[b], &ws, NULL) ||
 		    checks_variant(&cx, b, 0, &cmps, &checks) || checks_variant(&cx, b, 1, &cmps, &checks) ||
-		    mitigations_block(&cx, b, &f->blocks[b], &mit))
+		    mitigations_block(&cx, b, &f->blocks[b], &mit) || shape_mitigation(&cx, b, &mit))
 			rc = opr_error_set(err, OPR_ENOMEM, "out of memory");
+		f->synthetic_blocks += !run->blocks[b].block->shape_production;
 	}
 	f->cmp = detach(&cmps, &f->ncmp);
 	f->find = detach(&finds, &f->nfind);
@@ -787,6 +806,15 @@ int ana_analyze(const struct col_run *run, const char *archive_dir, struct ana_f
 		return rc;
 	}
 	verdict(f);
+	if (f->synthetic_blocks && f->verdict == ANA_SHIP_WITH_MITIGATIONS) {
+		char n[48];
+		snprintf(n, sizeof n, "%d of %d", f->synthetic_blocks, run->nblocks);
+		add_reason(f, "not SHIP: %s blocks rest on synthetic shapes only%s", n,
+			   "; production-shape validation is owned by the kernel performance owner");
+	}
+	const struct col_primary *pm = &run->profile->primary;
+	ana_value_eval(f, pm->block, pm->variant, pm->metric, &f->primary);
+	ana_value_eval(f, pm->block, 1 - pm->variant, pm->metric, &f->primary_base);
 	*out = f;
 	return 0;
 }

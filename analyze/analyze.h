@@ -9,6 +9,7 @@
 
 #include "../collect/collect.h"
 #include "stats.h"
+#include "history.h"
 
 #define ANA_FINDINGS_VERSION 1
 #define ANA_MAX_EVIDENCE 8
@@ -179,6 +180,20 @@ void ana_model_validation_release(struct ana_model_validation *mv);
  * a tied pair counts as neither. NAN when n < 2. */
 double ana_kendall_tau(const double *x, const double *y, size_t n);
 
+/* One value of a block's variant: a latency percentile with its
+ * distribution-free 95% CI, throughput, or modelled time
+ * (analyze/primary.c). Latencies and modelled time in ns, throughput in
+ * samples per second. */
+struct ana_value {
+	int block, variant, metric;     /* metric: enum col_metric */
+	int available;
+	char reason[128];               /* why not, when !available */
+	double value, lo, hi;           /* lo/hi NAN when the metric has no CI */
+	char unit[8];                   /* "ns" or "1/s" */
+	enum ana_prov prov;
+	int higher_is_better;           /* throughput */
+};
+
 struct ana_findings {
 	const struct col_run *run;      /* not owned */
 	struct ana_block blocks[COL_MAX_BLOCKS];
@@ -197,6 +212,9 @@ struct ana_findings {
 	int nreasons;
 	char archive_dir[512];
 	struct ana_model_validation model;  /* model validation (owned arrays) */
+	struct ana_value primary;       /* the profile's primary metric */
+	struct ana_value primary_base;  /* the same metric of the other variant */
+	int synthetic_blocks;           /* blocks whose shapes are synthetic */
 };
 
 /* The host software counters of one block's variant split at its p95 sample: per
@@ -215,6 +233,10 @@ struct ana_tail_counter {
 /* Fills out[COL_NHC]; 0 or OPR_ENOMEM. */
 int ana_tail_counters(const struct col_run *run, int b, int v,
 		      struct ana_tail_counter out[COL_NHC]);
+
+/* Evaluates metric of (block, variant) on an analyzed run. */
+void ana_value_eval(const struct ana_findings *f, int block, int variant, int metric,
+		    struct ana_value *out);
 
 /* Analyzes a loaded run. *out owned by the caller (ana_findings_free). */
 int ana_analyze(const struct col_run *run, const char *archive_dir,

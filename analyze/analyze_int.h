@@ -42,4 +42,9 @@ const char *ana_quality_name(const struct col_block *b);
 uint64_t ana_global_bytes(const struct ops_counters *c);
 double ana_reuse(const struct ops_counters *c);
 
+/* findings.json parts written by analyze/primary.c (new references). */
+struct json_t;
+struct json_t *ana_value_json(const struct ana_findings *f, const struct ana_value *v);
+struct json_t *ana_primary_json(const struct ana_findings *f);
+
 #endif

@@ -190,6 +190,9 @@ static json_t *blocks_json(const struct ana_findings *f)
 			json_array_append_new(vs, variant_json(f, b, v));
 		json_object_set_new(o, "variants", vs);
 		json_object_set_new(o, "comparisons", comparisons_json(f, b));
+		json_object_set_new(o, "shape_origin",
+				    json_string(br->block->shape_production ? "production" : "synthetic"));
+		json_object_set_new(o, "shape_source", json_string(br->block->shape_source));
 		json_array_append_new(a, o);
 	}
 	return a;
@@ -547,6 +550,9 @@ int ana_findings_write(const struct ana_findings *f, const char *path, struct op
 	json_object_set_new(o, "host_counters_tail", tail);
 	json_object_set_new(o, "rules", rules_json());
 	json_object_set_new(o, "model_validation", model_validation_json(f));
+	json_object_set_new(o, "primary_metric", ana_primary_json(f));
+	json_object_set_new(o, "synthetic_blocks", json_integer(f->synthetic_blocks));
+	json_object_set_new(o, "rationale", json_string(f->run->profile->rationale));
 	char *s = json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(1) | JSON_REAL_PRECISION(17));
 	json_decref(o);
 	if (!s)

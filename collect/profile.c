@@ -1023,6 +1023,29 @@ static int parse_traffic(const struct ld *c, const struct col_ynode *m, struct c
 	return opt_int(c, m, "requests", 1, 10000000, &t->requests);
 }
 
+/* shape_origin: `synthetic` (the default), or {production: TRACE-OR-REVISION}
+ * naming where a production shape was taken from. */
+static int parse_shape_origin(const struct ld *c, const struct col_ynode *v, struct col_block *b)
+{
+	static const char *const keys[] = {"production", NULL};
+	struct col_ynode *src;
+	int rc;
+	snprintf(b->shape_source, sizeof b->shape_source, "synthetic");
+	if (!v)
+		return 0;
+	if (v->kind == COL_Y_SCALAR) {
+		if (strcmp(v->text, "synthetic"))
+			return fail(c, v, "'shape_origin' must be 'synthetic' or {production: TRACE}");
+		return 0;
+	}
+	if ((rc = want(c, v, COL_Y_MAP, "shape_origin")) || (rc = check_keys(c, v, keys)) ||
+	    (rc = need(c, v, "production", &src)) ||
+	    (rc = get_str(c, src, "production", b->shape_source, sizeof b->shape_source, 0)))
+		return rc;
+	b->shape_production = 1;
+	return 0;
+}
+
 static const char *group_name_i(int i) { return ops_group_name((enum ops_group)i); }
 static const char *act_name_i(int i) { return ops_act_name((enum ops_act)i); }
 
@@ -1030,7 +1053,7 @@ static int parse_block(const struct ld *c, const struct col_ynode *m,
 		       struct col_profile *p, struct col_block *b)
 {
 	static const char *const keys[] = {"name", "group", "activation", "dtype", "shape",
-		"quant", "traffic", "baseline", "candidate", NULL};
+		"shape_origin", "quant", "traffic", "baseline", "candidate", NULL};
 	static const char *const tkeys[] = {"streams", "arrival", "batch", "placement",
 		"requests", NULL};
 	static const char *const float_dt[] = {"fp32", "fp16", "bf16", "int8", NULL};
@@ -1080,7 +1103,8 @@ static int parse_block(const struct ld *c, const struct col_ynode *m,
 		return fail(c, v, "group '%s' has no activation", ops_group_name(g));
 	}
 
-	if ((rc = need(c, m, "shape", &sh)) || (rc = want(c, sh, COL_Y_MAP, "shape")))
+	if ((rc = need(c, m, "shape", &sh)) || (rc = want(c, sh, COL_Y_MAP, "shape")) ||
+	    (rc = parse_shape_origin(c, col_ymap_get(m, "shape_origin", NULL), b)))
 		return rc;
 	if (group_is_conv(g))
 		rc = parse_conv(c, sh, w->dtype, &w->conv);
@@ -1183,6 +1207,71 @@ static int parse_events(const struct ld *c, const struct col_ynode *s, struct co
 	return 0;
 }
 
+static const char *const metric_names[] = {"p95", "p99", "throughput", "model_time", NULL};
+
+const char *col_metric_name(int m)
+{
+	return m >= 0 && m < COL_NMETRICS ? metric_names[m] : "?";
+}
+
+int col_metric_parse(const char *s)
+{
+	for (int i = 0; metric_names[i]; i++)
+		if (!strcmp(s, metric_names[i]))
+			return i;
+	return -1;
+}
+
+/* The keys of the review across runs: primary_metric {block, variant,
+ * metric}, history {path, window} and the free-text rationale. Read after
+ * the blocks, which primary_metric names. */
+static int parse_review(const struct ld *c, const struct col_ynode *root, struct col_profile *p)
+{
+	static const char *const pmkeys[] = {"block", "variant", "metric", NULL};
+	static const char *const hkeys[] = {"path", "window", NULL};
+	static const char *const variants[] = {"baseline", "candidate", NULL};
+	struct col_ynode *m, *v;
+	int rc, e;
+	p->primary = (struct col_primary){0, 1, COL_M_P95, 0};
+	if ((rc = opt_map(c, root, "primary_metric", pmkeys, &m)))
+		return rc;
+	if (m) {
+		p->primary.given = 1;
+		if ((v = col_ymap_get(m, "block", NULL))) {
+			if ((rc = want(c, v, COL_Y_SCALAR, "block")))
+				return rc;
+			p->primary.block = -1;
+			for (int i = 0; i < p->nblocks; i++)
+				if (!strcmp(p->blocks[i].name, v->text))
+					p->primary.block = i;
+			if (p->primary.block < 0)
+				return fail(c, v, "'block' names no block of the profile: '%.100s'", v->text);
+		}
+		if ((v = col_ymap_get(m, "variant", NULL))) {
+			if ((rc = get_enum(c, v, "variant", variants, &e)))
+				return rc;
+			p->primary.variant = e;
+		}
+		if ((v = col_ymap_get(m, "metric", NULL))) {
+			if ((rc = get_enum(c, v, "metric", metric_names, &e)))
+				return rc;
+			p->primary.metric = e;
+		}
+	}
+	int64_t win = 20;
+	if ((rc = opt_map(c, root, "history", hkeys, &m)))
+		return rc;
+	if (m && ((rc = need(c, m, "path", &v)) ||
+		  (rc = get_str(c, v, "path", p->history, sizeof p->history, 0)) ||
+		  (rc = opt_int(c, m, "window", 2, 1000, &win))))
+		return rc;
+	p->history_window = (int)win;
+	if ((v = col_ymap_get(root, "rationale", NULL)) &&
+	    (rc = get_str(c, v, "rationale", p->rationale, sizeof p->rationale, 0)))
+		return rc;
+	return 0;
+}
+
 static double half_of_ram_gib(void)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
@@ -1196,7 +1285,7 @@ static int parse_profile(const struct ld *c, const struct col_ynode *root,
 {
 	static const char *const keys[] = {"version", "name", "seed", "model_revision",
 		"metadata", "envelope", "sla", "precision", "traffic", "budget", "events",
-		"owners", "blocks", NULL};
+		"owners", "blocks", "primary_metric", "history", "rationale", NULL};
 	static const char *const mkeys[] = {"compiler", "runtime", "firmware", NULL};
 	static const char *const slakeys[] = {"p95_us", "p99_us", "min_throughput_rps",
 		"max_regression", NULL};
@@ -1320,7 +1409,7 @@ static int parse_profile(const struct ld *c, const struct col_ynode *root,
 			return rc;
 		p->nblocks++;
 	}
-	return 0;
+	return parse_review(c, root, p);
 }
 
 int col_profile_load(const char *path, const char *envelope_dir,

@@ -54,6 +54,10 @@ struct col_traffic {
 
 struct col_block {
 	char name[COL_NAME_MAX];   /* [A-Za-z0-9._-]+, unique: used in file names */
+	/* where the shape came from: 1 production (shape_source names the trace or
+	 * model revision it was taken from), 0 synthetic (the default) */
+	int shape_production;
+	char shape_source[COL_TEXT_MAX];
 	struct ops_workload work;  /* group, activation, dtype, shape, quant */
 	struct col_traffic traffic;/* the profile's traffic with the block's overrides */
 	struct col_variant baseline;
@@ -85,6 +89,18 @@ struct col_budget {
 	double memory_gib;         /* cap on host memory for operands (default: half of RAM) */
 };
 
+/* The one metric the packet leads with and a history trends: a block's
+ * variant and one of its results. */
+enum col_metric { COL_M_P95, COL_M_P99, COL_M_THROUGHPUT, COL_M_MODEL_TIME, COL_NMETRICS };
+const char *col_metric_name(int m); /* "p95", "p99", "throughput", "model_time" */
+int col_metric_parse(const char *s); /* -1 when unknown */
+struct col_primary {
+	int block;                 /* index into blocks (default 0) */
+	int variant;               /* 0 baseline, 1 candidate (default) */
+	int metric;                /* enum col_metric (default p95) */
+	int given;                 /* 1 when the profile names it */
+};
+
 struct col_profile {
 	char path[512];            /* as given */
 	char *text;                /* the file's bytes, NUL-terminated (owned) */
@@ -107,6 +123,10 @@ struct col_profile {
 	int nblocks;
 	char events[COL_MAX_EVENTS][COL_NAME_MAX]; /* extra PAPI events asked for */
 	int nevents;
+	struct col_primary primary;
+	char history[512];         /* history database, relative to the profile's folder; "" none */
+	int history_window;        /* runs in the packet's trend (default 20) */
+	char rationale[1024];      /* the compiler engineer's design rationale, free text */
 };
 
 /* Loads and validates a profile. Every problem is an OPR_EINPUT error with the

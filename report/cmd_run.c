@@ -13,7 +13,7 @@
  * `shown` is the archive's path once the packet is in place, for the
  * packet's reproduce commands. */
 static int analyze_and_render(const char *archive, const char *shown, const char *dir,
-			      const char *templates, enum ana_verdict *verdict,
+			      const char *templates, const char *history, enum ana_verdict *verdict,
 			      struct opr_error *err)
 {
 	struct col_run *run = NULL;
@@ -33,6 +33,8 @@ static int analyze_and_render(const char *archive, const char *shown, const char
 		if (!fj)
 			rc = opr_error_at(err, OPR_EINTERNAL, path, je.line, je.column, "%s", je.text);
 	}
+	if (!rc)
+		rc = rep_history_trend(history, archive, f, fj, err);
 	if (!rc) {
 		struct rep_options o = {templates, 0};
 		rc = rep_packet(fj, run, archive, dir, &o, err);
@@ -49,7 +51,7 @@ static int analyze_and_render(const char *archive, const char *shown, const char
  * analysis and the rendered files) and published by opr_output only when
  * complete. Frees run. */
 static int write_packet(struct col_run *run, struct opr_output *o, const char *templates,
-			enum ana_verdict *v, struct opr_error *err)
+			const char *history, enum ana_verdict *v, struct opr_error *err)
 {
 	char archive[OPR_PATH_MAX], shown[OPR_PATH_MAX];
 	int rc = opr_output_open(o, err);
@@ -63,7 +65,7 @@ static int write_packet(struct col_run *run, struct opr_output *o, const char *t
 		rc = col_archive_write(run, archive, err);
 	col_run_free(run);
 	if (!rc)
-		rc = analyze_and_render(archive, shown, o->tmp, templates, v, err);
+		rc = analyze_and_render(archive, shown, o->tmp, templates, history, v, err);
 	if (!rc)
 		rc = opr_output_publish(o, err);
 	return rc;
@@ -80,7 +82,7 @@ static int finish(int rc, enum ana_verdict v, const char *dir, struct opr_error 
 
 int cmd_run(int argc, char **argv)
 {
-	const char *profile = NULL, *out = NULL, *templates = NULL, *envdir = NULL;
+	const char *profile = NULL, *out = NULL, *templates = NULL, *envdir = NULL, *history = NULL;
 	int force = 0, no_papi = 0, quiet = 0;
 	const struct opr_option opts[] = {
 		{OPR_OPT_PATH, "profile", "FILE", "the workload profile (YAML)", &profile},
@@ -90,9 +92,10 @@ int cmd_run(int argc, char **argv)
 		{OPR_OPT_PATH, "envelopes", "DIR", "where named envelopes are found", &envdir},
 		{OPR_OPT_FLAG, "no-papi", NULL, "do not use PAPI (counters shown as unavailable)", &no_papi},
 		{OPR_OPT_FLAG, "quiet", NULL, "no progress on stderr", &quiet},
+		{OPR_OPT_PATH, "history", "DB", "add the run to this history and trend it (overrides the profile's)", &history},
 		{OPR_OPT_END, NULL, NULL, NULL, NULL}};
 	const struct opr_command_help help = {
-		"run", "run --profile FILE --out DIR [--force] [--templates DIR]",
+		"run", "run --profile FILE --out DIR [--force] [--templates DIR] [--history DB]",
 		"Collect, analyze and report: runs every block of the profile for real and on the\n"
 		"device model, then writes DIR/run (the archive), DIR/findings.json and the packet\n"
 		"DIR/packet.md, DIR/packet.html, DIR/packet.xlsx, DIR/owners.json.",
@@ -115,11 +118,14 @@ int cmd_run(int argc, char **argv)
 	struct col_run *run = NULL;
 	enum ana_verdict v = ANA_HOLD;
 	struct col_options co = {profile, envdir, 1.0, !quiet && isatty(2), no_papi};
+	char hist[1100] = "";
 	rc = opr_output_claim(&o, out, OPR_OUT_DIR, REP_PACKET_MARKER, force, &err);
 	if (!rc)
 		rc = col_collect(&co, &run, &err);
 	if (!rc)
-		rc = write_packet(run, &o, templates, &v, &err);
+		rep_history_path(history, run, hist, sizeof hist);
+	if (!rc)
+		rc = write_packet(run, &o, templates, hist[0] ? hist : NULL, &v, &err);
 	if (rc)
 		opr_output_name(&o, &err);
 	opr_output_release(&o);
@@ -128,15 +134,16 @@ int cmd_run(int argc, char **argv)
 
 int cmd_report(int argc, char **argv)
 {
-	const char *out = NULL, *templates = NULL;
+	const char *out = NULL, *templates = NULL, *history = NULL;
 	int force = 0;
 	const struct opr_option opts[] = {
 		{OPR_OPT_PATH, "out", "DIR", "the packet directory to create", &out},
 		{OPR_OPT_FLAG, "force", NULL, "replace DIR if it exists", &force},
 		{OPR_OPT_PATH, "templates", "DIR", "use a team's own packet templates", &templates},
+		{OPR_OPT_PATH, "history", "DB", "add the run to this history and trend it (overrides the profile's)", &history},
 		{OPR_OPT_END, NULL, NULL, NULL, NULL}};
 	const struct opr_command_help help = {
-		"report", "report RUN --out DIR [--force] [--templates DIR]",
+		"report", "report RUN --out DIR [--force] [--templates DIR] [--history DB]",
 		"Analyze the run archive RUN and render its packet into DIR (with a copy of RUN\n"
 		"in DIR/run, so the packet is complete on its own).",
 		"Exit status is the verdict, as for run; 2 also when RUN was altered after it was\n"
@@ -154,11 +161,14 @@ int cmd_report(int argc, char **argv)
 	struct opr_output o;
 	struct col_run *run = NULL;
 	enum ana_verdict v = ANA_HOLD;
+	char hist[1100] = "";
 	rc = opr_output_claim(&o, out, OPR_OUT_DIR, REP_PACKET_MARKER, force, &err);
 	if (!rc)
 		rc = col_archive_load(pos[0], &run, &err);
 	if (!rc)
-		rc = write_packet(run, &o, templates, &v, &err);
+		rep_history_path(history, run, hist, sizeof hist);
+	if (!rc)
+		rc = write_packet(run, &o, templates, hist[0] ? hist : NULL, &v, &err);
 	if (rc)
 		opr_output_name(&o, &err);
 	opr_output_release(&o);

@@ -89,6 +89,10 @@ int cmd_sign(int argc, char **argv)
 	printf("%s %s as %s (%s, key %s) at %s\nmanifest sha256 %s\n",
 	       reject ? "rejected" : "approved", pos[0], info.role, info.owner, info.fingerprint,
 	       info.time, info.manifest_sha256);
+	if (info.artifact[0])
+		printf("artifact %s sha256 %s\n", info.artifact, info.artifact_sha256);
+	else
+		printf("artifact: none (the packet holds no %s/%s.md)\n", REP_CLOSURE_DIR, info.role);
 	return OPR_EXIT_OK;
 }
 
@@ -141,6 +145,8 @@ int cmd_verify(int argc, char **argv)
 			printf(" at %s", s->time);
 		if (s->detail[0])
 			printf(": %s", s->detail);
+		if (s->artifact[0])
+			printf(" [artifact %s, sha256 %.16s]", s->artifact, s->artifact_sha256);
 		printf("\n");
 	}
 	printf("%s\n", res.summary);

@@ -5,6 +5,7 @@
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_SAMPLES_CSV (512u << 20)
 
@@ -29,6 +30,50 @@ static time_t created_time(const struct rep_options *o)
 			return (time_t)v;
 	}
 	return time(NULL);
+}
+
+/* closure/<role>.md for each owner role (the view's closure list) through
+ * closure_artifact.mustache: what that role's sign-off covers. */
+static int write_closure(json_t *findings, const char *templates, const char *out_dir,
+			 struct opr_error *err)
+{
+	json_t *view = NULL, *entry;
+	char dir[1024], path[1100];
+	size_t i;
+	int rc = rep_view_new(findings, &view, err);
+	if (rc)
+		return rc;
+	snprintf(path, sizeof path, "%s/closure_artifact.mustache", templates);
+	if (access(path, R_OK)) /* a team's folder of an older layout */
+		templates = rep_templates_dir();
+	snprintf(dir, sizeof dir, "%s/%s", out_dir, REP_CLOSURE_DIR);
+	if ((rc = opr_mkdirs(dir, err)))
+		goto out;
+	json_array_foreach(json_object_get(view, "closure"), i, entry) {
+		json_t *ctx = json_deep_copy(entry);
+		char *md = NULL;
+		const char *name = json_string_value(json_object_get(json_object_get(findings, "profile"), "name"));
+		const char *verdict = json_string_value(json_object_get(findings, "verdict"));
+		if (!ctx || json_object_set_new(ctx, "profile", json_string(name ? name : "")) ||
+		    json_object_set_new(ctx, "verdict", json_string(verdict ? verdict : ""))) {
+			json_decref(ctx);
+			rc = opr_error_set(err, OPR_ENOMEM, "out of memory");
+			goto out;
+		}
+		rc = rep_template_render(templates, "closure_artifact", ctx, &md, err);
+		json_decref(ctx);
+		if (!rc) {
+			snprintf(path, sizeof path, "%s.md", json_string_value(json_object_get(entry, "role")));
+			rc = write_in(dir, path, md, strlen(md), err);
+		}
+		free(md);
+		if (rc)
+			goto out;
+	}
+	rc = opr_fsync_dir(dir, err);
+out:
+	json_decref(view);
+	return rc;
 }
 
 int rep_packet(json_t *findings, const struct col_run *run, const char *archive_dir,
@@ -59,6 +104,9 @@ int rep_packet(json_t *findings, const struct col_run *run, const char *archive_
 		goto out;
 	snprintf(path, sizeof path, "%s/packet.xlsx", out_dir);
 	if ((rc = rep_xlsx(findings, csv, path, created_time(o), err)))
+		goto out;
+	if ((rc = write_closure(findings, o && o->templates_dir ? o->templates_dir : rep_templates_dir(),
+				out_dir, err)))
 		goto out;
 	char origin[512];
 	snprintf(origin, sizeof origin, "%s", run->profile_origin);

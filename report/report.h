@@ -40,10 +40,20 @@ struct rep_options {
 int rep_packet(json_t *findings, const struct col_run *run, const char *archive_dir,
 	       const char *out_dir, const struct rep_options *o, struct opr_error *err);
 
+/* The history a run goes into: flag (as given) if set, else the profile's
+ * history key resolved against the profile's folder; "" when none. */
+void rep_history_path(const char *flag, const struct col_run *run, char *buf, size_t n);
+/* With db set: adds the analyzed archive to the history db and puts the
+ * primary metric's trend over comparable runs into findings as "trend"
+ * (report/trend.c). db NULL: nothing. */
+int rep_history_trend(const char *db, const char *archive, const struct ana_findings *f,
+		      json_t *findings, struct opr_error *err);
+
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_keygen(int argc, char **argv);
 int cmd_sign(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 
 #endif

@@ -18,6 +18,7 @@
 
 #define MANIFEST_HEADER "opreview-manifest v1\n"
 #define RECORD_HEADER "opreview-signoff v1\n"
+#define RECORD_HEADER_V2 "opreview-signoff v2\n"
 #define MAX_KEY_FILE_BYTES (64u << 10)
 #define MAX_OWNERS_BYTES (1u << 20)
 #define MAX_RECORD_BYTES (64u << 10)
@@ -830,16 +831,26 @@ struct record {
 	char comment[REP_COMMENT_MAX + 1];
 	char time[32];
 	char manifest_sha256[65];
+	/* v2: the closure artifact this role signs for ("" in a v1 record) */
+	char artifact[REP_ROLE_MAX + 16];
+	char artifact_sha256[65];
 	unsigned char sig[crypto_sign_BYTES];
 };
 
-/* The text a signature covers (signoff.h). *text malloc'd. */
+/* The text a signature covers (signoff.h): v1 without an artifact, v2 with
+ * the artifact's path and digest appended. *text malloc'd. */
 static int record_text(const struct record *r, char **text, size_t *len)
 {
 	struct sbuf b = {0};
-	sb_printf(&b, RECORD_HEADER "role=%s\nowner=%s\ndecision=%s\ncomment=%s\ntime=%s\n"
-		  "manifest_sha256=%s\n", r->role, r->owner, r->decision, r->comment, r->time,
-		  r->manifest_sha256);
+	if (!r->artifact[0])
+		sb_printf(&b, RECORD_HEADER "role=%s\nowner=%s\ndecision=%s\ncomment=%s\ntime=%s\n"
+			  "manifest_sha256=%s\n", r->role, r->owner, r->decision, r->comment, r->time,
+			  r->manifest_sha256);
+	else
+		sb_printf(&b, RECORD_HEADER_V2 "role=%s\nowner=%s\ndecision=%s\ncomment=%s\ntime=%s\n"
+			  "manifest_sha256=%s\nartifact=%s\nartifact_sha256=%s\n", r->role, r->owner,
+			  r->decision, r->comment, r->time, r->manifest_sha256, r->artifact,
+			  r->artifact_sha256);
 	*len = b.len;
 	return (*text = sb_take(&b)) ? 0 : -1;
 }
@@ -871,9 +882,21 @@ static int record_load(const char *path, struct record *r, char *why, size_t why
 		snprintf(why, whycap, "malformed record: %s", o ? "not an object" : je.text);
 		goto out;
 	}
-	if (json_object_size(o) != 7) {
-		snprintf(why, whycap, "malformed record: it must hold exactly the 7 fields");
+	size_t nfields = json_object_size(o);
+	if (nfields != 7 && nfields != 9) {
+		snprintf(why, whycap, "malformed record: it must hold exactly the 7 fields (9 with an artifact)");
 		goto out;
+	}
+	if (nfields == 9) {
+		const char *a = json_string_value(json_object_get(o, "artifact"));
+		const char *d = json_string_value(json_object_get(o, "artifact_sha256"));
+		if (!a || !d || !text_ok(a) || strlen(a) >= sizeof r->artifact || !*a ||
+		    !is_hex64(d, strlen(d))) {
+			snprintf(why, whycap, "malformed record: bad or missing \"artifact\" or \"artifact_sha256\"");
+			goto out;
+		}
+		snprintf(r->artifact, sizeof r->artifact, "%s", a);
+		snprintf(r->artifact_sha256, sizeof r->artifact_sha256, "%s", d);
 	}
 	char *dst[] = {r->role, r->owner, r->decision, r->comment, r->time, r->manifest_sha256};
 	size_t cap[] = {sizeof r->role, sizeof r->owner, sizeof r->decision, sizeof r->comment,
@@ -941,6 +964,30 @@ static int diff_message(const char *diff, char *out, size_t cap)
 		w += (size_t)k;
 		p += n + (nl ? 1 : 0);
 	}
+	return 0;
+}
+
+/* The closure artifact of a role: REP_CLOSURE_DIR/<role>.md in the packet
+ * (report/packet.c writes one per role) and its SHA-256; path "" when the
+ * packet has none (a packet of an older opreview). */
+static int artifact_of(const char *packet_dir, const char *role, char *path, size_t cap,
+		       char sha[65], struct opr_error *err)
+{
+	char full[PATH_CAP];
+	struct stat st;
+	path[0] = sha[0] = '\0';
+	if (snprintf(full, sizeof full, "%s/%s/%s.md", packet_dir, REP_CLOSURE_DIR, role) >= (int)sizeof full)
+		return opr_error_set(err, OPR_EIO, "path too long: '%s/%s/%s.md'", packet_dir, REP_CLOSURE_DIR, role);
+	if (lstat(full, &st) || !S_ISREG(st.st_mode))
+		return 0;
+	char *data = NULL;
+	size_t len = 0;
+	int rc = col_read_file(full, &data, &len, 64u << 20, err);
+	if (rc)
+		return rc;
+	col_sha256_hex(data, len, sha);
+	free(data);
+	snprintf(path, cap, "%s/%s.md", REP_CLOSURE_DIR, role);
 	return 0;
 }
 
@@ -1040,6 +1087,11 @@ int rep_sign(const char *packet_dir, const struct rep_sign_options *o,
 		goto out;
 	}
 
+	/* the role's closure artifact, when the packet holds one */
+	if ((rc = artifact_of(packet_dir, owner->role, r.artifact, sizeof r.artifact, r.artifact_sha256,
+			      err)))
+		goto out;
+
 	/* the record and its signature */
 	time_t now = o->now ? o->now : time(NULL);
 	struct tm tm;
@@ -1065,7 +1117,10 @@ int rep_sign(const char *packet_dir, const struct rep_sign_options *o,
 	if (!root || set_str(root, "role", r.role) || set_str(root, "owner", r.owner) ||
 	    set_str(root, "decision", r.decision) || set_str(root, "comment", r.comment) ||
 	    set_str(root, "time", r.time) || set_str(root, "manifest_sha256", r.manifest_sha256) ||
-	    set_str(root, "signature", b64) || dump_json(root, &json, &jlen)) {
+	    set_str(root, "signature", b64) ||
+	    (r.artifact[0] && (set_str(root, "artifact", r.artifact) ||
+			       set_str(root, "artifact_sha256", r.artifact_sha256))) ||
+	    dump_json(root, &json, &jlen)) {
 		rc = opr_error_set(err, OPR_ENOMEM, "out of memory signing '%s'", packet_dir);
 		goto out;
 	}
@@ -1079,6 +1134,8 @@ int rep_sign(const char *packet_dir, const struct rep_sign_options *o,
 		snprintf(info->owner, sizeof info->owner, "%s", r.owner);
 		snprintf(info->time, sizeof info->time, "%s", r.time);
 		snprintf(info->manifest_sha256, sizeof info->manifest_sha256, "%s", r.manifest_sha256);
+		snprintf(info->artifact, sizeof info->artifact, "%s", r.artifact);
+		snprintf(info->artifact_sha256, sizeof info->artifact_sha256, "%s", r.artifact_sha256);
 		rep_key_fingerprint(pk, info->fingerprint);
 	}
 out:
@@ -1124,8 +1181,8 @@ void rep_verify_release(struct rep_verify_result *res)
 }
 
 /* Checks one role's record against its key and the current manifest digest. */
-static int check_role(const char *sdir, const struct owner_rec *ow, const char *digest,
-		      struct rep_role_status *s, struct opr_error *err)
+static int check_role(const char *packet_dir, const char *sdir, const struct owner_rec *ow,
+		      const char *digest, struct rep_role_status *s, struct opr_error *err)
 {
 	char path[PATH_CAP], fp[REP_FINGERPRINT_MAX];
 	struct record r;
@@ -1173,6 +1230,19 @@ static int check_role(const char *sdir, const struct owner_rec *ow, const char *
 		snprintf(s->detail, sizeof s->detail, "it signs manifest %.16s..., not this packet's "
 			 "%.16s...", r.manifest_sha256, digest);
 		return 0;
+	}
+	if (r.artifact[0]) {
+		/* the manifest covers the file; its digest must be the one signed */
+		char now[REP_ROLE_MAX + 16], sha[65];
+		if ((rc = artifact_of(packet_dir, ow->role, now, sizeof now, sha, err)))
+			return rc;
+		if (strcmp(now, r.artifact) || strcmp(sha, r.artifact_sha256)) {
+			snprintf(s->detail, sizeof s->detail, "it signs artifact %.100s (sha256 %.16s...), which the packet "
+				 "no longer holds as signed", r.artifact, r.artifact_sha256);
+			return 0;
+		}
+		snprintf(s->artifact, sizeof s->artifact, "%s", r.artifact);
+		snprintf(s->artifact_sha256, sizeof s->artifact_sha256, "%s", r.artifact_sha256);
 	}
 	s->state = strcmp(r.decision, "approve") ? REP_ROLE_REJECTED : REP_ROLE_APPROVED;
 	snprintf(s->detail, sizeof s->detail, "%.500s", r.comment);
@@ -1300,7 +1370,7 @@ int rep_verify(const char *packet_dir, struct rep_verify_result *res, struct opr
 	}
 	int approved = 0;
 	for (int i = 0; i < of->n; i++) {
-		if ((rc = check_role(sdir, &of->o[i], res->manifest_sha256, &res->roles[i], err)))
+		if ((rc = check_role(packet_dir, sdir, &of->o[i], res->manifest_sha256, &res->roles[i], err)))
 			goto out;
 		approved += res->roles[i].state == REP_ROLE_APPROVED;
 	}

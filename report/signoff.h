@@ -24,6 +24,7 @@ struct col_owner; /* collect/profile.h */
 #define REP_MANIFEST_NAME "MANIFEST"
 #define REP_SIGNOFF_DIR "signoff"
 #define REP_OWNERS_NAME "owners.json"
+#define REP_CLOSURE_DIR "closure"   /* closure/<role>.md: what each role signs for */
 
 /* ---- keys --------------------------------------------------------------------
  * A private key file is PKCS#8 PEM of the 32-byte seed, a public key file SPKI
@@ -79,7 +80,10 @@ int rep_manifest_diff(const char *recorded, size_t recorded_len, const char *now
  * manifest_sha256 and signature: base64 Ed25519 over the canonical text
  *   "opreview-signoff v1\nrole=R\nowner=O\ndecision=approve|reject\n"
  *   "comment=C\ntime=T\nmanifest_sha256=H\n"
- * where H is the SHA-256 of the MANIFEST text. No field holds a control
+ * where H is the SHA-256 of the MANIFEST text. When the packet holds the
+ * role's closure artifact (closure/<role>.md) the record also names it:
+ * artifact and artifact_sha256, and the text is "opreview-signoff v2\n" with
+ * "artifact=P\nartifact_sha256=A\n" appended. No field holds a control
  * character, so the text has exactly one reading. */
 struct rep_sign_options {
 	const char *role;
@@ -95,6 +99,8 @@ struct rep_signoff_info {
 	char time[32];
 	char manifest_sha256[65];
 	char fingerprint[REP_FINGERPRINT_MAX];
+	char artifact[REP_ROLE_MAX + 16]; /* closure/<role>.md, "" when the packet has none */
+	char artifact_sha256[65];
 };
 /* Checks that the role is among owners.json's (else OPR_EUSAGE) and that the key
  * is that role's (else OPR_EUSAGE); writes MANIFEST when absent, refuses with
@@ -121,6 +127,8 @@ struct rep_role_status {
 	enum rep_role_state state;
 	char time[32];          /* the record's time, "" when none */
 	char detail[512];       /* why, for states other than approved; the comment otherwise */
+	char artifact[REP_ROLE_MAX + 16]; /* the closure artifact the record signs, "" if none */
+	char artifact_sha256[65];
 };
 struct rep_verify_result {
 	char manifest_sha256[65]; /* of the packet as it is now */

@@ -465,6 +465,69 @@ static void chart_model(struct rep_buf *b, int id, json_t *mv)
 		      "small ones the planner's alternatives timed briefly.");
 }
 
+/* (f) the primary metric over the history's comparable runs: points with CI
+ * whiskers, the fitted levels of asv's step detection as a dashed line, and
+ * a marker where a change point was found. */
+static void chart_trend(struct rep_buf *b, int id, json_t *t)
+{
+	json_t *pts = get(t, "points"), *p;
+	size_t n = json_array_size(pts), i;
+	int rate = !strcmp(str(t, "unit"), "1/s");
+	double scale = rate ? 1.0 : 1e3, top = 0, bot = INFINITY;
+	json_array_foreach(pts, i, p) {
+		double v = num(p, "value") / scale, hi = num(p, "hi") / scale, lo = num(p, "lo") / scale;
+		/* a whisker far above the points would flatten them: clip at 3x */
+		double cap = 3 * v;
+		top = fmax(top, fmin(isfinite(hi) ? hi : v, cap));
+		bot = fmin(bot, isfinite(lo) ? lo : v);
+	}
+	if (!(top > 0))
+		top = 1;
+	if (!isfinite(bot) || bot < 0)
+		bot = 0;
+	struct chart c = { b, id, 0.5, (double)n + 0.5, 0, 0, 0, 0 };
+	double step = nice_step(top * 1.1);
+	c.y1 = ceil(top * 1.1 / step) * step;
+	json_t *k = get(t, "key");
+	char title[256], desc[512], yt[64];
+	snprintf(title, sizeof title, "Trend: %s %s %s", str(k, "block"), str(k, "variant"), str(k, "metric"));
+	snprintf(desc, sizeof desc, "The primary metric over %zu comparable runs, oldest first, with 95%% "
+		 "confidence intervals; dashed: the levels of asv's step detection; red rings: change points.", n);
+	snprintf(yt, sizeof yt, "%s (%s)", str(k, "metric"), rate ? "per s" : "us");
+	open_svg(&c, title, desc);
+	axes(&c, "run (oldest first)", yt, 1);
+	json_array_foreach(pts, i, p) {
+		char lab[16];
+		snprintf(lab, sizeof lab, "%zu", i + 1);
+		text_at(b, px(&c, (double)i + 1), H - MB + 16, "middle", lab);
+	}
+	json_t *st;
+	json_array_foreach(get(t, "steps"), i, st) {
+		double lv = num(st, "level") / scale;
+		json_int_t a = json_integer_value(get(st, "from")), z = json_integer_value(get(st, "to"));
+		if (isfinite(lv) && lv <= c.y1)
+			rep_buf_printf(b, "<path d=\"M%.1f %.1fH%.1f\" stroke=\"#888\" stroke-dasharray=\"6 3\"/>\n",
+				       px(&c, (double)a + 0.6), py(&c, lv), px(&c, (double)z + 0.4));
+	}
+	json_array_foreach(pts, i, p) {
+		double v = num(p, "value") / scale, lo = num(p, "lo") / scale, hi = num(p, "hi") / scale;
+		double x = px(&c, (double)i + 1);
+		if (!isfinite(v))
+			continue;
+		if (isfinite(lo) && isfinite(hi))
+			rep_buf_printf(b, "<path d=\"M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f\" stroke=\"#222\"/>\n",
+				       x, py(&c, lo), py(&c, fmin(hi, c.y1)), x - 4, py(&c, lo), x + 4, x - 4,
+				       py(&c, fmin(hi, c.y1)), x + 4);
+		int moved = json_is_true(get(p, "change"));
+		rep_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\"><title>run %zu: %.1f%s</title></circle>\n",
+			       x, py(&c, v), CAND_COLOR, i + 1, v, rate ? " per s" : " us");
+		if (moved)
+			rep_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"10\" fill=\"none\" stroke=\"#c00\" "
+				       "stroke-width=\"2\"><title>change point</title></circle>\n", x, py(&c, v));
+	}
+	close_svg(&c, "Trend of the primary metric over the history's comparable runs (asv step detection).");
+}
+
 int rep_svg_charts(json_t *findings, char **html, int *ncharts, struct opr_error *err)
 {
 	struct rep_buf b = { 0 };
@@ -483,6 +546,9 @@ int rep_svg_charts(json_t *findings, char **html, int *ncharts, struct opr_error
 	json_t *mv = get(findings, "model_validation");
 	if (json_is_true(get(mv, "calibrated")) && json_array_size(get(mv, "rows")))
 		chart_model(&b, ++id, mv);
+	json_t *trend = get(findings, "trend");
+	if (json_array_size(get(trend, "points")))
+		chart_trend(&b, ++id, trend);
 	char *s = rep_buf_take(&b);
 	if (!s)
 		return opr_error_set(err, OPR_ENOMEM, "out of memory");

@@ -57,6 +57,10 @@ const char *rep_templates_dir(void);
  * templates iterate. findings is borrowed; *view is a new reference the caller
  * releases with json_decref. */
 int rep_view_new(json_t *findings, json_t **view, struct opr_error *err);
+/* Adds the review-across-runs parts to a view (report/view_review.c):
+ * primary, trend (false without a history), shapes, shapes_note, closure.
+ * Returns 0 or OPR_ENOMEM. */
+int rep_view_review(json_t *findings, json_t *view);
 
 /* Markdown to an HTML fragment with cmark-gfm (tables, task lists,
  * strikethrough, autolinks, tag filter; raw HTML omitted). *html malloc'd,

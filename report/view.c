@@ -1012,6 +1012,8 @@ int rep_view_new(json_t *findings, json_t **view, struct opr_error *err)
 		view_owners(&vb, v, findings);
 	if (!vb.oom)
 		view_model(&vb, v, findings);
+	if (!vb.oom && rep_view_review(findings, v))
+		vb.oom = 1;
 	if (vb.oom) {
 		json_decref(v);
 		return opr_error_set(err, OPR_ENOMEM, "out of memory");

@@ -1053,6 +1053,58 @@ static void sheet_model(struct xw *x, lxw_worksheet *ws, json_t *f)
 		write_row(x, ws, r++, 0, planner_cols, NCOLS(planner_cols), &e);
 }
 
+/* ---- Trend (only with a history) --------------------------------------------- */
+
+static const struct col trend_cols[] = {
+	{"run", 0, NULL, F_INT, 6},
+	{"started (UTC)", 0, "started_utc", F_TEXT, 22},
+	{"digest", 0, "digest", F_TEXT, 20},
+	{"value", 0, "value", F_NUM, 14},
+	{"CI low", 0, "lo", F_NUM, 14},
+	{"CI high", 0, "hi", F_NUM, 14},
+	{"verdict", 0, "verdict", F_TEXT, 22},
+	{"change point", 0, "change", F_TEXT, 12},
+};
+
+/* The primary metric per comparable run (values in the series' unit: ns,
+ * or per second for throughput) and a native line chart of it. */
+static void sheet_trend(struct xw *x, lxw_worksheet *ws, json_t *t)
+{
+	json_t *pts = jget(t, "points"), *p;
+	size_t i, n = json_array_size(pts);
+	write_head(x, ws, 0, 0, trend_cols, NCOLS(trend_cols));
+	set_widths(x, ws, 0, trend_cols, NCOLS(trend_cols));
+	json_array_foreach(pts, i, p) {
+		put_num(x, ws, (lxw_row_t)(1 + i), 0, (double)(i + 1), F_INT);
+		write_row(x, ws, (lxw_row_t)(1 + i), 0, trend_cols, NCOLS(trend_cols), &p);
+	}
+	finish_sheet(x, ws, (lxw_row_t)n, 0, (lxw_col_t)NCOLS(trend_cols) - 1);
+	lxw_row_t r = (lxw_row_t)n + 2;
+	static const char *const keys[] = {"key.profile", "key.block", "key.variant", "key.metric", "unit",
+					   "provenance", "key.host_class", "key.envelope", "key.model_revision",
+					   "method", "apart_why"};
+	for (size_t k = 0; k < NCOLS(keys); k++) {
+		put_str(x, ws, r, 0, keys[k], x->head);
+		put_str(x, ws, r++, 1, jstr(t, keys[k]) ? jstr(t, keys[k]) : "", x->fmt[F_TEXT]);
+	}
+	put_str(x, ws, r, 0, "runs kept apart", x->head);
+	put_json(x, ws, r++, 1, jget(t, "apart"), F_INT, NULL, NULL);
+	if (!n)
+		return;
+	char title[160];
+	snprintf(title, sizeof title, "%s %s %s over runs", jstr(t, "key.block") ? jstr(t, "key.block") : "",
+		 jstr(t, "key.variant") ? jstr(t, "key.variant") : "", jstr(t, "key.metric") ? jstr(t, "key.metric") : "");
+	lxw_chart *ch = new_chart(x, LXW_CHART_LINE, title, "run (oldest first)", jstr(t, "unit"));
+	if (!ch)
+		return;
+	lxw_chart_series *sv = add_series(x, ch, "value", "Trend", 1, (lxw_row_t)n, 0, 3);
+	add_series(x, ch, "CI low", "Trend", 1, (lxw_row_t)n, 0, 4);
+	add_series(x, ch, "CI high", "Trend", 1, (lxw_row_t)n, 0, 5);
+	if (sv)
+		chart_series_set_marker_type(sv, LXW_CHART_MARKER_CIRCLE);
+	insert_chart(x, ws, ch, r + 1, 0);
+}
+
 /* ---- the workbook --------------------------------------------------------------- */
 
 static lxw_format *new_format(struct xw *x, const char *num, int wrap)
@@ -1211,6 +1263,10 @@ int rep_xlsx(json_t *findings, const char *samples_csv, const char *path, time_t
 		if (!ws[i])
 			note(&x, LXW_ERROR_MEMORY_MALLOC_FAILED);
 	}
+	json_t *trend = json_object_get(findings, "trend");
+	lxw_worksheet *tws = json_is_object(trend) ? workbook_add_worksheet(x.wb, "Trend") : NULL;
+	if (json_is_object(trend) && !tws)
+		note(&x, LXW_ERROR_MEMORY_MALLOC_FAILED);
 	if (x.lerr != LXW_NO_ERROR)
 		goto lxw_fail;
 
@@ -1228,6 +1284,8 @@ int rep_xlsx(json_t *findings, const char *samples_csv, const char *path, time_t
 	sheet_counters(&x, ws[6], findings);
 	sheet_environment(&x, ws[7], findings);
 	sheet_model(&x, ws[8], findings);
+	if (tws)
+		sheet_trend(&x, tws, trend);
 	if (x.lerr != LXW_NO_ERROR)
 		goto lxw_fail;
 

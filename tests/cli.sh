@@ -169,4 +169,7 @@ reseal "$T/tampered/manifest.json"
 rc5=$(code $OPR replay "$T/tampered" --no-papi)
 check "replay detects a changed output digest (4)" test "$rc5" = 4
 
+# --- the review across runs: history, trend, compare, shapes --------------------
+. tests/cli_review.sh
+
 echo "1..$n"

@@ -230,6 +230,10 @@ static struct col_run *new_run(int nblocks)
 		blk->work.dtype = OPS_F16;
 		blk->work.conv = (struct ops_conv_shape){1, 8, 16, 16, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1};
 		blk->traffic = p->traffic;
+		/* production shapes, so the verdict rules below are not held back
+		 * by the synthetic-shape rule (tested on its own) */
+		blk->shape_production = 1;
+		snprintf(blk->shape_source, sizeof blk->shape_source, "trace t-%d", b);
 		struct col_block_run *br = &run->blocks[b];
 		br->block = blk;
 		snprintf(br->stop_reason, sizeof br->stop_reason, "synthetic");
@@ -544,6 +548,54 @@ static void test_verdict_ship(void **state)
 	assert_int_equal(ana_verdict_exit(f->verdict), 0);
 	assert_string_equal(ana_verdict_name(f->verdict), "SHIP");
 	assert_true(has_reason(f, "every candidate check passes"));
+	ana_findings_free(f);
+	col_run_free(run);
+}
+
+/* A candidate validated only on synthetic shapes cannot be SHIP: the same
+ * run as test_verdict_ship with the block's shape synthetic is SHIP WITH
+ * MITIGATIONS, the mitigation production-shape validation owned by the
+ * kernel performance owner; the primary metric is the default. */
+static void test_verdict_synthetic_shapes(void **state)
+{
+	(void)state;
+	struct col_run *run = new_run(2);
+	set_samples(run, 0, 1.0, 0x5417);
+	set_samples(run, 1, 1.0, 0x5418);
+	run->profile->blocks[1].shape_production = 0;
+	snprintf(run->profile->blocks[1].shape_source, sizeof run->profile->blocks[1].shape_source, "synthetic");
+	run->profile->primary = (struct col_primary){0, 1, COL_M_P95, 0};
+	struct ana_findings *f = analyze(run);
+	assert_int_equal(count_status(f, 1, ANA_FAIL), 0);
+	assert_int_equal(count_status(f, 1, ANA_WARN), 0);
+	assert_int_equal(f->synthetic_blocks, 1);
+	assert_int_equal(f->nmit, 1);
+	assert_int_equal(f->mit[0].block, 1);
+	assert_string_equal(f->mit[0].owner_role, "kernel-performance-owner");
+	assert_non_null(strstr(f->mit[0].title, "production shapes"));
+	assert_int_equal(f->verdict, ANA_SHIP_WITH_MITIGATIONS);
+	assert_true(has_reason(f, "not SHIP: 1 of 2 blocks rest on synthetic shapes only"));
+	/* the primary metric: blk0's candidate p95 with its CI, measured */
+	assert_true(f->primary.available);
+	assert_int_equal(f->primary.block, 0);
+	assert_int_equal(f->primary.prov, ANA_MEASURED);
+	assert_true(f->primary.value == f->blocks[0].lat[1].p95.estimate);
+	assert_true(f->primary.lo <= f->primary.value && f->primary.value <= f->primary.hi);
+	assert_int_equal(f->primary_base.variant, 0);
+	/* throughput is the inverse median, its CI the inverted median CI */
+	struct ana_value tp;
+	ana_value_eval(f, 0, 1, COL_M_THROUGHPUT, &tp);
+	assert_true(fabs(tp.value - 1e9 / f->blocks[0].lat[1].p50.estimate) < 1e-9 * tp.value);
+	assert_true(fabs(tp.lo - 1e9 / f->blocks[0].lat[1].p50.hi) < 1e-9 * tp.value);
+	assert_int_equal(tp.prov, ANA_DERIVED);
+	ana_findings_free(f);
+
+	/* with every block from production it ships */
+	run->profile->blocks[1].shape_production = 1;
+	f = analyze(run);
+	assert_int_equal(f->synthetic_blocks, 0);
+	assert_int_equal(f->nmit, 0);
+	assert_int_equal(f->verdict, ANA_SHIP);
 	ana_findings_free(f);
 	col_run_free(run);
 }
@@ -990,6 +1042,7 @@ int main(void)
 		cmocka_unit_test(test_host_aa_no_fail),
 		cmocka_unit_test(test_verdict_ship),
 		cmocka_unit_test(test_verdict_warn),
+		cmocka_unit_test(test_verdict_synthetic_shapes),
 		cmocka_unit_test(test_verdict_precision_rollback),
 		cmocka_unit_test(test_verdict_repro_rollback),
 		cmocka_unit_test(test_mini_case_bursts),

@@ -137,16 +137,18 @@ static void test_packet_structure(void **state)
 	struct opr_error err;
 	assert_int_equal(rep_markdown_check(md, &tables, &err), 0);
 	/* inputs 5, bottlenecks 2, worksheet, validation, mitigations, rejected,
-	 * pipeline 2 per block, counters 2, statistics 2 per block, ownership */
-	assert_int_equal(tables, 5 + 2 + 1 + 1 + 2 + 2 * 2 + 2 + 2 * 2 + 1);
+	 * pipeline 2 per block, counters 2, statistics 2 per block, trend,
+	 * production shapes, ownership */
+	assert_int_equal(tables, 5 + 2 + 1 + 1 + 2 + 2 * 2 + 2 + 2 * 2 + 1 + 1 + 1);
 	/* sections in the required order */
-	const char *order[] = { "# Fusion and tiling review: resnet-int8-review — HOLD\n", "## Summary",
-				"## Inputs", "### Host environment", "## How to reproduce",
+	const char *order[] = { "# Fusion and tiling review: resnet-int8-review — HOLD\n",
+				"**Primary metric: resnet-stage2-conv candidate p95** = 435.1 us \\[430.0, 441.2\\] (measured)",
+				"## Summary", "## Trend", "## Inputs", "### Host environment", "## How to reproduce",
 				"## Bottleneck map", "## Fusion and tile-plan worksheet",
 				"## Validation matrix with rollback triggers",
 				"## Mitigation proposal with owners", "## Rejected alternatives",
 				"## Pipeline results", "## Counters", "## Tail-first statistics",
-				"## Ownership", "## Sign-off" };
+				"## Production shapes", "## Closure artifacts", "## Ownership", "## Sign-off" };
 	const char *at = md;
 	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
 		const char *p = strstr(at, order[i]);
@@ -155,6 +157,12 @@ static void test_packet_structure(void **state)
 		at = p;
 	}
 	assert_true(!strncmp(md, order[0], strlen(order[0])));
+	/* the trend: four runs, the last one moved (worse), the rest apart */
+	assert_non_null(strstr(md, "| 4 | 2026-11-28T09:00:00Z | c7d5a2e9f013 (this run) | 435.1 us | \\[430.0, 441.2\\] | HOLD | **moved +8.5% (worse)** |"));
+	assert_non_null(strstr(md, "2 run(s) of the same block and metric on another host class are kept apart"));
+	assert_non_null(strstr(md, "| decode-mlp-int8 | synthetic | no production trace named |"));
+	assert_non_null(strstr(md, "File: `closure/kernel-performance-owner.md`"));
+	assert_non_null(strstr(md, "- rationale: fuse bias and relu into the conv epilogue"));
 	/* one sign-off checkbox per role, with the owner's name */
 	assert_non_null(strstr(md, "- [ ] ml-compiler-engineer — compiler-owner@example.org — "
 				   "approve/reject with `opreview sign`\n"));
@@ -291,7 +299,7 @@ static void test_values_follow_findings(void **state)
 		int tables = 0;
 		struct opr_error err;
 		assert_int_equal(rep_markdown_check(md, &tables, &err), 0);
-		assert_int_equal(tables, 22);
+		assert_int_equal(tables, 24);
 		free(md);
 		json_decref(f);
 	}
@@ -332,16 +340,16 @@ static void test_html_self_contained(void **state)
 			fail_msg("html contains '%s'", banned[i]);
 	for (const char *p = strstr(html, "href="); p; p = strstr(p + 1, "href="))
 		assert_true(!strncmp(p, "href=\"#", 7));
-	/* 2 blocks: latency, wait histogram, roofline each, plus fusion */
-	assert_int_equal(count(html, "<svg "), 7);
-	assert_int_equal(count(html, "</svg>"), 7);
-	assert_int_equal(count(html, "<svg viewBox=\"0 0 640 360\""), 7);
-	assert_int_equal(count(html, "<title id=\"chart-"), 7);
+	/* 2 blocks: latency, wait histogram, roofline each, plus fusion and trend */
+	assert_int_equal(count(html, "<svg "), 8);
+	assert_int_equal(count(html, "</svg>"), 8);
+	assert_int_equal(count(html, "<svg viewBox=\"0 0 640 360\""), 8);
+	assert_int_equal(count(html, "<title id=\"chart-"), 8);
 	assert_non_null(strstr(html, "<section id=\"charts\">\n<h2>Charts</h2>"));
 	assert_true(strstr(html, "<h2>Charts</h2>") < strstr(html, "<h2>Inputs</h2>"));
-	/* tables (all 22) scroll inside a wrapper; css for print and phones */
-	assert_int_equal(count(html, "<div class=\"table-wrap\"><table>"), 22);
-	assert_int_equal(count(html, "<table>"), 22);
+	/* tables (all 24) scroll inside a wrapper; css for print and phones */
+	assert_int_equal(count(html, "<div class=\"table-wrap\"><table>"), 24);
+	assert_int_equal(count(html, "<table>"), 24);
 	assert_non_null(strstr(html, "@media print"));
 	assert_non_null(strstr(html, "@media (max-width:640px)"));
 	assert_non_null(strstr(html, "max-width:100%"));
@@ -366,7 +374,11 @@ static void test_svg_values(void **state)
 	int n = 0;
 	struct opr_error err;
 	assert_int_equal(rep_svg_charts(f, &charts, &n, &err), 0);
-	assert_int_equal(n, 7);
+	assert_int_equal(n, 8);
+	/* the trend: four points, the last ringed as the change point */
+	assert_non_null(strstr(charts, "Trend: resnet-stage2-conv candidate p95"));
+	assert_non_null(strstr(charts, "<title>run 4: 435.1 us</title></circle>\n<circle"));
+	assert_int_equal(count(charts, "<title>change point</title>"), 1);
 	json_t *blk, *v;
 	size_t i, k;
 	json_array_foreach(json_object_get(f, "blocks"), i, blk) {

@@ -140,6 +140,19 @@ static void test_default_profile(void **state)
 	assert_int_equal(p->nevents, 0);
 
 	assert_int_equal(p->nblocks, 4);
+	/* the review across runs: its primary metric and rationale, no history;
+	 * every block's shape is synthetic (shape_origin is not given) */
+	assert_int_equal(p->primary.given, 1);
+	assert_int_equal(p->primary.block, 0);
+	assert_int_equal(p->primary.variant, 1);
+	assert_int_equal(p->primary.metric, COL_M_P95);
+	assert_string_equal(p->history, "");
+	assert_int_equal(p->history_window, 20);
+	assert_non_null(strstr(p->rationale, "intermediates stay in SHARED;"));
+	for (int i = 0; i < p->nblocks; i++) {
+		assert_int_equal(p->blocks[i].shape_production, 0);
+		assert_string_equal(p->blocks[i].shape_source, "synthetic");
+	}
 	const struct col_block *b = &p->blocks[0];
 	assert_string_equal(b->name, "resnet-stage2-conv");
 	assert_int_equal(b->work.group, OPS_G_CONV_BIAS_ACT);
@@ -573,6 +586,50 @@ static void test_envelope_dir(void **state)
 	assert_non_null(strstr(err.msg, "envelope 'mydev' not found"));
 }
 
+/* The keys of the review across runs: a production shape with its trace,
+ * a synthetic one, the primary metric on the second block's baseline
+ * throughput, a history with its window. */
+static void test_review_keys(void **state)
+{
+	char dir[128], path[160], text[2048];
+	struct col_profile *p = NULL;
+	struct opr_error err;
+	(void)state;
+
+	snprintf(dir, sizeof dir, "%s/review", tmpdir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof path, "%s/mydev.yaml", dir);
+	write_file(path, envelope_yaml);
+	snprintf(path, sizeof path, "%s/prof.yaml", dir);
+	snprintf(text, sizeof text,
+		 "version: 1\nname: e\nseed: 1\nenvelope: mydev\n"
+		 "sla: {p95_us: 1, p99_us: 2, min_throughput_rps: 3}\n%s"
+		 "blocks:\n"
+		 "  - {name: a, group: activation, activation: relu, dtype: fp32, shape: {dims: [4]},"
+		 " shape_origin: {production: 'serve trace 2026-11-30 / model r7'}}\n"
+		 "  - {name: b, group: activation, activation: relu, dtype: fp32, shape: {dims: [4]},"
+		 " shape_origin: synthetic}\n"
+		 "primary_metric: {block: b, variant: baseline, metric: throughput}\n"
+		 "history: {path: runs/h.db, window: 7}\n", owners_yaml);
+	write_file(path, text);
+	poison_err(&err);
+	assert_int_equal(col_profile_load(path, dir, &p, &err), 0);
+	assert_int_equal(p->blocks[0].shape_production, 1);
+	assert_string_equal(p->blocks[0].shape_source, "serve trace 2026-11-30 / model r7");
+	assert_int_equal(p->blocks[1].shape_production, 0);
+	assert_int_equal(p->primary.given, 1);
+	assert_int_equal(p->primary.block, 1);
+	assert_int_equal(p->primary.variant, 0);
+	assert_int_equal(p->primary.metric, COL_M_THROUGHPUT);
+	assert_string_equal(col_metric_name(p->primary.metric), "throughput");
+	assert_int_equal(col_metric_parse("model_time"), COL_M_MODEL_TIME);
+	assert_int_equal(col_metric_parse("p90"), -1);
+	assert_string_equal(p->history, "runs/h.db");
+	assert_int_equal(p->history_window, 7);
+	assert_string_equal(p->rationale, "");
+	col_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -584,6 +641,7 @@ int main(void)
 		cmocka_unit_test(test_size_limit),
 		cmocka_unit_test(test_unreadable),
 		cmocka_unit_test(test_envelope_dir),
+		cmocka_unit_test(test_review_keys),
 	};
 	return cmocka_run_group_tests_name("profile", tests, setup_tmp, teardown_tmp);
 }
