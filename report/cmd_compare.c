@@ -255,6 +255,11 @@ int cmd_compare(int argc, char **argv)
 	struct rep_buf why = {0}, md = {0};
 	char *text = NULL;
 	int nwhy = 0;
+	/* FILE is replaced as before (--force here means "compare anyway"), but
+	 * atomically and by one compare at a time */
+	struct opr_output o = OPR_OUTPUT_INIT;
+	if (out && (rc = opr_output_claim(&o, out, OPR_OUT_FILE, NULL, 1, &err)))
+		goto out;
 	if ((rc = col_archive_load(pos[0], &a, &err)) || (rc = col_archive_load(pos[1], &b, &err)))
 		goto out;
 	comparability(a, b, &why, &nwhy);
@@ -275,9 +280,13 @@ int cmd_compare(int argc, char **argv)
 		goto out;
 	}
 	fputs(text, stdout);
-	if (out)
-		rc = col_write_file(out, text, strlen(text), &err);
+	if (out && !(rc = opr_output_open(&o, &err)) &&
+	    !(rc = col_write_file(o.tmp, text, strlen(text), &err)))
+		rc = opr_output_publish(&o, &err);
 out:
+	if (rc)
+		opr_output_name(&o, &err);
+	opr_output_release(&o);
 	free(text);
 	rep_buf_release(&md);
 	rep_buf_release(&why);
