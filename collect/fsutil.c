@@ -3,10 +3,8 @@
  * helpers are the shared opr_ ones of opreview_fs.c). */
 #include "collect.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
