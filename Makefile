@@ -25,7 +25,7 @@ ALL_CFLAGS = -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE $(WARN) $(ARCH) $(OPT) \
 ALL_LIBS   = $(PKG_LIBS) -lsde -lm -lpthread $(SAN) $(LDFLAGS)
 
 B       := build$(if $(SAN),-san)
-LIB_SRC := opreview_error.c opreview_cli.c opreview_util.c $(wildcard ops/*.c collect/*.c analyze/*.c report/*.c)
+LIB_SRC := opreview_error.c opreview_cli.c opreview_util.c opreview_fs.c $(wildcard ops/*.c collect/*.c analyze/*.c report/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 TESTS   := $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c))
 

@@ -35,7 +35,9 @@ enum opr_exit {
 	OPR_EXIT_USAGE = 2,       /* bad command line or bad input file */
 	OPR_EXIT_NOTIMPL = 3,     /* command not implemented yet */
 	OPR_EXIT_MISMATCH = 4,    /* verify or replay found a difference */
-	OPR_EXIT_EXISTS = 5,      /* output exists; pass --force */
+	OPR_EXIT_EXISTS = 5,      /* output exists or is being written; pass --force */
+	OPR_EXIT_SIGINT = 130,    /* interrupted by SIGINT (128 + 2); output undone */
+	OPR_EXIT_SIGTERM = 143,   /* terminated by SIGTERM (128 + 15); output undone */
 	OPR_EXIT_SHIP_MITIGATE = 10, /* verdict SHIP WITH MITIGATIONS */
 	OPR_EXIT_HOLD = 11,          /* verdict HOLD */
 	OPR_EXIT_ROLLBACK = 12,      /* verdict ROLLBACK */
@@ -66,7 +68,9 @@ int opr_exit_status(int code);
 
 /* ---- command-line options (opreview_cli.c) ----------------------------------
  * One table per command drives parsing and --help (git's parse-options). */
-enum opr_opt_kind { OPR_OPT_FLAG, OPR_OPT_STRING, OPR_OPT_END };
+/* OPR_OPT_PATH is a string checked by opr_path_check; positional arguments
+ * are paths (RUN, PACKET) and are checked the same way. */
+enum opr_opt_kind { OPR_OPT_FLAG, OPR_OPT_STRING, OPR_OPT_PATH, OPR_OPT_END };
 struct opr_option {
 	enum opr_opt_kind kind;
 	const char *name;      /* long name without "--" */
@@ -142,5 +146,75 @@ size_t opr_min_samples(double q, double conf);
 
 /* The one clock of measurements: CLOCK_MONOTONIC in ns. */
 int64_t opr_now_ns(void);
+
+/* ---- paths, input files and outputs (opreview_fs.c) -------------------------
+ * Every path a user gives is at most OPR_PATH_USER_MAX characters (its last
+ * component OPR_NAME_USER_MAX), checked when the command line is parsed: the
+ * names built from it (OUT.tmp-PID/run/manifest.json, a block's files) then
+ * fit OPR_PATH_MAX buffers, so nothing is cut and then written or removed. */
+#define OPR_PATH_MAX 1024
+#define OPR_PATH_USER_MAX 400
+#define OPR_NAME_USER_MAX 200
+
+/* 0, or OPR_EUSAGE naming `what` ("--out") and the length. */
+int opr_path_check(const char *path, const char *what, struct opr_error *err);
+/* "dir/name" into buf, or OPR_EUSAGE when it does not fit (nothing cut). */
+int opr_path_join(char *buf, size_t size, const char *dir, const char *name,
+		  struct opr_error *err);
+/* Opens an input file for reading: refused (OPR_EINPUT, naming what it is)
+ * unless a regular file, and never blocking (a FIFO without a writer). *fd
+ * is the caller's to close. */
+int opr_open_regular(const char *path, int *fd, struct opr_error *err);
+/* mkdir -p. */
+int opr_mkdirs(const char *path, struct opr_error *err);
+/* rm -r without following links; system calls only, so a signal handler may
+ * call it. Returns 0 or -1. A missing path is 0. */
+int opr_rmtree(const char *path);
+int opr_fsync_dir(const char *dir, struct opr_error *err);
+/* Removes what an interrupted writer left beside target: "<target>.tmp-PID"
+ * (and a lock being made, "<target>.lock-PID") of processes that no longer run; a stale "<target>.old-PID" goes back to
+ * target when target is missing. Returns how many it handled. */
+int opr_clean_stale(const char *target);
+
+/* One output of a command, written the one way:
+ *   opr_output_claim   at the start: path checked, stale leftovers removed,
+ *                      TARGET.opreview-lock taken (when its folder exists; else
+ *                      at open), TARGET refused when it exists without force
+ *                      (OPR_EEXIST), SIGINT/SIGTERM handled from here on;
+ *   opr_output_open    before writing: creates the folder if missing, takes
+ *                      the lock if not yet held; the caller then creates
+ *                      o->tmp (the directory or the file) and fills it;
+ *   opr_output_publish renames o->tmp to TARGET: never over an existing one
+ *                      without force (RENAME_NOREPLACE); with force over a
+ *                      file, or over a directory that holds `marker` or is
+ *                      empty, the old one removed only once the new one is in;
+ *   opr_output_release always: removes o->tmp if not published, the lock.
+ * A second process claiming the same TARGET gets OPR_EEXIST ("is being
+ * written"). On SIGINT/SIGTERM o->tmp and the lock are removed, a directory
+ * moved aside is put back, and the process exits 130 or 143. */
+enum opr_output_kind { OPR_OUT_DIR, OPR_OUT_FILE };
+struct opr_output {
+	char target[OPR_PATH_MAX];
+	char parent[OPR_PATH_MAX];
+	char tmp[OPR_PATH_MAX];
+	char old[OPR_PATH_MAX];
+	char lock[OPR_PATH_MAX];
+	const char *marker;     /* a file every output of this kind holds */
+	enum opr_output_kind kind;
+	int force;
+	int lock_fd;
+	volatile int tmp_made, old_made, published; /* read by the signal handler */
+};
+int opr_output_claim(struct opr_output *o, const char *target, enum opr_output_kind kind,
+		     const char *marker, int force, struct opr_error *err);
+int opr_output_open(struct opr_output *o, struct opr_error *err);
+int opr_output_publish(struct opr_output *o, struct opr_error *err);
+/* A failure while writing names the file as the user will look for it:
+ * "OUT/packet.xlsx", not "OUT.tmp-PID/packet.xlsx" (which is gone). */
+void opr_output_name(const struct opr_output *o, struct opr_error *err);
+/* After opr_output_claim, whatever it returned, or on an OPR_OUTPUT_INIT
+ * struct never claimed; NULL is fine. */
+void opr_output_release(struct opr_output *o);
+#define OPR_OUTPUT_INIT {.lock_fd = -1}
 
 #endif

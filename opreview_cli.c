@@ -23,6 +23,8 @@ int opr_parse(const struct opr_command_help *h, int argc, char **argv,
 			if (*npos >= maxpos)
 				return opr_error_set(err, OPR_EUSAGE,
 						     "%s: unexpected argument '%s'", h->name, a);
+			if (opr_path_check(a, h->name, err))
+				return OPR_EUSAGE;
 			pos[(*npos)++] = a;
 			continue;
 		}
@@ -53,6 +55,12 @@ int opr_parse(const struct opr_command_help *h, int argc, char **argv,
 		if (!v || !*v)
 			return opr_error_set(err, OPR_EUSAGE, "%s: option '--%s' needs a value",
 					     h->name, o->name);
+		if (o->kind == OPR_OPT_PATH) {
+			char what[80];
+			snprintf(what, sizeof what, "%s --%s", h->name, o->name);
+			if (opr_path_check(v, what, err))
+				return OPR_EUSAGE;
+		}
 		*(const char **)o->value = v;
 	}
 	return 0;

@@ -11,16 +11,20 @@
 int cmd_analyze(int argc, char **argv)
 {
 	const char *out = NULL;
+	int force = 0;
 	const struct opr_option opts[] = {
-		{OPR_OPT_STRING, "out", "FILE", "where to write findings.json (default RUN/findings.json)", &out},
+		{OPR_OPT_PATH, "out", "FILE", "where to write findings.json (default RUN/findings.json)", &out},
+		{OPR_OPT_FLAG, "force", NULL, "replace FILE if it exists", &force},
 		{OPR_OPT_END, NULL, NULL, NULL, NULL}};
 	const struct opr_command_help help = {
-		"analyze", "analyze RUN [--out FILE]",
+		"analyze", "analyze RUN [--out FILE [--force]]",
 		"Read the run archive RUN and write findings.json: tail-first statistics, bottleneck\n"
 		"classes with evidence, the fusion and tile-plan worksheet, the validation matrix\n"
 		"with rollback triggers, mitigations and the release recommendation.",
 		"Exit status is the verdict: 0 SHIP, 10 SHIP WITH MITIGATIONS, 11 HOLD, 12 ROLLBACK;\n"
-		"1 failure, 2 bad usage or a malformed archive.",
+		"1 failure, 2 bad usage, a malformed archive or one altered after it was written\n"
+		"(its digests do not match), 5 FILE exists without --force or is being written by\n"
+		"another opreview, 130/143 interrupted.",
 		opts};
 	struct opr_error err = {0};
 	const char *pos[1];
@@ -32,22 +36,37 @@ int cmd_analyze(int argc, char **argv)
 		rc = opr_error_set(&err, OPR_EUSAGE, "analyze: RUN is required");
 	if (rc)
 		return opr_fail(&err);
-	char path[1024];
-	snprintf(path, sizeof path, "%s/findings.json", pos[0]);
+	/* RUN/findings.json is derived from RUN and is replaced whenever RUN is
+	 * analyzed again; a file named by --out is the user's: kept without --force */
+	char path[OPR_PATH_MAX];
+	if ((rc = opr_path_join(path, sizeof path, pos[0], "findings.json", &err)))
+		return opr_fail(&err);
+	const char *target = out ? out : path;
+	struct opr_output o = OPR_OUTPUT_INIT;
 	struct col_run *run = NULL;
 	struct ana_findings *f = NULL;
+	/* the archive first: a RUN that is not one is named as such */
 	rc = col_archive_load(pos[0], &run, &err);
+	if (!rc)
+		rc = opr_output_claim(&o, target, OPR_OUT_FILE, NULL, out ? force : 1, &err);
 	if (!rc)
 		rc = ana_analyze(run, pos[0], &f, &err);
 	if (!rc)
-		rc = ana_findings_write(f, out ? out : path, &err);
+		rc = opr_output_open(&o, &err);
+	if (!rc)
+		rc = ana_findings_write(f, o.tmp, &err);
+	if (!rc)
+		rc = opr_output_publish(&o, &err);
+	if (rc)
+		opr_output_name(&o, &err);
+	opr_output_release(&o);
 	if (rc) {
 		ana_findings_free(f);
 		col_run_free(run);
 		return opr_fail(&err);
 	}
 	enum ana_verdict v = f->verdict;
-	printf("verdict: %s\nfindings: %s\n", ana_verdict_name(v), out ? out : path);
+	printf("verdict: %s\nfindings: %s\n", ana_verdict_name(v), target);
 	for (int i = 0; i < f->nreasons; i++)
 		printf("  - %s\n", f->reasons[i]);
 	ana_findings_free(f);
@@ -106,7 +125,8 @@ int cmd_replay(int argc, char **argv)
 		"report the shift of the host timing distribution (median ratio with a 95% CI).\n"
 		"--block NAME replays one block: the command each finding of a packet names.",
 		"Exit status: 0 reproduced, 4 a digest, counter or pipeline result differs, 1 failure,\n"
-		"2 bad usage (or no such block).",
+		"2 bad usage (or no such block) or RUN altered after it was written (its file digests\n"
+		"do not match: the edit is named, not blamed on reproducibility).",
 		opts};
 	struct opr_error err = {0};
 	const char *pos[1];
@@ -119,9 +139,10 @@ int cmd_replay(int argc, char **argv)
 	if (rc)
 		return opr_fail(&err);
 	struct col_run *old = NULL, *new = NULL;
-	char profile[1024];
-	snprintf(profile, sizeof profile, "%s/profile.yaml", pos[0]);
-	rc = col_archive_load(pos[0], &old, &err);
+	char profile[OPR_PATH_MAX];
+	rc = opr_path_join(profile, sizeof profile, pos[0], "profile.yaml", &err);
+	if (!rc)
+		rc = col_archive_load(pos[0], &old, &err);
 	struct col_options co = {profile, pos[0], 0.5, 0, no_papi};
 	if (!rc)
 		rc = col_collect_block(&co, block, &new, &err);

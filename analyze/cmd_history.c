@@ -52,7 +52,7 @@ static int history_add(int argc, char **argv)
 {
 	const char *db = NULL;
 	const struct opr_option opts[] = {
-		{OPR_OPT_STRING, "db", "FILE", "the history database (created when missing)", &db},
+		{OPR_OPT_PATH, "db", "FILE", "the history database (created when missing)", &db},
 		{OPR_OPT_END, NULL, NULL, NULL, NULL}};
 	const struct opr_command_help help = {
 		"history add", "history add --db FILE RUN...",
@@ -116,7 +116,7 @@ static int history_show(int argc, char **argv)
 	const char *db = NULL, *block = NULL, *variant = NULL, *metric = NULL, *last = NULL,
 		   *ref = NULL;
 	const struct opr_option opts[] = {
-		{OPR_OPT_STRING, "db", "FILE", "the history database", &db},
+		{OPR_OPT_PATH, "db", "FILE", "the history database", &db},
 		{OPR_OPT_STRING, "block", "NAME", "the block (default: the primary metric's)", &block},
 		{OPR_OPT_STRING, "variant", "V", "baseline or candidate (default: the primary metric's)", &variant},
 		{OPR_OPT_STRING, "metric", "M",

@@ -661,14 +661,8 @@ int ana_findings_write(const struct ana_findings *f, const char *path, struct op
 	json_decref(o);
 	if (!s)
 		return opr_error_set(err, OPR_ENOMEM, "cannot serialise findings");
-	/* write beside, then rename: a reader never sees half a file */
-	char tmp[1100];
-	snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
-	int rc = col_write_file(tmp, s, strlen(s), err);
+	/* the caller writes into its opr_output's temporary name */
+	int rc = col_write_file(path, s, strlen(s), err);
 	free(s);
-	if (!rc && rename(tmp, path)) {
-		unlink(tmp);
-		rc = opr_error_set(err, OPR_EIO, "cannot write '%s'", path);
-	}
 	return rc;
 }

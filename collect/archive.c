@@ -10,6 +10,7 @@
  *   profile.yaml   the profile as given (+ the named envelope file beside it)
  * JSON keys are sorted; counts and ns are integers. */
 #include "collect.h"
+#include "jread.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -356,31 +357,43 @@ static void counters_csv(const struct col_run *run, struct opr_buf *t)
 		}
 }
 
-static int write_json(const char *dir, const char *name, json_t *j, struct opr_error *err)
+/* Writes dir/name and records its digest in files (the manifest's "files"). */
+static int write_digested(const char *dir, const char *name, const void *data, size_t len,
+			  json_t *files, struct opr_error *err)
 {
-	char path[1024];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
+	char path[OPR_PATH_MAX], hex[65];
+	int rc = opr_path_join(path, sizeof path, dir, name, err);
+	if (!rc)
+		rc = col_write_file(path, data, len, err);
+	if (rc)
+		return rc;
+	col_sha256_hex(data, len, hex);
+	if (json_object_set_new(files, name, json_string(hex)))
+		return opr_error_set(err, OPR_ENOMEM, "out of memory writing %s", name);
+	return 0;
+}
+
+static int write_json(const char *dir, const char *name, json_t *j, json_t *files,
+		      struct opr_error *err)
+{
 	char *s = j ? json_dumps(j, JSON_FLAGS) : NULL;
 	if (!s)
 		return opr_error_set(err, OPR_ENOMEM, "cannot serialise %s", name);
-	size_t n = strlen(s);
-	int rc = col_write_file(path, s, n, err);
-	if (!rc)
-		rc = 0;
+	int rc = write_digested(dir, name, s, strlen(s), files, err);
 	free(s);
 	return rc;
 }
 
-static int write_text(const char *dir, const char *name, struct opr_buf *t, struct opr_error *err)
+static int write_text(const char *dir, const char *name, struct opr_buf *t, json_t *files,
+		      struct opr_error *err)
 {
-	char path[1024];
 	if (t->oom)
 		return opr_error_set(err, OPR_ENOMEM, "out of memory writing %s", name);
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	return col_write_file(path, t->p ? t->p : "", t->len, err);
+	return write_digested(dir, name, t->p ? t->p : "", t->len, files, err);
 }
 
-static int copy_envelope(const struct col_profile *p, const char *dir, struct opr_error *err)
+static int copy_envelope(const struct col_profile *p, const char *dir, json_t *files,
+			 struct opr_error *err)
 {
 	if (!strcmp(p->envelope_source, "inline"))
 		return 0;
@@ -389,109 +402,345 @@ static int copy_envelope(const struct col_profile *p, const char *dir, struct op
 	int rc = col_read_file(p->envelope_source, &data, &len, 1u << 20, err);
 	if (rc)
 		return rc;
-	char src[512], path[1024];
+	char src[sizeof p->envelope_source];
 	snprintf(src, sizeof src, "%s", p->envelope_source);
-	snprintf(path, sizeof path, "%s/%s", dir, basename(src));
-	rc = col_write_file(path, data, len, err);
+	rc = write_digested(dir, basename(src), data, len, files, err);
 	free(data);
 	return rc;
 }
 
-static int write_contents(const struct col_run *run, const char *tmp, struct opr_error *err)
+/* The manifest's own digest: SHA-256 of its text with the 64 hex digits of
+ * the top-level "manifest_sha256" read as zeros. */
+#define SELF_KEY "manifest_sha256"
+
+/* Returns the offset of the 64 digits of the top-level key in text, or -1
+ * when it is absent, repeated, or not 64 hex digits. A scan that knows
+ * strings and nesting: the same name as a value, inside a string or in a
+ * nested object (a profile or an event may be called that) is not it. */
+static long self_digest_at(const char *text, size_t len)
 {
-	char path[1024];
+	long found = -1;
+	int depth = 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = text[i];
+		if (c == '{' || c == '[') {
+			depth++;
+		} else if (c == '}' || c == ']') {
+			depth--;
+		} else if (c == '"') {
+			size_t start = i + 1, k = start;
+			while (k < len && text[k] != '"')
+				k += text[k] == '\\' ? 2 : 1;
+			if (k >= len)
+				return -1;
+			size_t after = k + 1;
+			while (after < len && strchr(" \t\r\n", text[after]))
+				after++;
+			int is_key = after < len && text[after] == ':';
+			if (depth == 1 && is_key && k - start == sizeof SELF_KEY - 1 &&
+			    !memcmp(text + start, SELF_KEY, sizeof SELF_KEY - 1)) {
+				size_t v = after + 1;
+				while (v < len && strchr(" \t\r\n", text[v]))
+					v++;
+				if (found >= 0 || v + 66 > len || text[v] != '"' || text[v + 65] != '"')
+					return -1;
+				for (size_t d = v + 1; d < v + 65; d++)
+					if (!((text[d] >= '0' && text[d] <= '9') || (text[d] >= 'a' && text[d] <= 'f')))
+						return -1;
+				found = (long)(v + 1);
+			}
+			i = k;
+		}
+	}
+	return found;
+}
+
+static void self_digest(const char *text, size_t len, long at, char hex[65])
+{
+	char *copy = malloc(len + 1);
+	if (!copy) {
+		memset(hex, 'x', 64); /* never equal to a digest: reported as altered */
+		hex[64] = '\0';
+		return;
+	}
+	memcpy(copy, text, len + 1);
+	memset(copy + at, '0', 64);
+	col_sha256_hex(copy, len, hex);
+	free(copy);
+}
+
+/* Writes m (which gets "files" and "manifest_sha256") as dir/manifest.json. */
+static int write_manifest(const char *dir, json_t *m, json_t *files, struct opr_error *err)
+{
+	static const char zeros[] = "0000000000000000000000000000000000000000000000000000000000000000";
+	char path[OPR_PATH_MAX], hex[65];
+	if (json_object_set(m, "files", files) ||
+	    json_object_set_new(m, "manifest_sha256", json_string(zeros)))
+		return opr_error_set(err, OPR_ENOMEM, "out of memory building manifest.json");
+	char *s = json_dumps(m, JSON_FLAGS);
+	if (!s)
+		return opr_error_set(err, OPR_ENOMEM, "cannot serialise manifest.json");
+	size_t n = strlen(s);
+	long at = self_digest_at(s, n);
+	if (at < 0) {
+		free(s);
+		return opr_error_set(err, OPR_EINTERNAL, "manifest.json: manifest_sha256 not found once");
+	}
+	self_digest(s, n, at, hex);
+	memcpy(s + at, hex, 64);
+	int rc = opr_path_join(path, sizeof path, dir, "manifest.json", err);
+	if (!rc)
+		rc = col_write_file(path, s, n, err);
+	free(s);
+	return rc;
+}
+
+static int write_contents(const struct col_run *run, const char *dir, struct opr_error *err)
+{
 	int rc;
-	json_t *m = manifest_json(run);
-	rc = write_json(tmp, "manifest.json", m, err);
-	json_decref(m);
-	if (rc)
-		return rc;
+	json_t *files = json_object();
+	json_t *m = NULL;
+	if (!files)
+		return opr_error_set(err, OPR_ENOMEM, "out of memory writing the archive");
 	json_t *pj = pipeline_json(run);
-	rc = write_json(tmp, "pipeline.json", pj, err);
+	rc = write_json(dir, "pipeline.json", pj, files, err);
 	json_decref(pj);
 	if (rc)
-		return rc;
+		goto out;
 	struct opr_buf t = {0};
 	samples_csv(run, &t);
-	rc = write_text(tmp, "samples.csv", &t, err);
+	rc = write_text(dir, "samples.csv", &t, files, err);
 	opr_buf_release(&t);
 	if (rc)
-		return rc;
+		goto out;
 	struct opr_buf c = {0};
 	counters_csv(run, &c);
-	rc = write_text(tmp, "counters.csv", &c, err);
+	rc = write_text(dir, "counters.csv", &c, files, err);
 	opr_buf_release(&c);
 	if (rc)
-		return rc;
+		goto out;
 	struct opr_buf r = {0};
 	rounds_csv(run, &r);
-	rc = write_text(tmp, "rounds.csv", &r, err);
+	rc = write_text(dir, "rounds.csv", &r, files, err);
 	opr_buf_release(&r);
 	if (rc)
-		return rc;
-	snprintf(path, sizeof path, "%s/profile.yaml", tmp);
-	if ((rc = col_write_file(path, run->profile->text, run->profile->text_len, err)))
-		return rc;
-	if ((rc = copy_envelope(run->profile, tmp, err)))
-		return rc;
-	return col_fsync_dir(tmp, err);
-}
-
-int col_archive_write(const struct col_run *run, const char *dir, int force,
-		      struct opr_error *err)
-{
-	struct stat st;
-	if (!stat(dir, &st) && !force)
-		return opr_error_set(err, OPR_EEXIST, "'%s' exists; pass --force to replace it", dir);
-	char tmp[1024], parent[1024], old[1100];
-	snprintf(parent, sizeof parent, "%s", dir);
-	char *slash = strrchr(parent, '/');
-	if (slash && slash != parent)
-		*slash = '\0';
-	else if (slash)
-		parent[1] = '\0';
-	else
-		snprintf(parent, sizeof parent, ".");
-	if (snprintf(tmp, sizeof tmp, "%s.tmp-%ld", dir, (long)getpid()) >= (int)sizeof tmp)
-		return opr_error_set(err, OPR_EIO, "path too long: '%s'", dir);
-	col_rmtree(tmp);
-	int rc = col_mkdirs(tmp, err);
+		goto out;
+	if ((rc = write_digested(dir, "profile.yaml", run->profile->text, run->profile->text_len,
+				 files, err)))
+		goto out;
+	if ((rc = copy_envelope(run->profile, dir, files, err)))
+		goto out;
+	/* last, with the digests of everything above */
+	m = manifest_json(run);
+	rc = m ? write_manifest(dir, m, files, err)
+	       : opr_error_set(err, OPR_ENOMEM, "cannot serialise manifest.json");
 	if (!rc)
-		rc = write_contents(run, tmp, err);
-	if (rc) {
-		col_rmtree(tmp);
-		return rc;
-	}
-	/* replace an old archive only once the new one is complete */
-	snprintf(old, sizeof old, "%s.old-%ld", dir, (long)getpid());
-	int had_old = !stat(dir, &st);
-	if (had_old && rename(dir, old)) {
-		col_rmtree(tmp);
-		return opr_error_set(err, OPR_EIO, "cannot move '%s' aside: %s", dir, strerror(errno));
-	}
-	if (rename(tmp, dir)) {
-		int e = errno;
-		col_rmtree(tmp);
-		/* put the old archive back; if that fails too, say where it is */
-		if (had_old && rename(old, dir))
-			return opr_error_set(err, OPR_EIO, "cannot rename into '%s': %s; the previous archive "
-					     "is left at '%s'", dir, strerror(e), old);
-		return opr_error_set(err, OPR_EIO, "cannot rename into '%s': %s", dir, strerror(e));
-	}
-	if (had_old)
-		col_rmtree(old);
-	return col_fsync_dir(parent, err);
+		rc = opr_fsync_dir(dir, err);
+out:
+	json_decref(m);
+	json_decref(files);
+	return rc;
 }
 
-/* ---- loading ---------------------------------------------------------------- */
+int col_archive_write(const struct col_run *run, const char *dir, struct opr_error *err)
+{
+	if (mkdir(dir, 0777))
+		return opr_error_set(err, errno == EEXIST ? OPR_EEXIST : OPR_EIO, "cannot create '%s': %s",
+				     dir, strerror(errno));
+	int rc = write_contents(run, dir, err);
+	if (rc)
+		opr_rmtree(dir);
+	return rc;
+}
+
+/* A name in "files": a plain file name of the archive folder. */
+static int plain_name(const char *name)
+{
+	return name[0] && name[0] != '.' && !strchr(name, '/') && strlen(name) < 200;
+}
+
+static int read_in(const char *dir, const char *name, char **data, size_t *len,
+		   struct opr_error *err)
+{
+	char path[OPR_PATH_MAX];
+	int rc = opr_path_join(path, sizeof path, dir, name, err);
+	return rc ? rc : col_read_file(path, data, len, MAX_ARCHIVE_FILE, err);
+}
+
+int col_archive_seal(const char *dir, struct opr_error *err)
+{
+	static const char *const required[] = {"pipeline.json", "samples.csv", "counters.csv",
+					       "profile.yaml"};
+	char *data = NULL;
+	size_t len;
+	json_t *m = NULL, *files = NULL;
+	int rc = read_in(dir, "manifest.json", &data, &len, err);
+	if (rc)
+		return rc;
+	json_error_t je;
+	m = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
+	free(data);
+	data = NULL;
+	if (!json_is_object(m)) {
+		rc = opr_error_at(err, OPR_EINPUT, "manifest.json", m ? 1 : je.line, m ? 1 : je.column,
+				  "%s", m ? "not a JSON object" : je.text);
+		goto out;
+	}
+	/* the files the manifest lists, else those of an archive before digests
+	 * (the four and the envelope file named in it) */
+	int bad = 0;
+	json_t *listed = json_object_get(m, "files");
+	files = json_object();
+	const char *name;
+	json_t *v;
+	if (json_is_object(listed)) {
+		json_object_foreach(listed, name, v)
+			put(&bad, files, name, json_null());
+	} else {
+		for (size_t i = 0; i < sizeof required / sizeof *required; i++)
+			put(&bad, files, required[i], json_null());
+		const char *src = json_string_value(json_object_get(json_object_get(m, "envelope"), "source"));
+		if (src && strcmp(src, "inline")) {
+			char b[OPR_PATH_MAX];
+			snprintf(b, sizeof b, "%s", src);
+			put(&bad, files, basename(b), json_null());
+		}
+	}
+	json_object_foreach(files, name, v) {
+		char hex[65];
+		if (!plain_name(name)) {
+			rc = opr_error_set(err, OPR_EINPUT, "manifest.json: files: '%s' is not a file name", name);
+			goto out;
+		}
+		if ((rc = read_in(dir, name, &data, &len, err)))
+			goto out;
+		col_sha256_hex(data, len, hex);
+		free(data);
+		data = NULL;
+		put(&bad, files, name, json_string(hex));
+	}
+	put(&bad, m, "archive_version", json_integer(COL_ARCHIVE_VERSION));
+	if (bad || !files) {
+		rc = opr_error_set(err, OPR_ENOMEM, "out of memory listing the archive's files");
+		goto out;
+	}
+	rc = write_manifest(dir, m, files, err);
+out:
+	json_decref(files);
+	json_decref(m);
+	return rc;
+}
+
+/* ---- loading ----------------------------------------------------------------
+ * First the digests: manifest.json's own, then every file it lists, so an
+ * altered archive is refused naming the file before anything is read from it.
+ * Then every value strictly: a wrong type, a count out of range, a malformed
+ * number or a samples.csv that does not hold rounds x repetitions samples is
+ * an error with FILE:LINE:COL or the JSON path, never coerced. */
+
+#define I64 INT64_MAX
+#define FILES_CHECKED 16
+
+static int altered(const char *dir, const char *name, const char *why, struct opr_error *err)
+{
+	return opr_error_set(err, OPR_EINPUT,
+			     "%s/%s: the archive was altered: %s; collect it again or restore the file",
+			     dir, name, why);
+}
+
+/* Checks manifest.json's own digest and each listed file's; on success *m is
+ * the parsed manifest (the caller's). */
+static int verify(const char *dir, json_t **out, struct opr_error *err)
+{
+	char *data = NULL, hex[65];
+	size_t len;
+	json_t *m = NULL;
+	int rc = read_in(dir, "manifest.json", &data, &len, err);
+	if (rc)
+		return rc;
+	long at = self_digest_at(data, len);
+	if (at < 0) {
+		rc = opr_error_set(err, OPR_EINPUT,
+				   "%s/manifest.json: no manifest_sha256: not an archive of this opreview "
+				   "(version %d) or altered; collect it again", dir, COL_ARCHIVE_VERSION);
+		goto out;
+	}
+	self_digest(data, len, at, hex);
+	if (memcmp(hex, data + at, 64)) {
+		rc = altered(dir, "manifest.json", "its SHA-256 is not the manifest_sha256 it records", err);
+		goto out;
+	}
+	json_error_t je;
+	m = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
+	if (!m) {
+		char path[OPR_PATH_MAX];
+		snprintf(path, sizeof path, "%s/manifest.json", dir);
+		rc = opr_error_at(err, OPR_EINPUT, path, je.line, je.column, "%s", je.text);
+		goto out;
+	}
+	char mpath[OPR_PATH_MAX];
+	snprintf(mpath, sizeof mpath, "%s/manifest.json", dir); /* fits: read_in joined it */
+	struct col_jr r = {mpath, err, 0, ""};
+	json_int_t version = col_jr_int(&r, m, "archive_version", 0, I64);
+	if (!r.rc && version != COL_ARCHIVE_VERSION)
+		r.rc = opr_error_set(err, OPR_EINPUT, "%s/manifest.json: archive_version %lld is not %d",
+				     dir, (long long)version, COL_ARCHIVE_VERSION);
+	json_t *files = col_jr_obj(&r, m, "files");
+	static const char *const required[] = {"pipeline.json", "samples.csv", "counters.csv",
+					       "profile.yaml"};
+	for (size_t i = 0; !r.rc && i < sizeof required / sizeof *required; i++)
+		if (!json_object_get(files, required[i]))
+			r.rc = opr_error_set(err, OPR_EINPUT, "%s/manifest.json: files: %s is not listed",
+					     dir, required[i]);
+	if (!r.rc && json_object_size(files) > FILES_CHECKED)
+		r.rc = opr_error_set(err, OPR_EINPUT, "%s/manifest.json: files: %zu entries; at most %d",
+				     dir, json_object_size(files), FILES_CHECKED);
+	const char *name;
+	json_t *v;
+	size_t mark = col_jr_enter(&r, "files");
+	json_object_foreach(files, name, v) {
+		char want[65], *fd = NULL;
+		size_t flen;
+		if (r.rc)
+			break;
+		col_jr_str(&r, files, name, want, sizeof want);
+		if (r.rc)
+			break;
+		if (!plain_name(name)) {
+			r.rc = opr_error_set(err, OPR_EINPUT, "%s/manifest.json: files: '%s' is not a file name",
+					     dir, name);
+			break;
+		}
+		if ((r.rc = read_in(dir, name, &fd, &flen, err)))
+			break;
+		col_sha256_hex(fd, flen, hex);
+		free(fd);
+		if (strcmp(hex, want)) {
+			char why[200];
+			snprintf(why, sizeof why, "its SHA-256 is %.12s..., the manifest records %.12s...", hex,
+				 want);
+			r.rc = altered(dir, name, why, err);
+		}
+	}
+	col_jr_leave(&r, mark);
+	rc = r.rc;
+out:
+	free(data);
+	if (rc)
+		json_decref(m);
+	else
+		*out = m;
+	return rc;
+}
 
 static int load_json(const char *dir, const char *name, json_t **out, struct opr_error *err)
 {
-	char path[1024];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
+	char path[OPR_PATH_MAX];
+	int rc = opr_path_join(path, sizeof path, dir, name, err);
 	char *data;
 	size_t len;
-	int rc = col_read_file(path, &data, &len, MAX_ARCHIVE_FILE, err);
+	if (!rc)
+		rc = col_read_file(path, &data, &len, MAX_ARCHIVE_FILE, err);
 	if (rc)
 		return rc;
 	json_error_t je;
@@ -502,287 +751,452 @@ static int load_json(const char *dir, const char *name, json_t **out, struct opr
 	return 0;
 }
 
-static double jnum(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static int64_t jint(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-	return json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
-}
-
-static void jstr(json_t *o, const char *key, char *buf, size_t len)
-{
-	json_t *v = json_object_get(o, key);
-	snprintf(buf, len, "%s", json_is_string(v) ? json_string_value(v) : "");
-}
-
-static void load_plan(json_t *j, enum ops_group g, struct ops_plan *p)
+static void load_plan(struct col_jr *r, json_t *o, const char *key, enum ops_group g,
+		      struct ops_plan *p)
 {
 	memset(p, 0, sizeof *p);
-	p->fused = json_is_true(json_object_get(j, "fused"));
-	p->strategy = (enum ops_strategy)jint(j, "strategy");
-	p->split_k = (int)jint(j, "split_k");
-	p->double_buffer = json_is_true(json_object_get(j, "double_buffer"));
-	json_t *params = json_object_get(j, "params");
+	json_t *j = col_jr_obj(r, o, key);
+	size_t mark = col_jr_enter(r, key);
+	p->fused = col_jr_bool(r, j, "fused");
+	p->strategy = (enum ops_strategy)col_jr_int(r, j, "strategy", 0, OPS_NSTRATS - 1);
+	p->split_k = (int)col_jr_int(r, j, "split_k", 0, INT32_MAX);
+	p->double_buffer = col_jr_bool(r, j, "double_buffer");
+	json_t *params = col_jr_obj(r, j, "params");
+	size_t m2 = col_jr_enter(r, "params");
 	const char *const *names = ops_plan_params(g);
 	for (int i = 0; names && names[i] && i < OPS_PLAN_MAX_PARAMS; i++)
-		p->p[i] = jint(params, names[i]);
+		p->p[i] = col_jr_int(r, params, names[i], 0, I64);
+	col_jr_leave(r, m2);
+	col_jr_leave(r, mark);
 }
 
-static void load_counters(json_t *j, struct ops_counters *c)
+static void load_counters(struct col_jr *r, json_t *o, const char *key, struct ops_counters *c)
 {
 	memset(c, 0, sizeof *c);
-	json_t *bytes = json_object_get(j, "dma_bytes");
+	json_t *j = col_jr_obj(r, o, key);
+	size_t mark = col_jr_enter(r, key);
+	json_t *bytes = col_jr_obj(r, j, "dma_bytes");
+	size_t m2 = col_jr_enter(r, "dma_bytes");
 	for (int s = 0; s < OPS_NSPACES; s++)
 		for (int d = 0; d < OPS_NSPACES; d++) {
 			char k[32];
 			snprintf(k, sizeof k, "%s->%s", ops_space_name(s), ops_space_name(d));
-			c->bytes[s][d] = (uint64_t)jint(bytes, k);
+			c->bytes[s][d] = (uint64_t)col_jr_int(r, bytes, k, 0, I64);
 		}
-	c->compute_read_bytes = (uint64_t)jint(j, "compute_read_bytes");
-	c->compute_write_bytes = (uint64_t)jint(j, "compute_write_bytes");
-	c->transfers = (uint64_t)jint(j, "transfers");
-	c->splits = (uint64_t)jint(j, "splits");
-	c->launches = (uint64_t)jint(j, "launches");
-	c->tiles = (uint64_t)jint(j, "tiles");
-	c->fallbacks = (uint64_t)jint(j, "fallbacks");
-	c->elem_ops = (uint64_t)jint(j, "elem_ops");
-	c->peak_shared_bytes = (uint64_t)jint(j, "peak_shared_bytes");
-	json_t *macs = json_object_get(j, "macs");
+	col_jr_leave(r, m2);
+	c->compute_read_bytes = (uint64_t)col_jr_int(r, j, "compute_read_bytes", 0, I64);
+	c->compute_write_bytes = (uint64_t)col_jr_int(r, j, "compute_write_bytes", 0, I64);
+	c->transfers = (uint64_t)col_jr_int(r, j, "transfers", 0, I64);
+	c->splits = (uint64_t)col_jr_int(r, j, "splits", 0, I64);
+	c->launches = (uint64_t)col_jr_int(r, j, "launches", 0, I64);
+	c->tiles = (uint64_t)col_jr_int(r, j, "tiles", 0, I64);
+	c->fallbacks = (uint64_t)col_jr_int(r, j, "fallbacks", 0, I64);
+	c->elem_ops = (uint64_t)col_jr_int(r, j, "elem_ops", 0, I64);
+	c->peak_shared_bytes = (uint64_t)col_jr_int(r, j, "peak_shared_bytes", 0, I64);
+	json_t *macs = col_jr_obj(r, j, "macs");
+	m2 = col_jr_enter(r, "macs");
 	for (int t = 0; t < OPS_NDTYPES; t++)
-		c->macs[t] = (uint64_t)jint(macs, ops_dtype_name(t));
-	json_t *cw = json_object_get(j, "core_work");
-	for (size_t i = 0; i < json_array_size(cw) && i < OPS_MAX_CORES; i++)
-		c->core_work[i] = (uint64_t)json_integer_value(json_array_get(cw, i));
+		c->macs[t] = (uint64_t)col_jr_int(r, macs, ops_dtype_name(t), 0, I64);
+	col_jr_leave(r, m2);
+	json_t *cw = col_jr_arr(r, j, "core_work");
+	m2 = col_jr_enter(r, "core_work");
+	for (size_t i = 0; !r->rc && i < json_array_size(cw) && i < OPS_MAX_CORES; i++)
+		c->core_work[i] = (uint64_t)col_jr_int_at(r, cw, i, 0, I64);
+	col_jr_leave(r, m2);
+	col_jr_leave(r, mark);
 }
 
-static int load_variant(json_t *j, const struct col_run *run, enum ops_group g,
-			struct col_variant_run *vr, struct opr_error *err)
+static void load_alt(struct col_jr *r, json_t *a, enum ops_group g, struct ops_plan_eval *e,
+		     double *measured_ns)
 {
-	load_plan(json_object_get(j, "plan"), g, &vr->plan);
-	vr->plan_was_auto = json_is_true(json_object_get(j, "plan_was_auto"));
-	vr->fell_back = json_is_true(json_object_get(j, "fell_back"));
-	jstr(j, "plan_note", vr->plan_note, sizeof vr->plan_note);
-	json_t *alts = json_object_get(j, "alternatives");
+	load_plan(r, a, "plan", g, &e->plan);
+	e->rejected = col_jr_bool(r, a, "rejected");
+	e->fits = col_jr_bool(r, a, "fits");
+	col_jr_str(r, a, "reason", e->reason, sizeof e->reason);
+	e->model_ns = col_jr_num(r, a, "model_ns");
+	e->launches = (uint64_t)col_jr_int(r, a, "launches", 0, I64);
+	e->global_bytes = (uint64_t)col_jr_int(r, a, "global_bytes", 0, I64);
+	e->footprint_bytes = (uint64_t)col_jr_int(r, a, "footprint_bytes", 0, I64);
+	e->reuse_ratio = col_jr_num(r, a, "reuse_ratio");
+	/* null when not measured (absent before model validation: the same) */
+	*measured_ns = col_jr_num_opt(r, a, "measured_ns", NAN);
+	if (json_object_get(a, "counters"))
+		load_counters(r, a, "counters", &e->counters);
+}
+
+static void load_launch(struct col_jr *r, json_t *l, struct ops_launch_rec *x)
+{
+	col_jr_str(r, l, "name", x->name, sizeof x->name);
+	x->cores_used = (int)col_jr_int(r, l, "cores_used", 0, OPS_MAX_CORES);
+	x->double_buffer = col_jr_bool(r, l, "double_buffer");
+	/* (absent from archives written before them: false and 0, as they ran) */
+	x->one_pass = col_jr_bool_opt(r, l, "one_pass", 0);
+	x->global_bytes = (uint64_t)col_jr_int(r, l, "global_bytes", 0, I64);
+	x->shared_bytes = (uint64_t)col_jr_int(r, l, "shared_bytes", 0, I64);
+	x->transfers = (uint64_t)col_jr_int(r, l, "transfers", 0, I64);
+	x->work = (uint64_t)col_jr_int(r, l, "work", 0, I64);
+	x->overhead_ns = col_jr_num(r, l, "overhead_ns");
+	x->compute_ns = col_jr_num(r, l, "compute_ns");
+	x->shared_ns = col_jr_num(r, l, "shared_ns");
+	x->shared_dma_ns = col_jr_num_opt(r, l, "shared_dma_ns", 0.0);
+	x->global_ns = col_jr_num(r, l, "global_ns");
+	x->dma_ns = col_jr_num(r, l, "dma_ns");
+	x->imbalance = col_jr_num(r, l, "imbalance");
+	x->model_ns = col_jr_num(r, l, "model_ns");
+}
+
+/* Reads one variant; vr->nsamples is the manifest's count until the samples
+ * are loaded (load_samples checks it). */
+static void load_variant(struct col_jr *r, json_t *j, const struct col_run *run, enum ops_group g,
+			 struct col_variant_run *vr, size_t *nsamples)
+{
+	load_plan(r, j, "plan", g, &vr->plan);
+	vr->plan_was_auto = col_jr_bool(r, j, "plan_was_auto");
+	vr->fell_back = col_jr_bool(r, j, "fell_back");
+	col_jr_str(r, j, "plan_note", vr->plan_note, sizeof vr->plan_note);
+	json_t *alts = col_jr_arr(r, j, "alternatives");
+	json_t *ls = col_jr_arr(r, j, "launches");
+	if (r->rc)
+		return;
 	vr->nalts = json_array_size(alts);
 	vr->alts = calloc(vr->nalts ? vr->nalts : 1, sizeof *vr->alts);
 	vr->alt_measured_ns = calloc(vr->nalts ? vr->nalts : 1, sizeof *vr->alt_measured_ns);
-	json_t *ls = json_object_get(j, "launches");
 	vr->nlaunches = json_array_size(ls);
 	vr->launches = calloc(vr->nlaunches ? vr->nlaunches : 1, sizeof *vr->launches);
 	vr->event_totals = calloc(run->nevents ? run->nevents : 1, sizeof(long long));
-	if (!vr->alts || !vr->alt_measured_ns || !vr->launches || !vr->event_totals)
-		return opr_error_set(err, OPR_ENOMEM, "out of memory loading the archive");
-	for (size_t i = 0; i < vr->nalts; i++) {
-		json_t *a = json_array_get(alts, i);
-		struct ops_plan_eval *e = &vr->alts[i];
-		load_plan(json_object_get(a, "plan"), g, &e->plan);
-		e->rejected = json_is_true(json_object_get(a, "rejected"));
-		e->fits = json_is_true(json_object_get(a, "fits"));
-		jstr(a, "reason", e->reason, sizeof e->reason);
-		e->model_ns = jnum(a, "model_ns");
-		e->launches = (uint64_t)jint(a, "launches");
-		e->global_bytes = (uint64_t)jint(a, "global_bytes");
-		e->footprint_bytes = (uint64_t)jint(a, "footprint_bytes");
-		e->reuse_ratio = jnum(a, "reuse_ratio");
-		/* absent in archives written before model validation: not measured */
-		json_t *mv = json_object_get(a, "measured_ns");
-		vr->alt_measured_ns[i] = json_is_number(mv) ? json_number_value(mv) : NAN;
-		json_t *ac = json_object_get(a, "counters");
-		if (json_is_object(ac))
-			load_counters(ac, &e->counters);
+	if (!vr->alts || !vr->alt_measured_ns || !vr->launches || !vr->event_totals) {
+		r->rc = opr_error_set(r->err, OPR_ENOMEM, "out of memory loading the archive");
+		return;
 	}
-	for (size_t i = 0; i < vr->nlaunches; i++) {
-		json_t *l = json_array_get(ls, i);
-		struct ops_launch_rec *r = &vr->launches[i];
-		jstr(l, "name", r->name, sizeof r->name);
-		r->cores_used = (int)jint(l, "cores_used");
-		r->double_buffer = json_is_true(json_object_get(l, "double_buffer"));
-		/* (absent in archives written before it: false, as they ran) */
-		r->one_pass = json_is_true(json_object_get(l, "one_pass"));
-		r->global_bytes = (uint64_t)jint(l, "global_bytes");
-		r->shared_bytes = (uint64_t)jint(l, "shared_bytes");
-		r->transfers = (uint64_t)jint(l, "transfers");
-		r->work = (uint64_t)jint(l, "work");
-		r->overhead_ns = jnum(l, "overhead_ns");
-		r->compute_ns = jnum(l, "compute_ns");
-		r->shared_ns = jnum(l, "shared_ns");
-		/* (absent from archives before the phased model: 0) */
-		r->shared_dma_ns = json_is_number(json_object_get(l, "shared_dma_ns"))
-					   ? jnum(l, "shared_dma_ns")
-					   : 0.0;
-		r->global_ns = jnum(l, "global_ns");
-		r->dma_ns = jnum(l, "dma_ns");
-		r->imbalance = jnum(l, "imbalance");
-		r->model_ns = jnum(l, "model_ns");
+	size_t mark = col_jr_enter(r, "alternatives");
+	for (size_t i = 0; !r->rc && i < vr->nalts; i++) {
+		size_t m2 = col_jr_enter_i(r, i);
+		load_alt(r, json_array_get(alts, i), g, &vr->alts[i], &vr->alt_measured_ns[i]);
+		col_jr_leave(r, m2);
 	}
-	load_counters(json_object_get(j, "counters"), &vr->counters);
-	vr->model_ns = jnum(j, "model_ns");
-	json_t *q = json_object_get(j, "quality");
-	vr->quality.rel_l2 = jnum(q, "rel_l2");
-	vr->quality.max_abs_lsb = jnum(q, "max_abs_lsb");
-	vr->quality.exact_int = json_is_true(json_object_get(q, "exact_int"));
-	jstr(j, "output_sha256", vr->output_sha256, sizeof vr->output_sha256);
-	jstr(j, "input_sha256", vr->input_sha256, sizeof vr->input_sha256);
-	vr->events_per_sample = json_is_true(json_object_get(j, "events_per_sample"));
-	vr->repro_counters_equal = json_is_true(json_object_get(j, "repro_counters_equal"));
-	vr->repro_output_stable = json_is_true(json_object_get(j, "repro_output_stable"));
-	json_t *ev = json_object_get(j, "event_totals");
-	for (size_t e = 0; e < run->nevents; e++) {
+	col_jr_leave(r, mark);
+	mark = col_jr_enter(r, "launches");
+	for (size_t i = 0; !r->rc && i < vr->nlaunches; i++) {
+		size_t m2 = col_jr_enter_i(r, i);
+		load_launch(r, json_array_get(ls, i), &vr->launches[i]);
+		col_jr_leave(r, m2);
+	}
+	col_jr_leave(r, mark);
+	load_counters(r, j, "counters", &vr->counters);
+	vr->model_ns = col_jr_num(r, j, "model_ns");
+	json_t *q = col_jr_obj(r, j, "quality");
+	mark = col_jr_enter(r, "quality");
+	vr->quality.rel_l2 = col_jr_num(r, q, "rel_l2");
+	vr->quality.max_abs_lsb = col_jr_num(r, q, "max_abs_lsb");
+	vr->quality.exact_int = col_jr_bool(r, q, "exact_int");
+	col_jr_leave(r, mark);
+	col_jr_str(r, j, "output_sha256", vr->output_sha256, sizeof vr->output_sha256);
+	col_jr_str(r, j, "input_sha256", vr->input_sha256, sizeof vr->input_sha256);
+	*nsamples = (size_t)col_jr_int(r, j, "nsamples", 0, I64);
+	vr->events_per_sample = col_jr_bool(r, j, "events_per_sample");
+	vr->repro_counters_equal = col_jr_bool(r, j, "repro_counters_equal");
+	vr->repro_output_stable = col_jr_bool(r, j, "repro_output_stable");
+	json_t *ev = col_jr_obj(r, j, "event_totals");
+	mark = col_jr_enter(r, "event_totals");
+	for (size_t e = 0; !r->rc && e < run->nevents; e++) {
 		json_t *v = json_object_get(ev, run->events[e].name);
-		vr->event_totals[e] = json_is_integer(v) ? (long long)json_integer_value(v) : 0;
+		if (json_is_null(v) && !run->events[e].available)
+			continue; /* unavailable: no value, and none shown */
+		vr->event_totals[e] = (long long)col_jr_int(r, ev, run->events[e].name, 0, I64);
 	}
+	col_jr_leave(r, mark);
+	/* absent from archives written before host counters (run->hc_recorded 0) */
 	json_t *hc = json_object_get(j, "host_counter_totals");
-	for (int c = 0; c < COL_NHC; c++) {
+	if (!r->rc && hc && !json_is_object(hc))
+		col_jr_fail(r, "host_counter_totals", "an object", hc);
+	mark = col_jr_enter(r, "host_counter_totals");
+	for (int c = 0; !r->rc && hc && c < COL_NHC; c++) {
 		json_t *v = json_object_get(hc, col_hc_name(c));
-		vr->hc_totals[c] = json_is_integer(v) ? (long long)json_integer_value(v) : 0;
+		if (!run->hc[c].available && (!v || json_is_null(v)))
+			continue; /* unavailable: no value */
+		vr->hc_totals[c] = (long long)col_jr_int(r, hc, col_hc_name(c), 0, I64);
 	}
-	return 0;
+	col_jr_leave(r, mark);
 }
 
-static int load_manifest(json_t *m, struct col_run *run, const char *path, struct opr_error *err)
+static void load_host(struct col_jr *r, json_t *h, struct col_host *ho)
 {
-	if (jint(m, "archive_version") != COL_ARCHIVE_VERSION)
-		return opr_error_set(err, OPR_EINPUT, "%s: archive_version %lld is not %d", path,
-				     (long long)jint(m, "archive_version"), COL_ARCHIVE_VERSION);
-	jstr(m, "started_utc", run->started_utc, sizeof run->started_utc);
-	jstr(json_object_get(m, "profile"), "path", run->profile_origin, sizeof run->profile_origin);
+	col_jr_str(r, h, "cpu_model", ho->cpu_model, sizeof ho->cpu_model);
+	ho->cpus_online = (int)col_jr_int(r, h, "cpus_online", 0, INT32_MAX);
+	col_jr_str(r, h, "caches", ho->caches, sizeof ho->caches);
+	col_jr_str(r, h, "kernel", ho->kernel, sizeof ho->kernel);
+	col_jr_str(r, h, "governor", ho->governor, sizeof ho->governor);
+	col_jr_str(r, h, "compiler", ho->compiler, sizeof ho->compiler);
+	col_jr_str(r, h, "cflags", ho->cflags, sizeof ho->cflags);
+	col_jr_str(r, h, "versions", ho->versions, sizeof ho->versions);
+	col_jr_str(r, h, "tool_version", ho->tool_version, sizeof ho->tool_version);
+	col_jr_str(r, h, "git_revision", ho->git_revision, sizeof ho->git_revision);
+	col_jr_str(r, h, "hostname", ho->hostname, sizeof ho->hostname);
+	ho->mem_total_bytes = (uint64_t)col_jr_int(r, h, "mem_total_bytes", 0, I64);
+}
+
+/* nsamples[b][v]: the manifest's sample counts, for load_samples. */
+static int load_manifest(json_t *m, const char *path, struct col_run *run, size_t nsamples[][2],
+			 struct opr_error *err)
+{
+	struct col_jr r = {path, err, 0, ""};
+	char digest[65], recorded[65];
+	col_jr_str(&r, m, "started_utc", run->started_utc, sizeof run->started_utc);
+	json_t *prof = col_jr_obj(&r, m, "profile");
+	size_t mark = col_jr_enter(&r, "profile");
+	col_jr_str(&r, prof, "path", run->profile_origin, sizeof run->profile_origin);
+	col_jr_str(&r, prof, "sha256", recorded, sizeof recorded);
+	col_jr_leave(&r, mark);
+	/* the profile's own digest too (profile.yaml's file digest was checked) */
+	col_sha256_hex(run->profile->text, run->profile->text_len, digest);
+	if (!r.rc && strcmp(digest, recorded))
+		r.rc = opr_error_set(err, OPR_EINPUT, "%s: profile.sha256 is not the digest of "
+				     "profile.yaml: the archive was altered", path);
 	/* the envelope as the run named it, not the archive's copy */
-	json_t *env = json_object_get(m, "envelope");
-	if (json_is_string(json_object_get(env, "source")))
-		jstr(env, "source", run->profile->envelope_source, sizeof run->profile->envelope_source);
-	json_t *h = json_object_get(m, "host");
-	struct col_host *ho = &run->host;
-	jstr(h, "cpu_model", ho->cpu_model, sizeof ho->cpu_model);
-	ho->cpus_online = (int)jint(h, "cpus_online");
-	jstr(h, "caches", ho->caches, sizeof ho->caches);
-	jstr(h, "kernel", ho->kernel, sizeof ho->kernel);
-	jstr(h, "governor", ho->governor, sizeof ho->governor);
-	jstr(h, "compiler", ho->compiler, sizeof ho->compiler);
-	jstr(h, "cflags", ho->cflags, sizeof ho->cflags);
-	jstr(h, "versions", ho->versions, sizeof ho->versions);
-	jstr(h, "tool_version", ho->tool_version, sizeof ho->tool_version);
-	jstr(h, "git_revision", ho->git_revision, sizeof ho->git_revision);
-	jstr(h, "hostname", ho->hostname, sizeof ho->hostname);
-	ho->mem_total_bytes = (uint64_t)jint(h, "mem_total_bytes");
-	json_t *ev = json_object_get(m, "events");
-	run->nevents = json_array_size(ev) < COL_MAX_RUN_EVENTS ? json_array_size(ev)
-								: COL_MAX_RUN_EVENTS;
-	for (size_t i = 0; i < run->nevents; i++) {
+	json_t *env = col_jr_obj(&r, m, "envelope");
+	mark = col_jr_enter(&r, "envelope");
+	col_jr_str(&r, env, "source", run->profile->envelope_source, sizeof run->profile->envelope_source);
+	col_jr_leave(&r, mark);
+	json_t *h = col_jr_obj(&r, m, "host");
+	mark = col_jr_enter(&r, "host");
+	load_host(&r, h, &run->host);
+	col_jr_leave(&r, mark);
+	json_t *ev = col_jr_arr(&r, m, "events");
+	if (!r.rc && json_array_size(ev) > COL_MAX_RUN_EVENTS)
+		r.rc = opr_error_set(err, OPR_EINPUT, "%s: events: %zu events; at most %d",
+				     path, json_array_size(ev), COL_MAX_RUN_EVENTS);
+	if (!r.rc)
+		run->nevents = json_array_size(ev);
+	mark = col_jr_enter(&r, "events");
+	for (size_t i = 0; !r.rc && i < run->nevents; i++) {
 		json_t *e = json_array_get(ev, i);
-		jstr(e, "name", run->events[i].name, sizeof run->events[i].name);
-		jstr(e, "component", run->events[i].component, sizeof run->events[i].component);
-		run->events[i].available = json_is_true(json_object_get(e, "available"));
-		jstr(e, "reason", run->events[i].reason, sizeof run->events[i].reason);
+		size_t m2 = col_jr_enter_i(&r, i);
+		col_jr_str(&r, e, "name", run->events[i].name, sizeof run->events[i].name);
+		col_jr_str(&r, e, "component", run->events[i].component, sizeof run->events[i].component);
+		run->events[i].available = col_jr_bool(&r, e, "available");
+		col_jr_str(&r, e, "reason", run->events[i].reason, sizeof run->events[i].reason);
+		col_jr_leave(&r, m2);
 	}
+	col_jr_leave(&r, mark);
 	/* absent from archives written before host counters were recorded */
 	json_t *hc = json_object_get(m, "host_counters");
+	if (!r.rc && hc && !json_is_array(hc))
+		col_jr_fail(&r, "host_counters", "an array", hc);
 	run->hc_recorded = json_is_array(hc);
-	for (int c = 0; c < COL_NHC; c++) {
+	mark = col_jr_enter(&r, "host_counters");
+	for (int c = 0; !r.rc && c < COL_NHC; c++) {
 		struct col_hc_info *hi = &run->hc[c];
 		json_t *e = NULL;
+		size_t at = 0;
 		for (size_t i = 0; i < json_array_size(hc) && !e; i++)
 			if (json_is_string(json_object_get(json_array_get(hc, i), "name")) &&
 			    !strcmp(json_string_value(json_object_get(json_array_get(hc, i), "name")),
 				    col_hc_name(c)))
-				e = json_array_get(hc, i);
+				e = json_array_get(hc, at = i);
 		snprintf(hi->name, sizeof hi->name, "%s", col_hc_name(c));
 		if (!e) {
 			snprintf(hi->reason, sizeof hi->reason, "not recorded: the archive predates "
 				 "host software counters");
 			continue;
 		}
-		jstr(e, "source", hi->source, sizeof hi->source);
-		hi->available = json_is_true(json_object_get(e, "available"));
-		jstr(e, "reason", hi->reason, sizeof hi->reason);
+		size_t m2 = col_jr_enter_i(&r, at);
+		col_jr_str(&r, e, "source", hi->source, sizeof hi->source);
+		hi->available = col_jr_bool(&r, e, "available");
+		col_jr_str(&r, e, "reason", hi->reason, sizeof hi->reason);
+		col_jr_leave(&r, m2);
 	}
-	jstr(m, "papi_status", run->papi_status, sizeof run->papi_status);
-	json_t *o = json_object_get(m, "overhead");
-	run->clock_read_ns = jnum(o, "clock_read_ns");
-	run->papi_read_ns = jnum(o, "papi_read_ns");
-	run->sampling_seconds = jnum(m, "sampling_seconds");
-	json_t *blocks = json_object_get(m, "blocks");
-	if ((int)json_array_size(blocks) != run->profile->nblocks)
-		return opr_error_set(err, OPR_EINPUT, "%s: %zu blocks, but the profile has %d", path,
-				     json_array_size(blocks), run->profile->nblocks);
-	for (int i = 0; i < run->profile->nblocks; i++) {
+	col_jr_leave(&r, mark);
+	col_jr_str(&r, m, "papi_status", run->papi_status, sizeof run->papi_status);
+	json_t *o = col_jr_obj(&r, m, "overhead");
+	mark = col_jr_enter(&r, "overhead");
+	run->clock_read_ns = col_jr_num(&r, o, "clock_read_ns");
+	run->papi_read_ns = col_jr_num(&r, o, "papi_read_ns");
+	col_jr_leave(&r, mark);
+	run->sampling_seconds = col_jr_num(&r, m, "sampling_seconds");
+	json_t *blocks = col_jr_arr(&r, m, "blocks");
+	if (!r.rc && (int)json_array_size(blocks) != run->profile->nblocks)
+		r.rc = opr_error_set(err, OPR_EINPUT, "%s: %zu blocks, but the profile has %d",
+				     path, json_array_size(blocks), run->profile->nblocks);
+	mark = col_jr_enter(&r, "blocks");
+	for (int i = 0; !r.rc && i < run->profile->nblocks; i++) {
 		json_t *b = json_array_get(blocks, (size_t)i);
 		struct col_block_run *br = &run->blocks[i];
+		size_t m2 = col_jr_enter_i(&r, (size_t)i);
+		char name[COL_NAME_MAX + 1];
 		br->block = &run->profile->blocks[i];
 		run->nblocks = i + 1;
-		jstr(b, "stop_reason", br->stop_reason, sizeof br->stop_reason);
-		br->nrounds = (int)jint(b, "rounds");
-		br->reps_per_round = (int)jint(b, "reps_per_round");
-		json_t *vs = json_object_get(b, "variants");
-		for (int v = 0; v < 2; v++) {
-			int rc = load_variant(json_object_get(vs, col_variant_name(v)), run,
-					      br->block->work.group, &br->v[v], err);
-			if (rc)
-				return rc;
+		col_jr_str(&r, b, "name", name, sizeof name);
+		if (!r.rc && strcmp(name, br->block->name))
+			r.rc = opr_error_set(err, OPR_EINPUT, "%s: blocks[%d].name: '%s', but the "
+					     "profile's block %d is '%s'", path, i, name, i + 1, br->block->name);
+		col_jr_str(&r, b, "stop_reason", br->stop_reason, sizeof br->stop_reason);
+		br->nrounds = (int)col_jr_int(&r, b, "rounds", 0, INT32_MAX);
+		br->reps_per_round = (int)col_jr_int(&r, b, "reps_per_round", 0, INT32_MAX);
+		json_t *vs = col_jr_obj(&r, b, "variants");
+		size_t m3 = col_jr_enter(&r, "variants");
+		for (int v = 0; !r.rc && v < 2; v++) {
+			const char *vn = col_variant_name(v);
+			json_t *vj = col_jr_obj(&r, vs, vn);
+			size_t m4 = col_jr_enter(&r, vn);
+			load_variant(&r, vj, run, br->block->work.group, &br->v[v], &nsamples[i][v]);
+			if (!r.rc && nsamples[i][v] != (size_t)br->nrounds * (size_t)br->reps_per_round)
+				r.rc = opr_error_set(err, OPR_EINPUT,
+						     "%s: %s: nsamples %zu is not rounds x "
+						     "reps_per_round = %d x %d", path, r.path, nsamples[i][v],
+						     br->nrounds, br->reps_per_round);
+			col_jr_leave(&r, m4);
 		}
+		col_jr_leave(&r, m3);
+		col_jr_leave(&r, m2);
 	}
-	return 0;
+	col_jr_leave(&r, mark);
+	return r.rc;
 }
 
-static int find_block(const struct col_run *run, const char *name)
+static int find_block(const struct col_run *run, const char *name, size_t len)
 {
 	for (int i = 0; i < run->nblocks; i++)
-		if (!strcmp(run->blocks[i].block->name, name))
+		if (strlen(run->blocks[i].block->name) == len &&
+		    !memcmp(run->blocks[i].block->name, name, len))
 			return i;
 	return -1;
 }
 
-static int load_samples(const char *dir, struct col_run *run, struct opr_error *err)
+/* A decimal integer in [0, max]: digits only, no sign, no blank, no
+ * exponent, no overflow. Returns 0, or -1. */
+static int parse_uint(const char *s, size_t len, int64_t max, int64_t *out)
 {
-	char path[1024];
-	snprintf(path, sizeof path, "%s/samples.csv", dir);
+	int64_t x = 0;
+	if (!len || len > 19)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		int d = s[i] - '0';
+		if (x > (max - d) / 10)
+			return -1;
+		x = x * 10 + d;
+	}
+	*out = x;
+	return 0;
+}
+
+/* samples.csv: "block,variant,round,ns", then one row per sample, in order,
+ * each variant's rows exactly the manifest's nsamples (rounds x reps_per_round)
+ * with rounds 0 .. rounds-1, each round reps_per_round times. */
+static int load_samples(const char *dir, struct col_run *run, size_t nsamples[][2],
+			struct opr_error *err)
+{
+	static const char header[] = "block,variant,round,ns\n";
+	char path[OPR_PATH_MAX];
+	int rc = opr_path_join(path, sizeof path, dir, "samples.csv", err);
 	char *data;
 	size_t len;
-	int rc = col_read_file(path, &data, &len, MAX_ARCHIVE_FILE, err);
+	if (!rc)
+		rc = col_read_file(path, &data, &len, MAX_ARCHIVE_FILE, err);
 	if (rc)
 		return rc;
-	size_t cap[COL_MAX_BLOCKS][2] = {{0}};
-	int line = 1;
-	char *save = NULL;
-	char *l = strtok_r(data, "\n", &save); /* header */
-	while (!rc && (l = strtok_r(NULL, "\n", &save))) {
-		line++;
-		char block[COL_NAME_MAX + 1], variant[16];
-		int round;
-		long long ns;
-		if (sscanf(l, "%64[^,],%15[^,],%d,%lld", block, variant, &round, &ns) != 4 || ns < 0) {
-			rc = opr_error_at(err, OPR_EINPUT, path, line, 1, "malformed sample row");
-			break;
-		}
-		int b = find_block(run, block);
-		int v = !strcmp(variant, "baseline") ? 0 : !strcmp(variant, "candidate") ? 1 : -1;
-		if (b < 0 || v < 0) {
-			rc = opr_error_at(err, OPR_EINPUT, path, line, 1, "unknown block or variant '%s,%s'",
-					  block, variant);
-			break;
-		}
-		struct col_variant_run *vr = &run->blocks[b].v[v];
-		if (vr->nsamples == cap[b][v]) {
-			size_t nc = cap[b][v] ? cap[b][v] * 2 : 256;
-			int64_t *s = realloc(vr->samples_ns, nc * sizeof *s);
-			int32_t *r = s ? realloc(vr->round, nc * sizeof *r) : NULL;
-			if (s)
-				vr->samples_ns = s;
-			if (!r) {
+	for (int b = 0; b < run->nblocks && !rc; b++)
+		for (int v = 0; v < 2 && !rc; v++) {
+			struct col_variant_run *vr = &run->blocks[b].v[v];
+			size_t n = nsamples[b][v];
+			vr->samples_ns = malloc((n ? n : 1) * sizeof *vr->samples_ns);
+			vr->round = malloc((n ? n : 1) * sizeof *vr->round);
+			if (!vr->samples_ns || !vr->round)
 				rc = opr_error_set(err, OPR_ENOMEM, "out of memory loading samples");
-				break;
-			}
-			vr->round = r;
-			cap[b][v] = nc;
 		}
-		vr->samples_ns[vr->nsamples] = ns;
-		vr->round[vr->nsamples] = round;
+	if (!rc && (len < sizeof header - 1 || memcmp(data, header, sizeof header - 1)))
+		rc = opr_error_at(err, OPR_EINPUT, path, 1, 1, "expected the header 'block,variant,round,ns'");
+	int line = 1;
+	const char *p = data + sizeof header - 1, *end = data + len;
+	while (!rc && p < end) {
+		line++;
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		if (!eol) {
+			rc = opr_error_at(err, OPR_EINPUT, path, line, (int)(end - p) + 1,
+					  "the last row does not end with a newline (a cut file?)");
+			break;
+		}
+		/* four fields split at commas; col is 1-based within the line */
+		const char *f[4];
+		size_t fl[4];
+		int nf = 0;
+		const char *q = p;
+		while (nf < 4) {
+			const char *c = memchr(q, ',', (size_t)(eol - q));
+			f[nf] = q;
+			fl[nf] = (size_t)((c && nf < 3 ? c : eol) - q);
+			nf++;
+			if (!c || nf == 4)
+				break;
+			q = c + 1;
+		}
+		if (nf != 4 || memchr(f[3], ',', fl[3])) {
+			rc = opr_error_at(err, OPR_EINPUT, path, line, 1,
+					  "expected 4 fields 'block,variant,round,ns'");
+			break;
+		}
+#define COL(k) ((int)(f[k] - p) + 1)
+		int b = find_block(run, f[0], fl[0]);
+		int v = fl[1] == 8 && !memcmp(f[1], "baseline", 8)    ? 0
+			: fl[1] == 9 && !memcmp(f[1], "candidate", 9) ? 1
+								     : -1;
+		if (b < 0) {
+			rc = opr_error_at(err, OPR_EINPUT, path, line, COL(0),
+					  "expected a block of the profile, found '%.*s'", (int)fl[0] > 64 ? 64 : (int)fl[0], f[0]);
+			break;
+		}
+		if (v < 0) {
+			rc = opr_error_at(err, OPR_EINPUT, path, line, COL(1),
+					  "expected 'baseline' or 'candidate', found '%.*s'",
+					  (int)fl[1] > 64 ? 64 : (int)fl[1], f[1]);
+			break;
+		}
+		struct col_block_run *br = &run->blocks[b];
+		struct col_variant_run *vr = &br->v[v];
+		int64_t round, ns;
+		if (parse_uint(f[2], fl[2], INT32_MAX, &round) || round >= br->nrounds) {
+			rc = opr_error_at(err, OPR_EINPUT, path, line, COL(2),
+					  "expected a round in 0..%d, found '%.*s'", br->nrounds - 1,
+					  (int)fl[2] > 32 ? 32 : (int)fl[2], f[2]);
+			break;
+		}
+		if (parse_uint(f[3], fl[3], INT64_MAX, &ns)) {
+			rc = opr_error_at(err, OPR_EINPUT, path, line, COL(3),
+					  "expected a time in integer nanoseconds, found '%.*s'",
+					  (int)fl[3] > 32 ? 32 : (int)fl[3], f[3]);
+			break;
+		}
+		size_t k = vr->nsamples;
+		if (k >= nsamples[b][v]) {
+			rc = opr_error_at(err, OPR_EINPUT, path, line, 1,
+					  "more %s %s samples than the manifest's %zu", br->block->name,
+					  col_variant_name(v), nsamples[b][v]);
+			break;
+		}
+		/* rounds in order, each reps_per_round samples */
+		if (br->reps_per_round > 0 && round != (int64_t)(k / (size_t)br->reps_per_round)) {
+			rc = opr_error_at(err, OPR_EINPUT, path, line, COL(2),
+					  "expected round %zu for sample %zu of %s %s, found %lld",
+					  k / (size_t)br->reps_per_round, k + 1, br->block->name,
+					  col_variant_name(v), (long long)round);
+			break;
+		}
+#undef COL
+		vr->samples_ns[k] = ns;
+		vr->round[k] = (int32_t)round;
 		vr->nsamples++;
+		p = eol + 1;
 	}
+	for (int b = 0; b < run->nblocks && !rc; b++)
+		for (int v = 0; v < 2 && !rc; v++)
+			if (run->blocks[b].v[v].nsamples != nsamples[b][v])
+				rc = opr_error_at(err, OPR_EINPUT, path, line, 1,
+						  "%zu %s %s samples, but the manifest has %d rounds x %d "
+						  "repetitions = %zu (a cut file?)",
+						  run->blocks[b].v[v].nsamples, run->blocks[b].block->name,
+						  col_variant_name(v), run->blocks[b].nrounds,
+						  run->blocks[b].reps_per_round, nsamples[b][v]);
 	free(data);
 	return rc;
 }
@@ -791,17 +1205,13 @@ static int load_samples(const char *dir, struct col_run *run, struct opr_error *
 static int csv_int(const char **p, long long *out, int *empty)
 {
 	const char *s = *p;
-	char *end;
-	*empty = *s == ',' || *s == '\0';
-	if (*empty) {
-		*out = 0;
-	} else {
-		errno = 0;
-		*out = strtoll(s, &end, 10);
-		if (errno || end == s || (*end != ',' && *end != '\0'))
-			return -1;
-		s = end;
-	}
+	size_t n = strcspn(s, ",");
+	int64_t x = 0;
+	*empty = n == 0;
+	if (!*empty && parse_uint(s, n, INT64_MAX, &x))
+		return -1; /* digits only, as samples.csv's ns */
+	*out = (long long)x;
+	s += n;
 	if (*s == ',')
 		s++;
 	*p = s;
@@ -812,13 +1222,14 @@ static int csv_int(const char **p, long long *out, int *empty)
  * written before them (run->hc_recorded is 0 then). */
 static int load_rounds(const char *dir, struct col_run *run, struct opr_error *err)
 {
-	char path[1024];
+	char path[OPR_PATH_MAX];
 	char *data, *save = NULL;
 	size_t len;
 	if (!run->hc_recorded)
 		return 0;
-	snprintf(path, sizeof path, "%s/rounds.csv", dir);
-	int rc = col_read_file(path, &data, &len, MAX_ARCHIVE_FILE, err);
+	int rc = opr_path_join(path, sizeof path, dir, "rounds.csv", err);
+	if (!rc)
+		rc = col_read_file(path, &data, &len, MAX_ARCHIVE_FILE, err);
 	if (rc)
 		return rc;
 	int line = 1;
@@ -842,7 +1253,7 @@ static int load_rounds(const char *dir, struct col_run *run, struct opr_error *e
 					  COL_NHC);
 			break;
 		}
-		int b = find_block(run, block);
+		int b = find_block(run, block, strlen(block));
 		int vi = !strcmp(variant, "baseline") ? 0 : !strcmp(variant, "candidate") ? 1 : -1;
 		if (b < 0 || vi < 0) {
 			rc = opr_error_at(err, OPR_EINPUT, path, line, 1, "unknown block or variant '%s,%s'",
@@ -876,40 +1287,66 @@ static int load_pipeline(const char *dir, struct col_run *run, struct opr_error 
 	int rc = load_json(dir, "pipeline.json", &pj, err);
 	if (rc)
 		return rc;
-	json_t *blocks = json_object_get(pj, "blocks");
-	for (int i = 0; i < run->nblocks && !rc; i++) {
+	char path[OPR_PATH_MAX];
+	snprintf(path, sizeof path, "%s/pipeline.json", dir); /* fits: load_json joined it */
+	struct col_jr r = {path, err, 0, ""};
+	json_t *blocks = col_jr_arr(&r, pj, "blocks");
+	if (!r.rc && (int)json_array_size(blocks) != run->nblocks)
+		r.rc = opr_error_set(err, OPR_EINPUT, "%s: %zu blocks, but the profile has %d", path,
+				     json_array_size(blocks), run->nblocks);
+	size_t mark = col_jr_enter(&r, "blocks");
+	for (int i = 0; i < run->nblocks && !r.rc; i++) {
 		json_t *b = json_array_get(blocks, (size_t)i);
-		for (int v = 0; v < 2 && !rc; v++) {
-			struct col_variant_run *vr = &run->blocks[i].v[v];
-			rc = col_pipe_from_json(json_object_get(b, col_variant_name(v)), vr, err);
+		size_t m2 = col_jr_enter_i(&r, (size_t)i);
+		for (int v = 0; v < 2 && !r.rc; v++) {
+			const char *vn = col_variant_name(v);
+			json_t *vj = col_jr_obj(&r, b, vn);
+			size_t m3 = col_jr_enter(&r, vn);
+			if (!r.rc)
+				col_pipe_from_json(&r, vj, &run->blocks[i].v[v]);
+			col_jr_leave(&r, m3);
 		}
+		col_jr_leave(&r, m2);
 	}
+	col_jr_leave(&r, mark);
 	json_decref(pj);
-	return rc;
+	return r.rc;
 }
 
 int col_archive_load(const char *dir, struct col_run **out, struct opr_error *err)
 {
+	struct stat st;
+	if (stat(dir, &st))
+		return opr_error_set(err, errno == ENOENT || errno == ENOTDIR ? OPR_EINPUT : OPR_EIO,
+				     "cannot read run archive '%s': %s", dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return opr_error_set(err, OPR_EINPUT, "'%s' is not a run archive: not a directory", dir);
 	struct col_run *run = calloc(1, sizeof *run);
 	json_t *m = NULL;
-	char path[1024];
-	if (!run)
+	char path[OPR_PATH_MAX];
+	size_t (*nsamples)[2] = calloc(COL_MAX_BLOCKS, sizeof *nsamples);
+	if (!run || !nsamples) {
+		free(run);
+		free(nsamples);
 		return opr_error_set(err, OPR_ENOMEM, "out of memory");
-	snprintf(path, sizeof path, "%s/profile.yaml", dir);
-	int rc = col_profile_load(path, dir, &run->profile, err);
-	if (!rc)
-		rc = load_json(dir, "manifest.json", &m, err);
-	if (!rc) {
-		snprintf(path, sizeof path, "%s/manifest.json", dir);
-		rc = load_manifest(m, run, path, err);
 	}
+	int rc = verify(dir, &m, err);
 	if (!rc)
-		rc = load_samples(dir, run, err);
+		rc = opr_path_join(path, sizeof path, dir, "profile.yaml", err);
+	if (!rc)
+		rc = col_profile_load(path, dir, &run->profile, err);
+	if (!rc)
+		rc = opr_path_join(path, sizeof path, dir, "manifest.json", err);
+	if (!rc)
+		rc = load_manifest(m, path, run, nsamples, err);
+	if (!rc)
+		rc = load_samples(dir, run, nsamples, err);
 	if (!rc)
 		rc = load_rounds(dir, run, err);
 	if (!rc)
 		rc = load_pipeline(dir, run, err);
 	json_decref(m);
+	free(nsamples);
 	if (rc) {
 		col_run_free(run);
 		return rc;

@@ -739,30 +739,16 @@ int col_calibration_yaml(const struct ops_envelope *e, const struct col_calibrat
 
 int col_write_atomic(const char *path, const char *text, int force, struct opr_error *err)
 {
-	char tmp[1100];
-	if (!force && !access(path, F_OK))
-		return opr_error_set(err, OPR_EEXIST, "'%s' exists; pass --force to replace it", path);
-	snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid());
-	int rc = col_write_file(tmp, text, strlen(text), err);
+	struct opr_output o;
+	int rc = opr_output_claim(&o, path, OPR_OUT_FILE, NULL, force, err);
+	if (!rc)
+		rc = opr_output_open(&o, err);
+	if (!rc)
+		rc = col_write_file(o.tmp, text, strlen(text), err);
+	if (!rc)
+		rc = opr_output_publish(&o, err);
 	if (rc)
-		return rc;
-	/* without --force, link() refuses a file that appeared meanwhile */
-	if (force ? rename(tmp, path) : link(tmp, path)) {
-		int e = errno;
-		unlink(tmp);
-		if (e == EEXIST)
-			return opr_error_set(err, OPR_EEXIST, "'%s' exists; pass --force to replace it",
-					     path);
-		return opr_error_set(err, OPR_EIO, "cannot write '%s': %s", path, strerror(e));
-	}
-	if (!force)
-		unlink(tmp);
-	char dir[1024];
-	snprintf(dir, sizeof dir, "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	else
-		snprintf(dir, sizeof dir, ".");
-	return col_fsync_dir(dir[0] ? dir : "/", err);
+		opr_output_name(&o, err);
+	opr_output_release(&o);
+	return rc;
 }

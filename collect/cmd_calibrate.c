@@ -5,6 +5,7 @@
 #include "../opreview_cmds.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 int cmd_calibrate(int argc, char **argv)
@@ -12,7 +13,7 @@ int cmd_calibrate(int argc, char **argv)
 	const char *out = NULL, *name = NULL;
 	int force = 0, quick = 0;
 	const struct opr_option opts[] = {
-		{OPR_OPT_STRING, "out", "FILE", "write the envelope to FILE (default: stdout)", &out},
+		{OPR_OPT_PATH, "out", "FILE", "write the envelope to FILE (default: stdout)", &out},
 		{OPR_OPT_FLAG, "force", NULL, "replace FILE if it exists", &force},
 		{OPR_OPT_STRING, "name", "NAME", "the envelope's name (default: host)", &name},
 		{OPR_OPT_FLAG, "quick", NULL, "fewer samples and smaller arrays (about 2 s; for tests)", &quick},
@@ -28,7 +29,8 @@ int cmd_calibrate(int argc, char **argv)
 		"median, spread (IQR / median) and sample count under calibration:, with the\n"
 		"host and the date. A profile whose envelope is calibrated gets a model\n"
 		"validation: modelled vs measured times per block, variant and plan.",
-		"Exit status: 0 written, 1 failure, 2 bad usage, 5 FILE exists (pass --force).", opts};
+		"Exit status: 0 written, 1 failure, 2 bad usage, 5 FILE exists (pass --force) or is\n"
+		"being written by another opreview, 130/143 interrupted (nothing left behind).", opts};
 	struct opr_error err = {0};
 	const char *pos[1];
 	int npos;
@@ -37,8 +39,11 @@ int cmd_calibrate(int argc, char **argv)
 		return OPR_EXIT_OK;
 	if (rc)
 		return opr_fail(&err);
-	if (out && !force && !access(out, F_OK)) {
-		opr_error_set(&err, OPR_EEXIST, "'%s' exists; pass --force to replace it", out);
+	/* the envelope file is claimed first: a second calibrate into it stops
+	 * here, not after the measurement */
+	struct opr_output of;
+	if (out && (rc = opr_output_claim(&of, out, OPR_OUT_FILE, NULL, force, &err))) {
+		opr_output_release(&of);
 		return opr_fail(&err);
 	}
 	struct col_cal_options o = {quick, name};
@@ -50,10 +55,17 @@ int cmd_calibrate(int argc, char **argv)
 	rc = col_calibrate(&o, &env, &cal, &err);
 	if (!rc)
 		rc = col_calibration_yaml(&env, &cal, &text, &err);
-	if (!rc && out)
-		rc = col_write_atomic(out, text, force, &err);
-	else if (!rc)
+	if (!rc && out) {
+		if (!(rc = opr_output_open(&of, &err)) &&
+		    !(rc = col_write_file(of.tmp, text, strlen(text), &err)))
+			rc = opr_output_publish(&of, &err);
+	} else if (!rc) {
 		fputs(text, stdout);
+	}
+	if (out && rc)
+		opr_output_name(&of, &err);
+	if (out)
+		opr_output_release(&of);
 	free(text);
 	if (rc)
 		return opr_fail(&err);

@@ -9,10 +9,10 @@ int cmd_collect(int argc, char **argv)
 	const char *profile = NULL, *out = NULL, *envdir = NULL;
 	int force = 0, no_papi = 0, quiet = 0;
 	const struct opr_option opts[] = {
-		{OPR_OPT_STRING, "profile", "FILE", "the workload profile (YAML)", &profile},
-		{OPR_OPT_STRING, "out", "RUN", "the archive directory to create", &out},
+		{OPR_OPT_PATH, "profile", "FILE", "the workload profile (YAML)", &profile},
+		{OPR_OPT_PATH, "out", "RUN", "the archive directory to create", &out},
 		{OPR_OPT_FLAG, "force", NULL, "replace RUN if it exists (once the new one is complete)", &force},
-		{OPR_OPT_STRING, "envelopes", "DIR", "where named envelopes are found", &envdir},
+		{OPR_OPT_PATH, "envelopes", "DIR", "where named envelopes are found", &envdir},
 		{OPR_OPT_FLAG, "no-papi", NULL, "do not use PAPI (events recorded as unavailable)", &no_papi},
 		{OPR_OPT_FLAG, "quiet", NULL, "no progress on stderr", &quiet},
 		{OPR_OPT_END, NULL, NULL, NULL, NULL}};
@@ -22,7 +22,8 @@ int cmd_collect(int argc, char **argv)
 		"under PAPI and on the device model, simulate the scheduling pipeline, and write\n"
 		"the run archive RUN atomically (manifest.json, samples.csv, counters.csv,\n"
 		"pipeline.json, profile.yaml).",
-		"Exit status: 0 written, 1 failure, 2 bad usage or profile, 5 RUN exists.", opts};
+		"Exit status: 0 written, 1 failure, 2 bad usage or profile, 5 RUN exists or is being\n"
+		"written by another opreview, 130/143 interrupted (nothing left behind).", opts};
 	struct opr_error err = {0};
 	const char *pos[1];
 	int npos;
@@ -33,17 +34,23 @@ int cmd_collect(int argc, char **argv)
 		rc = opr_error_set(&err, OPR_EUSAGE, "collect: --profile and --out are required");
 	if (rc)
 		return opr_fail(&err);
-	col_clean_stale(out);
-	if (!access(out, F_OK) && !force) {
-		opr_error_set(&err, OPR_EEXIST, "'%s' exists; pass --force to replace it", out);
-		return opr_fail(&err);
-	}
+	struct opr_output o;
+	if ((rc = opr_output_claim(&o, out, OPR_OUT_DIR, COL_ARCHIVE_MARKER, force, &err)))
+		goto fail;
 	struct col_options co = {profile, envdir, 1.0, !quiet && isatty(2), no_papi};
 	struct col_run *run = NULL;
 	rc = col_collect(&co, &run, &err);
 	if (!rc)
-		rc = col_archive_write(run, out, force, &err);
+		rc = opr_output_open(&o, &err);
+	if (!rc)
+		rc = col_archive_write(run, o.tmp, &err);
 	col_run_free(run);
+	if (!rc)
+		rc = opr_output_publish(&o, &err);
+fail:
+	if (rc)
+		opr_output_name(&o, &err);
+	opr_output_release(&o);
 	if (rc)
 		return opr_fail(&err);
 	printf("run archive: %s\n", out);

@@ -100,11 +100,19 @@ static int plan_variant(const struct col_profile *p, const struct col_block *b,
 			struct opr_error *err)
 {
 	int rc = ops_plan_search(&p->envelope, &b->work, v->fused, &vr->alts, &vr->nalts, err);
-	if (rc)
-		return rc;
-	vr->plan_was_auto = v->plan_auto;
-	rc = ops_plan_resolve(&p->envelope, &b->work, v->plan_auto ? NULL : &v->plan, v->fused,
-			      &vr->plan, &vr->fell_back, vr->plan_note, sizeof vr->plan_note, err);
+	if (!rc) {
+		vr->plan_was_auto = v->plan_auto;
+		rc = ops_plan_resolve(&p->envelope, &b->work, v->plan_auto ? NULL : &v->plan, v->fused,
+				      &vr->plan, &vr->fell_back, vr->plan_note, sizeof vr->plan_note, err);
+	}
+	/* a block no plan fits is a profile error: point at the variant */
+	if (rc == OPR_ELIMIT && err) {
+		char msg[sizeof err->msg];
+		snprintf(msg, sizeof msg, "%s", err->msg);
+		return opr_error_at(err, rc, p->path, v->line > 0 ? v->line : b->line,
+				    v->line > 0 ? v->col : b->col, "block '%s' %s: %s", b->name,
+				    v == &b->baseline ? "baseline" : "candidate", msg);
+	}
 	/* the worksheet lists the plan that ran and a pinned one that did not
 	 * fit, even when the planner's own enumeration did not produce them */
 	if (!rc && !v->plan_auto) {

@@ -15,7 +15,7 @@
 #include "hostcount.h"
 #include "pipeline.h"
 
-#define COL_ARCHIVE_VERSION 1
+#define COL_ARCHIVE_VERSION 2 /* 2: manifest.json holds file digests */
 #define COL_MAX_RUN_EVENTS 64
 #define COL_MEASURED_ALTS 4      /* planner candidates timed on a calibrated host */
 
@@ -132,14 +132,22 @@ int col_collect_block(const struct col_options *opt, const char *block, struct c
 		      struct opr_error *err);
 void col_run_free(struct col_run *run); /* NULL is fine */
 
-/* Writes the archive atomically: DIR.tmp-XXXX beside DIR, fsync, rename.
- * Refuses an existing DIR unless force (then the old one is replaced only
- * after the new one is complete). */
-int col_archive_write(const struct col_run *run, const char *dir, int force,
-		      struct opr_error *err);
+#define COL_ARCHIVE_MARKER "manifest.json" /* every archive holds it (opr_output) */
+/* Writes the archive into the new directory dir (which must not exist; the
+ * caller's opr_output makes it appear atomically), each file fsync'd, and
+ * manifest.json last with the SHA-256 of every other file ("files") and its
+ * own ("manifest_sha256", computed with its 64 digits read as zeros). */
+int col_archive_write(const struct col_run *run, const char *dir, struct opr_error *err);
 /* Loads an archive written by col_archive_write (profile re-parsed from the
- * archived text). *out is owned by the caller. */
+ * archived text) after checking every digest: an altered file is OPR_EINPUT
+ * naming it; every value is checked for its type and range, samples.csv row
+ * by row (FILE:LINE:COL) against the manifest's rounds x reps_per_round.
+ * *out is owned by the caller. */
 int col_archive_load(const char *dir, struct col_run **out, struct opr_error *err);
+/* Recomputes the digests of dir's files into its manifest.json (and its own):
+ * for tests that change an archive on purpose and for migrating an archive
+ * written before digests. The commands never call it. */
+int col_archive_seal(const char *dir, struct opr_error *err);
 
 /* SHA-256 of a buffer as 64 lowercase hex digits + NUL (libsodium). */
 void col_sha256_hex(const void *data, size_t len, char out[65]);
@@ -150,21 +158,18 @@ int col_quantile_ci95(const double *sorted, size_t n, double q, double *lo, doub
 /* JSON of a pipeline result and its sweep (summary only), and back.
  * Declared here rather than in pipeline.h to keep that part free of jansson. */
 struct json_t;
+struct col_jr;
 struct json_t *col_pipe_to_json(const struct col_variant_run *vr);
-int col_pipe_from_json(struct json_t *j, struct col_variant_run *vr, struct opr_error *err);
+/* Strict (collect/jread.h): a wrong type or a missing key fails r. */
+int col_pipe_from_json(struct col_jr *r, struct json_t *j, struct col_variant_run *vr);
 
-/* Directory helpers shared with report/: mkdir -p, and fsync of a file/dir. */
-int col_mkdirs(const char *path, struct opr_error *err);
+/* File helpers shared with report/ (directories: opreview.h's opr_ ones). */
 int col_write_file(const char *path, const void *data, size_t len,
 		   struct opr_error *err); /* write + fsync */
+/* A regular file of at most max bytes (opr_open_regular: a FIFO or device is
+ * refused, never waited on); *data malloc'd, NUL-terminated. */
 int col_read_file(const char *path, char **data, size_t *len, size_t max,
-		  struct opr_error *err); /* *data malloc'd, NUL-terminated */
-int col_fsync_dir(const char *dir, struct opr_error *err);
-int col_rmtree(const char *path);
-/* Removes what an interrupted writer left beside target: "<target>.tmp-PID"
- * directories of processes that no longer run; a stale "<target>.old-PID"
- * goes back to target when target is missing. Returns how many it handled. */
-int col_clean_stale(const char *target);
+		  struct opr_error *err);
 
 
 #endif

@@ -2,6 +2,7 @@
  * summary statistics, the queue-wait histogram, per-core and per-stream
  * fairness and the batch sweep (per-request arrays stay in memory only). */
 #include "collect.h"
+#include "jread.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -87,115 +88,123 @@ json_t *col_pipe_to_json(const struct col_variant_run *vr)
 	return o;
 }
 
-static double gnum(json_t *o, const char *k)
+/* A required array of numbers (null: NAN) of at most max elements. */
+static void load_darray(struct col_jr *r, json_t *o, const char *key, double **out, size_t *n,
+			size_t max)
 {
-	json_t *v = json_object_get(o, k);
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static int load_darray(json_t *a, double **out, size_t *n, size_t max)
-{
-	*n = json_array_size(a);
-	if (*n > max)
-		*n = max;
-	*out = calloc(*n ? *n : 1, sizeof **out);
-	if (!*out)
-		return -1;
-	for (size_t i = 0; i < *n; i++) {
-		json_t *v = json_array_get(a, i);
-		(*out)[i] = json_is_number(v) ? json_number_value(v) : NAN;
+	*out = NULL;
+	*n = 0;
+	json_t *a = col_jr_arr(r, o, key);
+	if (r->rc)
+		return;
+	if (json_array_size(a) > max) {
+		char want[64];
+		snprintf(want, sizeof want, "an array of at most %zu numbers", max);
+		col_jr_fail(r, key, want, a);
+		return;
 	}
-	return 0;
+	*n = json_array_size(a);
+	*out = calloc(*n ? *n : 1, sizeof **out);
+	if (!*out) {
+		r->rc = opr_error_set(r->err, OPR_ENOMEM, "out of memory loading pipeline.json");
+		return;
+	}
+	size_t mark = col_jr_enter(r, key);
+	for (size_t i = 0; i < *n; i++)
+		(*out)[i] = col_jr_num_at(r, a, i);
+	col_jr_leave(r, mark);
 }
 
-int col_pipe_from_json(json_t *j, struct col_variant_run *vr, struct opr_error *err)
+int col_pipe_from_json(struct col_jr *r, json_t *j, struct col_variant_run *vr)
 {
-	struct col_pipe_result *r = &vr->pipe;
-	memset(r, 0, sizeof *r);
-	if (!json_is_object(j))
-		return opr_error_set(err, OPR_EINPUT, "pipeline.json: missing a variant's results");
-	r->n = json_integer_value(json_object_get(j, "requests"));
-	r->jobs = json_integer_value(json_object_get(j, "jobs"));
-	r->streams = (int)json_integer_value(json_object_get(j, "streams"));
-	r->cores = (int)json_integer_value(json_object_get(j, "cores"));
-	r->p50_ns = gnum(j, "p50_ns");
-	r->p95_ns = gnum(j, "p95_ns");
-	r->p99_ns = gnum(j, "p99_ns");
-	r->max_ns = gnum(j, "max_ns");
-	r->mean_ns = gnum(j, "mean_ns");
-	r->wait_p50_ns = gnum(j, "wait_p50_ns");
-	r->wait_p95_ns = gnum(j, "wait_p95_ns");
-	r->wait_p99_ns = gnum(j, "wait_p99_ns");
-	r->wait_max_ns = gnum(j, "wait_max_ns");
-	r->wait_mean_ns = gnum(j, "wait_mean_ns");
-	r->throughput_rps = gnum(j, "throughput_rps");
-	r->makespan_ns = gnum(j, "makespan_ns");
-	r->jain_cores = gnum(j, "jain_cores");
-	r->jain_streams = gnum(j, "jain_streams");
-	r->mean_batch = gnum(j, "mean_batch");
-	r->little_L = gnum(j, "little_L");
-	r->little_lambda = gnum(j, "little_lambda");
-	r->little_W = gnum(j, "little_W");
-	r->bytes = gnum(j, "bytes");
-	r->bw_util = gnum(j, "bw_util");
-	r->overhead_ns = gnum(j, "overhead_ns");
-	r->service_ns = gnum(j, "service_ns");
-	r->max_concurrent_bursts = (int)json_integer_value(json_object_get(j, "max_concurrent_bursts"));
-	vr->pipe_p95_lo = gnum(j, "p95_lo_ns");
-	vr->pipe_p95_hi = gnum(j, "p95_hi_ns");
-	vr->pipe_p99_lo = gnum(j, "p99_lo_ns");
-	vr->pipe_p99_hi = gnum(j, "p99_hi_ns");
-	vr->pipe_free_p95_ns = gnum(j, "uncontended_p95_ns");
-	vr->pipe_free_p99_ns = gnum(j, "uncontended_p99_ns");
-	vr->pipe_hidden_p95_ns = gnum(j, "hidden_p95_ns");
-	json_t *h = json_object_get(j, "wait_hist");
-	size_t ne, nc;
+	struct col_pipe_result *p = &vr->pipe;
+	memset(p, 0, sizeof *p);
+	p->n = (size_t)col_jr_int(r, j, "requests", 0, INT64_MAX);
+	p->jobs = (size_t)col_jr_int(r, j, "jobs", 0, INT64_MAX);
+	p->streams = (int)col_jr_int(r, j, "streams", 0, INT32_MAX);
+	p->cores = (int)col_jr_int(r, j, "cores", 0, INT32_MAX);
+	p->p50_ns = col_jr_num(r, j, "p50_ns");
+	p->p95_ns = col_jr_num(r, j, "p95_ns");
+	p->p99_ns = col_jr_num(r, j, "p99_ns");
+	p->max_ns = col_jr_num(r, j, "max_ns");
+	p->mean_ns = col_jr_num(r, j, "mean_ns");
+	p->wait_p50_ns = col_jr_num(r, j, "wait_p50_ns");
+	p->wait_p95_ns = col_jr_num(r, j, "wait_p95_ns");
+	p->wait_p99_ns = col_jr_num(r, j, "wait_p99_ns");
+	p->wait_max_ns = col_jr_num(r, j, "wait_max_ns");
+	p->wait_mean_ns = col_jr_num(r, j, "wait_mean_ns");
+	p->throughput_rps = col_jr_num(r, j, "throughput_rps");
+	p->makespan_ns = col_jr_num(r, j, "makespan_ns");
+	p->jain_cores = col_jr_num(r, j, "jain_cores");
+	p->jain_streams = col_jr_num(r, j, "jain_streams");
+	p->mean_batch = col_jr_num(r, j, "mean_batch");
+	p->little_L = col_jr_num(r, j, "little_L");
+	p->little_lambda = col_jr_num(r, j, "little_lambda");
+	p->little_W = col_jr_num(r, j, "little_W");
+	p->bytes = col_jr_num(r, j, "bytes");
+	p->bw_util = col_jr_num(r, j, "bw_util");
+	p->overhead_ns = col_jr_num(r, j, "overhead_ns");
+	p->service_ns = col_jr_num(r, j, "service_ns");
+	p->max_concurrent_bursts = (int)col_jr_int(r, j, "max_concurrent_bursts", 0, INT32_MAX);
+	vr->pipe_p95_lo = col_jr_num(r, j, "p95_lo_ns");
+	vr->pipe_p95_hi = col_jr_num(r, j, "p95_hi_ns");
+	vr->pipe_p99_lo = col_jr_num(r, j, "p99_lo_ns");
+	vr->pipe_p99_hi = col_jr_num(r, j, "p99_hi_ns");
+	vr->pipe_free_p95_ns = col_jr_num(r, j, "uncontended_p95_ns");
+	vr->pipe_free_p99_ns = col_jr_num(r, j, "uncontended_p99_ns");
+	vr->pipe_hidden_p95_ns = col_jr_num(r, j, "hidden_p95_ns");
+	json_t *h = col_jr_obj(r, j, "wait_hist");
+	size_t mark = col_jr_enter(r, "wait_hist");
+	size_t ne = 0, n;
+	load_darray(r, h, "edges_ns", &p->hist_edges_ns, &ne, 1u << 20);
+	json_t *counts = col_jr_arr(r, h, "counts");
+	size_t nc = json_array_size(counts);
+	if (!r->rc && nc > (1u << 20))
+		col_jr_fail(r, "counts", "an array of at most 1048576 counts", counts);
+	if (!r->rc && !(p->hist_counts = calloc(nc ? nc : 1, sizeof *p->hist_counts)))
+		r->rc = opr_error_set(r->err, OPR_ENOMEM, "out of memory loading pipeline.json");
+	size_t m2 = col_jr_enter(r, "counts");
+	for (size_t i = 0; !r->rc && i < nc; i++)
+		p->hist_counts[i] = (uint64_t)col_jr_int_at(r, counts, i, 0, INT64_MAX);
+	col_jr_leave(r, m2);
+	if (!r->rc)
+		p->hist_bins = nc;
+	col_jr_leave(r, mark);
 	double *cu = NULL, *cb = NULL;
-	if (load_darray(json_object_get(h, "edges_ns"), &r->hist_edges_ns, &ne, 1u << 20))
-		goto oom;
-	json_t *counts = json_object_get(h, "counts");
-	nc = json_array_size(counts);
-	r->hist_counts = calloc(nc ? nc : 1, sizeof *r->hist_counts);
-	if (!r->hist_counts)
-		goto oom;
-	for (size_t i = 0; i < nc; i++)
-		r->hist_counts[i] = json_integer_value(json_array_get(counts, i));
-	r->hist_bins = nc;
-	size_t n;
-	if (load_darray(json_object_get(j, "core_util"), &cu, &n, COL_PIPE_MAX_CORES))
-		goto oom;
-	memcpy(r->core_util, cu, n * sizeof *cu);
-	if (load_darray(json_object_get(j, "core_busy_ns"), &cb, &n, COL_PIPE_MAX_CORES))
-		goto oom;
-	memcpy(r->core_busy_ns, cb, n * sizeof *cb);
+	load_darray(r, j, "core_util", &cu, &n, COL_PIPE_MAX_CORES);
+	if (cu)
+		memcpy(p->core_util, cu, n * sizeof *cu);
+	load_darray(r, j, "core_busy_ns", &cb, &n, COL_PIPE_MAX_CORES);
+	if (cb)
+		memcpy(p->core_busy_ns, cb, n * sizeof *cb);
 	free(cu);
 	free(cb);
-	cu = cb = NULL;
-	if (load_darray(json_object_get(j, "stream_mean_ns"), &r->stream_mean_ns, &n, 1u << 20) ||
-	    load_darray(json_object_get(j, "stream_p95_ns"), &r->stream_p95_ns, &n, 1u << 20))
-		goto oom;
-	json_t *sw = json_object_get(j, "sweep");
+	load_darray(r, j, "stream_mean_ns", &p->stream_mean_ns, &n, 1u << 20);
+	load_darray(r, j, "stream_p95_ns", &p->stream_p95_ns, &n, 1u << 20);
+	json_t *sw = col_jr_arr(r, j, "sweep");
+	if (r->rc)
+		return r->rc;
 	vr->nsweep = json_array_size(sw);
 	vr->sweep = calloc(vr->nsweep ? vr->nsweep : 1, sizeof *vr->sweep);
 	if (!vr->sweep)
-		goto oom;
-	for (size_t i = 0; i < vr->nsweep; i++) {
+		return r->rc = opr_error_set(r->err, OPR_ENOMEM, "out of memory loading pipeline.json");
+	mark = col_jr_enter(r, "sweep");
+	for (size_t i = 0; !r->rc && i < vr->nsweep; i++) {
 		json_t *w = json_array_get(sw, i);
 		struct col_pipe_sweep_row *row = &vr->sweep[i];
-		row->batch = (int)json_integer_value(json_object_get(w, "batch"));
-		row->p50_ns = gnum(w, "p50_ns");
-		row->p95_ns = gnum(w, "p95_ns");
-		row->p99_ns = gnum(w, "p99_ns");
-		row->throughput_rps = gnum(w, "throughput_rps");
-		row->wait_mean_ns = gnum(w, "wait_mean_ns");
-		row->wait_p95_ns = gnum(w, "wait_p95_ns");
-		row->mean_batch = gnum(w, "mean_batch");
-		row->jain_cores = gnum(w, "jain_cores");
-		row->bw_util = gnum(w, "bw_util");
+		m2 = col_jr_enter_i(r, i);
+		row->batch = (int)col_jr_int(r, w, "batch", 0, INT32_MAX);
+		row->p50_ns = col_jr_num(r, w, "p50_ns");
+		row->p95_ns = col_jr_num(r, w, "p95_ns");
+		row->p99_ns = col_jr_num(r, w, "p99_ns");
+		row->throughput_rps = col_jr_num(r, w, "throughput_rps");
+		row->wait_mean_ns = col_jr_num(r, w, "wait_mean_ns");
+		row->wait_p95_ns = col_jr_num(r, w, "wait_p95_ns");
+		row->mean_batch = col_jr_num(r, w, "mean_batch");
+		row->jain_cores = col_jr_num(r, w, "jain_cores");
+		row->bw_util = col_jr_num(r, w, "bw_util");
+		col_jr_leave(r, m2);
 	}
-	return 0;
-oom:
-	free(cu);
-	free(cb);
-	return opr_error_set(err, OPR_ENOMEM, "out of memory loading pipeline.json");
+	col_jr_leave(r, mark);
+	return r->rc;
 }

@@ -55,13 +55,18 @@ static int read_input(const char *path, const char *what, char **text,
 	*text = NULL;
 	*len = 0;
 	*root = NULL;
-	fp = fopen(path, "rb");
-	if (!fp)
-		return opr_error_at(err, errno == ENOENT || errno == EACCES || errno == EISDIR ? OPR_EINPUT : OPR_EIO,
-				    path, 0, 0, "cannot open %s: %s", what, strerror(errno));
-	if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode)) {
-		fclose(fp);
-		return opr_error_at(err, OPR_EINPUT, path, 0, 0, "cannot read %s: is a directory", what);
+	/* a FIFO, device or directory is refused without blocking in open() */
+	int fd;
+	struct opr_error oe = {0};
+	if (opr_open_regular(path, &fd, &oe)) {
+		const char *why = strstr(oe.msg, "': ");
+		return opr_error_at(err, oe.code, path, 0, 0, "cannot open %s: %s", what,
+				    why ? why + 3 : oe.msg);
+	}
+	fp = fdopen(fd, "rb");
+	if (!fp) {
+		close(fd);
+		return opr_error_set(err, OPR_ENOMEM, "out of memory reading '%s'", path);
 	}
 	if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) &&
 	    st.st_size > COL_FILE_LIMIT) {

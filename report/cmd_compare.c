@@ -229,7 +229,7 @@ int cmd_compare(int argc, char **argv)
 	int force = 0;
 	const struct opr_option opts[] = {
 		{OPR_OPT_FLAG, "force", NULL, "compare runs that are not comparable (the report says so first)", &force},
-		{OPR_OPT_STRING, "out", "FILE", "also write the report (Markdown) to FILE", &out},
+		{OPR_OPT_PATH, "out", "FILE", "also write the report (Markdown) to FILE", &out},
 		{OPR_OPT_END, NULL, NULL, NULL, NULL}};
 	const struct opr_command_help help = {
 		"compare", "compare A B [--force] [--out FILE]",
@@ -256,6 +256,11 @@ int cmd_compare(int argc, char **argv)
 	struct opr_buf why = {0}, md = {0};
 	char *text = NULL;
 	int nwhy = 0;
+	/* FILE is replaced as before (--force here means "compare anyway"), but
+	 * atomically and by one compare at a time */
+	struct opr_output o = OPR_OUTPUT_INIT;
+	if (out && (rc = opr_output_claim(&o, out, OPR_OUT_FILE, NULL, 1, &err)))
+		goto out;
 	if ((rc = col_archive_load(pos[0], &a, &err)) || (rc = col_archive_load(pos[1], &b, &err)))
 		goto out;
 	comparability(a, b, &why, &nwhy);
@@ -276,9 +281,13 @@ int cmd_compare(int argc, char **argv)
 		goto out;
 	}
 	fputs(text, stdout);
-	if (out)
-		rc = col_write_file(out, text, strlen(text), &err);
+	if (out && !(rc = opr_output_open(&o, &err)) &&
+	    !(rc = col_write_file(o.tmp, text, strlen(text), &err)))
+		rc = opr_output_publish(&o, &err);
 out:
+	if (rc)
+		opr_output_name(&o, &err);
+	opr_output_release(&o);
 	free(text);
 	opr_buf_release(&md);
 	opr_buf_release(&why);

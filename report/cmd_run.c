@@ -20,14 +20,14 @@ static int analyze_and_render(const char *archive, const char *shown, const char
 	struct col_run *run = NULL;
 	struct ana_findings *f = NULL;
 	json_t *fj = NULL;
-	char path[1024];
-	int rc = col_archive_load(archive, &run, err);
+	char path[OPR_PATH_MAX];
+	int rc = opr_path_join(path, sizeof path, dir, "findings.json", err);
+	if (!rc)
+		rc = col_archive_load(archive, &run, err);
 	if (!rc)
 		rc = ana_analyze(run, shown, &f, err);
-	if (!rc) {
-		snprintf(path, sizeof path, "%s/findings.json", dir);
+	if (!rc)
 		rc = ana_findings_write(f, path, err);
-	}
 	if (!rc) {
 		json_error_t je;
 		fj = json_load_file(path, 0, &je);
@@ -48,48 +48,25 @@ static int analyze_and_render(const char *archive, const char *shown, const char
 	return rc;
 }
 
-/* Moves a finished tmp dir into place, replacing an old one only now. */
-static int publish(const char *tmp, const char *dir, struct opr_error *err)
-{
-	struct stat st;
-	char old[1100];
-	snprintf(old, sizeof old, "%s.old-%ld", dir, (long)getpid());
-	int had_old = !stat(dir, &st);
-	if (had_old && rename(dir, old))
-		return opr_error_set(err, OPR_EIO, "cannot move '%s' aside: %s", dir, strerror(errno));
-	if (rename(tmp, dir)) {
-		int e = errno;
-		/* put the old packet back; if that fails too, say where it is */
-		if (had_old && rename(old, dir))
-			return opr_error_set(err, OPR_EIO, "cannot rename into '%s': %s; the previous packet "
-					     "is left at '%s'", dir, strerror(e), old);
-		return opr_error_set(err, OPR_EIO, "cannot rename into '%s': %s", dir, strerror(e));
-	}
-	if (had_old)
-		col_rmtree(old);
-	return 0;
-}
-
-/* The packet of a run: built in OUT.tmp-PID (the archive in run/, then the
- * analysis and the rendered files), and moved to OUT only when complete.
- * Frees run. */
-static int write_packet(struct col_run *run, const char *out, const char *templates,
+/* The packet of a run: built in o->tmp (the archive in run/, then the
+ * analysis and the rendered files) and published by opr_output only when
+ * complete. Frees run. */
+static int write_packet(struct col_run *run, struct opr_output *o, const char *templates,
 			const char *history, enum ana_verdict *v, struct opr_error *err)
 {
-	char tmp[1024], archive[1100];
-	snprintf(tmp, sizeof tmp, "%s.tmp-%ld", out, (long)getpid());
-	snprintf(archive, sizeof archive, "%s/run", tmp);
-	col_rmtree(tmp);
-	int rc = col_mkdirs(tmp, err);
+	char archive[OPR_PATH_MAX];
+	int rc = opr_output_open(o, err);
+	if (!rc && mkdir(o->tmp, 0777))
+		rc = opr_error_set(err, OPR_EIO, "cannot create '%s': %s", o->tmp, strerror(errno));
 	if (!rc)
-		rc = col_archive_write(run, archive, 0, err);
+		rc = opr_path_join(archive, sizeof archive, o->tmp, "run", err);
+	if (!rc)
+		rc = col_archive_write(run, archive, err);
 	col_run_free(run);
 	if (!rc)
-		rc = analyze_and_render(archive, "run", tmp, templates, history, v, err);
+		rc = analyze_and_render(archive, "run", o->tmp, templates, history, v, err);
 	if (!rc)
-		rc = publish(tmp, out, err);
-	if (rc)
-		col_rmtree(tmp);
+		rc = opr_output_publish(o, err);
 	return rc;
 }
 
@@ -107,14 +84,14 @@ int cmd_run(int argc, char **argv)
 	const char *profile = NULL, *out = NULL, *templates = NULL, *envdir = NULL, *history = NULL;
 	int force = 0, no_papi = 0, quiet = 0;
 	const struct opr_option opts[] = {
-		{OPR_OPT_STRING, "profile", "FILE", "the workload profile (YAML)", &profile},
-		{OPR_OPT_STRING, "out", "DIR", "the packet directory to create", &out},
+		{OPR_OPT_PATH, "profile", "FILE", "the workload profile (YAML)", &profile},
+		{OPR_OPT_PATH, "out", "DIR", "the packet directory to create", &out},
 		{OPR_OPT_FLAG, "force", NULL, "replace DIR if it exists (only once the new one is complete)", &force},
-		{OPR_OPT_STRING, "templates", "DIR", "use a team's own packet templates", &templates},
-		{OPR_OPT_STRING, "envelopes", "DIR", "where named envelopes are found", &envdir},
+		{OPR_OPT_PATH, "templates", "DIR", "use a team's own packet templates", &templates},
+		{OPR_OPT_PATH, "envelopes", "DIR", "where named envelopes are found", &envdir},
 		{OPR_OPT_FLAG, "no-papi", NULL, "do not use PAPI (counters shown as unavailable)", &no_papi},
 		{OPR_OPT_FLAG, "quiet", NULL, "no progress on stderr", &quiet},
-		{OPR_OPT_STRING, "history", "DB", "add the run to this history and trend it (overrides the profile's)", &history},
+		{OPR_OPT_PATH, "history", "DB", "add the run to this history and trend it (overrides the profile's)", &history},
 		{OPR_OPT_END, NULL, NULL, NULL, NULL}};
 	const struct opr_command_help help = {
 		"run", "run --profile FILE --out DIR [--force] [--templates DIR] [--history DB]",
@@ -122,8 +99,9 @@ int cmd_run(int argc, char **argv)
 		"device model, then writes DIR/run (the archive), DIR/findings.json and the packet\n"
 		"DIR/packet.md, DIR/packet.html, DIR/packet.xlsx, DIR/owners.json.",
 		"Exit status is the verdict: 0 SHIP, 10 SHIP WITH MITIGATIONS, 11 HOLD, 12 ROLLBACK;\n"
-		"1 failure, 2 bad usage or profile, 5 DIR exists without --force.\n"
-		"Nothing is written when the profile is bad; an interrupted run leaves no DIR.",
+		"1 failure, 2 bad usage or profile, 5 DIR exists without --force or is being written\n"
+		"by another opreview; 130/143 interrupted by SIGINT/SIGTERM. Nothing is written when\n"
+		"the profile is bad; an interrupted run leaves no DIR (and nothing beside it).",
 		opts};
 	struct opr_error err = {0};
 	const char *pos[1];
@@ -135,20 +113,21 @@ int cmd_run(int argc, char **argv)
 		rc = opr_error_set(&err, OPR_EUSAGE, "run: --profile and --out are required");
 	if (rc)
 		return opr_fail(&err);
-	struct stat st;
-	col_clean_stale(out);
-	if (!stat(out, &st) && !force) {
-		opr_error_set(&err, OPR_EEXIST, "'%s' exists; pass --force to replace it", out);
-		return opr_fail(&err);
-	}
-	struct col_options co = {profile, envdir, 1.0, !quiet && isatty(2), no_papi};
+	struct opr_output o;
 	struct col_run *run = NULL;
-	if ((rc = col_collect(&co, &run, &err)))
-		return opr_fail(&err);
 	enum ana_verdict v = ANA_HOLD;
-	char hist[1100];
-	rep_history_path(history, run, hist, sizeof hist);
-	rc = write_packet(run, out, templates, hist[0] ? hist : NULL, &v, &err);
+	struct col_options co = {profile, envdir, 1.0, !quiet && isatty(2), no_papi};
+	char hist[1100] = "";
+	rc = opr_output_claim(&o, out, OPR_OUT_DIR, REP_PACKET_MARKER, force, &err);
+	if (!rc)
+		rc = col_collect(&co, &run, &err);
+	if (!rc)
+		rep_history_path(history, run, hist, sizeof hist);
+	if (!rc)
+		rc = write_packet(run, &o, templates, hist[0] ? hist : NULL, &v, &err);
+	if (rc)
+		opr_output_name(&o, &err);
+	opr_output_release(&o);
 	return finish(rc, v, out, &err);
 }
 
@@ -157,16 +136,17 @@ int cmd_report(int argc, char **argv)
 	const char *out = NULL, *templates = NULL, *history = NULL;
 	int force = 0;
 	const struct opr_option opts[] = {
-		{OPR_OPT_STRING, "out", "DIR", "the packet directory to create", &out},
+		{OPR_OPT_PATH, "out", "DIR", "the packet directory to create", &out},
 		{OPR_OPT_FLAG, "force", NULL, "replace DIR if it exists", &force},
-		{OPR_OPT_STRING, "templates", "DIR", "use a team's own packet templates", &templates},
-		{OPR_OPT_STRING, "history", "DB", "add the run to this history and trend it (overrides the profile's)", &history},
+		{OPR_OPT_PATH, "templates", "DIR", "use a team's own packet templates", &templates},
+		{OPR_OPT_PATH, "history", "DB", "add the run to this history and trend it (overrides the profile's)", &history},
 		{OPR_OPT_END, NULL, NULL, NULL, NULL}};
 	const struct opr_command_help help = {
 		"report", "report RUN --out DIR [--force] [--templates DIR] [--history DB]",
 		"Analyze the run archive RUN and render its packet into DIR (with a copy of RUN\n"
 		"in DIR/run, so the packet is complete on its own).",
-		"Exit status is the verdict, as for run.", opts};
+		"Exit status is the verdict, as for run; 2 also when RUN was altered after it was\n"
+		"written (its digests do not match) or is malformed.", opts};
 	struct opr_error err = {0};
 	const char *pos[1];
 	int npos;
@@ -177,19 +157,19 @@ int cmd_report(int argc, char **argv)
 		rc = opr_error_set(&err, OPR_EUSAGE, "report: RUN and --out are required");
 	if (rc)
 		return opr_fail(&err);
-	struct stat st;
-	col_clean_stale(out);
-	if (!stat(out, &st) && !force) {
-		opr_error_set(&err, OPR_EEXIST, "'%s' exists; pass --force to replace it", out);
-		return opr_fail(&err);
-	}
+	struct opr_output o;
 	struct col_run *run = NULL;
 	enum ana_verdict v = ANA_HOLD;
 	char hist[1100] = "";
-	rc = col_archive_load(pos[0], &run, &err);
+	rc = opr_output_claim(&o, out, OPR_OUT_DIR, REP_PACKET_MARKER, force, &err);
+	if (!rc)
+		rc = col_archive_load(pos[0], &run, &err);
 	if (!rc)
 		rep_history_path(history, run, hist, sizeof hist);
 	if (!rc)
-		rc = write_packet(run, out, templates, hist[0] ? hist : NULL, &v, &err);
+		rc = write_packet(run, &o, templates, hist[0] ? hist : NULL, &v, &err);
+	if (rc)
+		opr_output_name(&o, &err);
+	opr_output_release(&o);
 	return finish(rc, v, out, &err);
 }

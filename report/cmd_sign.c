@@ -32,7 +32,7 @@ int cmd_keygen(int argc, char **argv)
 	const char *out = NULL, *pos[1];
 	int npos = 0;
 	const struct opr_option opts[] = {
-		{OPR_OPT_STRING, "out", "NAME", "write NAME.key and NAME.pub", &out},
+		{OPR_OPT_PATH, "out", "NAME", "write NAME.key and NAME.pub", &out},
 		{OPR_OPT_END, NULL, NULL, NULL, NULL},
 	};
 	const struct opr_command_help h = {"keygen", "keygen --out NAME",
@@ -63,7 +63,7 @@ int cmd_sign(int argc, char **argv)
 	int reject = 0, npos = 0;
 	const struct opr_option opts[] = {
 		{OPR_OPT_STRING, "role", "ROLE", "the owner role signing (see the packet's owners.json)", &role},
-		{OPR_OPT_STRING, "key", "KEY", "the role owner's private key file (from keygen)", &key},
+		{OPR_OPT_PATH, "key", "KEY", "the role owner's private key file (from keygen)", &key},
 		{OPR_OPT_FLAG, "reject", NULL, "record a rejection instead of an approval", &reject},
 		{OPR_OPT_STRING, "comment", "TEXT", "one line recorded and signed with the decision", &comment},
 		{OPR_OPT_END, NULL, NULL, NULL, NULL},

@@ -55,7 +55,7 @@ static int write_closure(json_t *findings, const char *templates, const char *ou
 	if (access(path, R_OK)) /* a team's folder of an older layout */
 		templates = rep_templates_dir();
 	snprintf(dir, sizeof dir, "%s/%s", out_dir, REP_CLOSURE_DIR);
-	if ((rc = col_mkdirs(dir, err)))
+	if ((rc = opr_mkdirs(dir, err)))
 		goto out;
 	json_array_foreach(json_object_get(view, "closure"), i, entry) {
 		json_t *ctx = json_deep_copy(entry);
@@ -78,7 +78,7 @@ static int write_closure(json_t *findings, const char *templates, const char *ou
 		if (rc)
 			goto out;
 	}
-	rc = col_fsync_dir(dir, err);
+	rc = opr_fsync_dir(dir, err);
 out:
 	json_decref(view);
 	return rc;

@@ -12,6 +12,9 @@
 #include "../analyze/analyze.h"
 #include "signoff.h"
 
+/* A file every packet holds: `run --force` replaces only a folder holding it. */
+#define REP_PACKET_MARKER "findings.json"
+
 /* Markdown packet from findings through templates_dir/packet.md.mustache
  * (templates_dir NULL: the built-in templates/ folder). *md malloc'd. */
 int rep_markdown(json_t *findings, const char *templates_dir, char **md,

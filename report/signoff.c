@@ -146,7 +146,7 @@ static int write_atomic(const char *dir, const char *name, const void *data, siz
 		unlink(tmp);
 		return rc;
 	}
-	return col_fsync_dir(dir, err);
+	return opr_fsync_dir(dir, err);
 }
 
 /* ---- PEM ------------------------------------------------------------------------ */
@@ -549,7 +549,8 @@ static int hash_file(const char *full, const char *rel, char hex[65], struct opr
 	unsigned char buf[32768], h[crypto_hash_sha256_BYTES];
 	crypto_hash_sha256_state st;
 	struct stat sb;
-	int fd = open(full, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO planted in a packet must not hang verify */
+	int fd = open(full, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return opr_error_set(err, OPR_EIO, "cannot read '%s': %s", full, strerror(errno));
 	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {

@@ -323,11 +323,19 @@ static int tpl_new_text(const char *text, size_t len, const char *origin, struct
 /* Reads a template file. Returns 0, 1 when it does not exist, or an error. */
 static int read_template(const char *path, char **text, size_t *len, struct opr_error *err)
 {
-	FILE *fp = fopen(path, "rb");
+	int fd;
+	struct opr_error oe = {0};
+	if (access(path, F_OK) && errno == ENOENT)
+		return 1;
+	if (opr_open_regular(path, &fd, &oe)) {
+		const char *why = strstr(oe.msg, "': ");
+		return opr_error_set(err, oe.code, "cannot read template '%s': %s", path,
+				     why ? why + 3 : oe.msg);
+	}
+	FILE *fp = fdopen(fd, "rb");
 	if (!fp) {
-		if (errno == ENOENT)
-			return 1;
-		return opr_error_set(err, OPR_EIO, "cannot read template '%s': %s", path, strerror(errno));
+		close(fd);
+		return opr_error_set(err, OPR_ENOMEM, "out of memory reading template '%s'", path);
 	}
 	struct opr_buf b = { 0 };
 	char chunk[8192];

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include <xlsxwriter.h>
 
@@ -1223,6 +1224,42 @@ static int commit_temp(const char *tmp, const char *path, struct opr_error *err)
 	return 0;
 }
 
+/* workbook_close with libxlsxwriter's own stderr lines silenced: on a failed
+ * write it prints two or three lines and returns a zip error code that no
+ * longer says why. The cause is errno as the failed write left it (the
+ * library reads it the same way for its "System error" line), else the file
+ * system's free space: the caller then reports one line with the cause. */
+static lxw_error close_quietly(lxw_workbook *wb, const char *tmp, int *cause)
+{
+	fflush(stderr);
+	int saved = dup(2);
+	int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (saved >= 0 && devnull >= 0)
+		dup2(devnull, 2);
+	errno = 0;
+	lxw_error e = workbook_close(wb);
+	int c = errno;
+	fflush(stderr);
+	if (saved >= 0) {
+		dup2(saved, 2);
+		close(saved);
+	}
+	if (devnull >= 0)
+		close(devnull);
+	if (e != LXW_NO_ERROR && !c) {
+		struct statvfs vfs;
+		char dir[OPR_PATH_MAX];
+		snprintf(dir, sizeof dir, "%s", tmp);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*slash = '\0';
+		if (!statvfs(slash ? dir : ".", &vfs) && vfs.f_bavail == 0)
+			c = ENOSPC;
+	}
+	*cause = c;
+	return e;
+}
+
 int rep_xlsx(json_t *findings, const char *samples_csv, const char *path, time_t created,
 	     struct opr_error *err)
 {
@@ -1292,8 +1329,11 @@ int rep_xlsx(json_t *findings, const char *samples_csv, const char *path, time_t
 	if (x.lerr != LXW_NO_ERROR)
 		goto lxw_fail;
 
-	lxw_error e = workbook_close(x.wb); /* frees the workbook */
-	if (e != LXW_NO_ERROR)
+	int cause = 0;
+	lxw_error e = close_quietly(x.wb, tmp, &cause); /* frees the workbook */
+	if (e != LXW_NO_ERROR && cause)
+		rc = opr_error_set(err, OPR_EIO, "cannot write workbook '%s': %s", path, strerror(cause));
+	else if (e != LXW_NO_ERROR)
 		rc = opr_error_set(err, OPR_EIO, "cannot write workbook '%s': %s", path, lxw_strerror(e));
 	else
 		rc = commit_temp(tmp, path, err);

@@ -10,6 +10,14 @@ ok() { n=$((n + 1)); echo "ok $n - $1"; }
 no() { n=$((n + 1)); echo "not ok $n - $1"; }
 check() { desc=$1; shift; if "$@"; then ok "$desc"; else no "$desc"; fi; }
 code() { "$@" >"$T/out" 2>"$T/err"; echo $?; }
+# recomputes a manifest.json's own digest (manifest_sha256: SHA-256 of the
+# text with its 64 digits read as zeros) after an edit made on purpose
+reseal() { /usr/bin/python3 -c '
+import hashlib,re,sys
+p=sys.argv[1]; t=open(p,"rb").read()
+z=re.sub(rb"(\"manifest_sha256\": \")[0-9a-f]{64}", lambda m: m.group(1)+b"0"*64, t)
+h=hashlib.sha256(z).hexdigest().encode()
+open(p,"wb").write(z.replace(b"\"manifest_sha256\": \""+b"0"*64, b"\"manifest_sha256\": \""+h))' "$1"; }
 
 # --- the command table ---------------------------------------------------------
 check "--help exits 0 and lists run" sh -c "$OPR --help | grep -q '^  run '"
@@ -59,6 +67,14 @@ while read -r name loc substr; do
 		no "bad input $name: rc=$rc lines=$lines: $(head -c 300 "$T/err")"
 	fi
 done <fixtures/bad/EXPECT
+# a block that no plan fits (a SHARED of 10 bytes) is a profile error at the
+# variant that asks for it
+mkdir -p "$T/tiny"
+sed 's/capacity_kib: 256/capacity_kib: 0.01/' fixtures/envelopes/npu-a.yaml >"$T/tiny/npu-a.yaml"
+rc=$(code $OPR run --profile fixtures/profiles/quick.yaml --envelopes "$T/tiny" --out "$T/nofit" --quiet --no-papi)
+check "no plan fits: exit 2 ($rc), one line at the block's FILE:LINE:COL, nothing written" sh -c "test $rc = 2 &&
+	test \$(wc -l <$T/err) = 1 && ! test -e $T/nofit &&
+	grep -q \"^opreview: fixtures/profiles/quick.yaml:[0-9]*:[0-9]*: block 'conv-small' baseline: no plan of group\" $T/err"
 rc=$(code $OPR run --profile "$T/missing.yaml" --out "$T/x" --quiet)
 check "a missing profile exits 2 and writes nothing" sh -c "test $rc = 2 && ! test -e $T/x"
 
@@ -167,7 +183,13 @@ check "analyze wrote findings.json" grep -q '"findings_version": 1' "$T/f.json"
 rc4=$(code $OPR replay "$T/q/run" --no-papi)
 check "replay reproduces inputs, outputs and counters (0)" sh -c "test $rc4 = 0 && grep -q reproduced $T/out"
 cp -r "$T/q/run" "$T/tampered"
-sed -i 's/"output_sha256": "\(.\)/"output_sha256": "0\1/' "$T/tampered/manifest.json"
+sed -i 's/"output_sha256": "[0-9a-f]\{8\}/"output_sha256": "deadbeef/' "$T/tampered/manifest.json"
+rc5=$(code $OPR replay "$T/tampered" --no-papi)
+check "replay refuses an edited manifest (2), naming it" sh -c "test $rc5 = 2 && test \$(wc -l <$T/err) = 1 &&
+	grep -q 'tampered/manifest.json: the archive was altered' $T/err"
+# the same edit with the manifest's own digest recomputed (as a deliberate
+# forger would): the recorded output digest no longer reproduces
+reseal "$T/tampered/manifest.json"
 rc5=$(code $OPR replay "$T/tampered" --no-papi)
 check "replay detects a changed output digest (4)" test "$rc5" = 4
 

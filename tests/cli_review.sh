@@ -1,7 +1,8 @@
 # tests/cli_review.sh: the review across runs through the real binary,
 # sourced by tests/cli.sh (its $OPR, $T, check, code and counter): three runs
 # into a history, the third made slower on purpose (a pinned tile of 64
-# elements for act-wide's candidate instead of 4096), whose packet shows the
+# elements for act-wide's candidate instead of 4096; the primary metric is the
+# modelled time, so the step is the plan's, not the host's load), whose packet shows the
 # trend and its change point; history add twice; parallel adders; a run on
 # another envelope kept apart; compare refusing and forcing; the SHIP rule
 # for synthetic shapes.
@@ -11,7 +12,7 @@ mkdir -p "$R"
 sed -e "s#key: \.\./owners#key: $PWD/fixtures/owners#" fixtures/profiles/quick.yaml >"$R/q.yaml"
 cat >>"$R/q.yaml" <<'EOF'
 
-primary_metric: {block: act-wide, metric: throughput}
+primary_metric: {block: act-wide, metric: model_time}
 history: {path: hist.db, window: 10}
 EOF
 sed 's/candidate: {fusion: none, plan: {tile_elems: 4096}}/candidate: {fusion: none, plan: {tile_elems: 64}}/' \
@@ -22,21 +23,21 @@ envs="--envelopes $PWD/fixtures/envelopes"
 rc=$(code $OPR run --profile "$R/q.yaml" $envs --out "$R/p1" --quiet --no-papi)
 check "a run with a history in its profile gives a verdict ($rc)" sh -c "case $rc in 0|10|11|12) exit 0;; *) exit 1;; esac"
 check "the profile's history (relative to its folder) was created" test -s "$R/hist.db"
-check "the packet leads with the primary metric" sh -c "sed -n 3p $R/p1/packet.md | grep -q '^\*\*Primary metric: act-wide candidate throughput\*\* = [0-9.]* /s'"
+check "the packet leads with the primary metric" sh -c "sed -n 3p $R/p1/packet.md | grep -q '^\*\*Primary metric: act-wide candidate modelled time\*\* = [0-9.]* us (simulated)'"
 check "one run: the change-point test is not run" grep -q 'Change-point test not run: 1 comparable run(s), three are needed' "$R/p1/packet.md"
 rc=$(code $OPR run --profile "$R/q.yaml" $envs --out "$R/p2" --quiet --no-papi --history "$R/hist.db")
 rc=$(code $OPR run --profile "$R/q-slow.yaml" $envs --out "$R/p3" --quiet --no-papi --history "$R/hist.db")
 check "the slower third run gives a verdict ($rc)" sh -c "case $rc in 0|10|11|12) exit 0;; *) exit 1;; esac"
 check "its packet has the trend over three runs" sh -c "grep -q '^## Trend' $R/p3/packet.md && test \$(grep -c '^| [123] | 20' $R/p3/packet.md) = 3"
-check "the trend marks run 3 as a change point, worse" sh -c "grep '^| 3 | ' $R/p3/packet.md | grep -q 'moved -[0-9.]*% (worse)' && grep -q 'between run 2 and run 3 (' $R/p3/packet.md"
+check "the trend marks run 3 as a change point, worse" sh -c "grep '^| 3 | ' $R/p3/packet.md | grep -q 'moved +[0-9.]*% (worse)' && grep -q 'between run 2 and run 3 (' $R/p3/packet.md"
 check "the trend names asv's step detection" grep -q 'Change-point test: asv step detection (asv/step\\_detect.py)' "$R/p3/packet.md"
-check "packet.html draws the trend with its change point" sh -c "grep -q 'Trend: act-wide candidate throughput' $R/p3/packet.html && grep -q '<title>change point</title>' $R/p3/packet.html"
+check "packet.html draws the trend with its change point" sh -c "grep -q 'Trend: act-wide candidate model_time' $R/p3/packet.html && grep -q '<title>change point</title>' $R/p3/packet.html"
 if /usr/bin/python3 -c 'import openpyxl' 2>/dev/null; then
 	check "the workbook has a Trend sheet with three runs and a native chart" /usr/bin/python3 -c "
 import openpyxl,sys
 ws=openpyxl.load_workbook('$R/p3/packet.xlsx')['Trend']
 vals=[ws.cell(row=r,column=4).value for r in (2,3,4)]
-sys.exit(0 if all(isinstance(v,float) and v>0 for v in vals) and vals[2]<0.9*vals[1] and len(ws._charts)==1 else 1)"
+sys.exit(0 if all(isinstance(v,float) and v>0 for v in vals) and vals[2]>1.1*vals[1] and len(ws._charts)==1 else 1)"
 else
 	echo "ok $((n = n + 1)) # SKIP python3-openpyxl missing"
 fi
@@ -48,10 +49,10 @@ sys.exit(0 if len(t['points'])==3 and c and c[-1]['at']==2 and t['points'][2]['c
 
 # history show and add, twice
 $OPR history show --db "$R/hist.db" >"$R/show" 2>"$R/err"
-check "history show prints the primary metric's three runs" sh -c "grep -q '^series: quick-review / act-wide / candidate throughput (derived, 1/s)' $R/show && test \$(grep -c '^  [123]  20' $R/show) = 3"
-check "history show marks the slower run" sh -c "grep '^  3  ' $R/show | grep -q 'moved -[0-9.]*% (worse)'"
+check "history show prints the primary metric's three runs" sh -c "grep -q '^series: quick-review / act-wide / candidate model_time (simulated, ns)' $R/show && test \$(grep -c '^  [123]  20' $R/show) = 3"
+check "history show marks the slower run" sh -c "grep '^  3  ' $R/show | grep -q 'moved +[0-9.]*% (worse)'"
 $OPR history show --db "$R/hist.db" --metric p50 >"$R/show50" 2>&1
-check "history show --metric p50 marks it too" sh -c "grep '^  3  ' $R/show50 | grep -q 'moved +[0-9.]*% (worse)'"
+check "history show --metric p50 prints the measured series of the same runs" sh -c "grep -q '^series: quick-review / act-wide / candidate p50 (measured, ns)' $R/show50 && test \$(grep -c '^  [123]  20' $R/show50) = 3"
 out=$($OPR history add --db "$R/hist.db" "$R/p2/run" 2>&1)
 check "adding an archive again changes nothing" sh -c "echo '$out' | grep -q '^present ' && test \$($OPR history show --db $R/hist.db | grep -c '^  [0-9]  20') = 3"
 check "history add of a missing archive exits 2, one line" sh -c "test \$($OPR history add --db $R/hist.db $R/nope 2>$R/e >/dev/null; echo \$?) = 2 && test \$(wc -l <$R/e) = 1"

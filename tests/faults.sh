@@ -1,11 +1,13 @@
 #!/bin/sh
 # tests/faults.sh: bad luck and bad actors, in TAP form like tests/cli.sh: runs
 # killed mid-way, write errors, existing outputs, a memory cap, PAPI missing, a
-# block name aimed outside the packet, and a signed packet tampered with.
+# block name aimed outside the packet, over-long paths beside a victim file, two
+# runs into one output, SIGINT/SIGTERM during the write, FIFOs, an archive
+# edited after it was written, a full disk, and a signed packet tampered with.
 OPR=${OPREVIEW:-./opreview}
 Q=fixtures/profiles/quick.yaml
 T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+trap 'umount "$T/full" 2>/dev/null; rm -rf "$T"' EXIT
 n=0
 t0=$(date +%s)
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
@@ -127,6 +129,131 @@ assert 'no-papi' in f['papi_status']"
 check "packet.md says PAPI is unavailable, every event with the reason" sh -c "grep -q '^PAPI: disabled by --no-papi' $T/np/packet.md &&
 	grep -q '(PAPI: disabled by --no-papi) |' $T/np/packet.md && ! grep -q 'PAPI read 0.0 ns' $T/np/packet.md &&
 	test \$(grep '^| every block | both | .* | PAPI disabled by --no-papi |\$' $T/np/packet.md | tr ',' '\n' | wc -l) -ge 10"
+
+# --- over-long paths: refused at start, nothing removed or written ----------------
+# long PATH_LEN: a path of exactly PATH_LEN characters under $T/L, its folders
+# made (components of 200 characters: NAME_MAX is 255)
+long() {
+	d=$T/L
+	while [ $(($1 - ${#d})) -gt 240 ]; do d=$d/$(printf '%0200d' 0 | tr 0 d); done
+	mkdir -p "$d"
+	n=$(($1 - ${#d} - 1))
+	echo "$d/$(printf "%0${n}d" 0 | tr 0 f)"
+}
+F=$(long 1023)
+echo "the user's file" >"$F"
+before=$(find "$T/L" | wc -l)
+rc=$(code $OPR run --profile $Q --out "${F}s" --quiet --no-papi)
+check "run --out of 1024 characters beside a victim F: exit 2 ($rc), one line" sh -c "test $rc = 2 &&
+	test \$(wc -l <$T/err) = 1 && grep -q 'path too long: .* is 1024 characters; the limit is 400' $T/err"
+check "... and F is untouched, nothing created" sh -c "test \"\$(cat '$F')\" = \"the user's file\" &&
+	test \$(find $T/L | wc -l) = $before"
+G=$(long 1099)
+echo "the user's other file" >"$G"
+before=$(find "$T/L" | wc -l)
+rc=$(code $OPR analyze fixtures/archive --out "${G}x")
+check "analyze --out of 1100 characters: exit 2 ($rc), G untouched" sh -c "test $rc = 2 &&
+	test \"\$(cat '$G')\" = \"the user's other file\" && test \$(find $T/L | wc -l) = $before"
+H=$(long 4281)
+rmdir "${H%/*}"
+before=$(find "$T/L" | wc -l)
+t1=$(date +%s)
+rc=$(code $OPR run --profile fixtures/profiles/default.yaml --out "$H" --quiet --no-papi)
+t2=$(date +%s)
+check "run --out of 4281 characters: exit 2 at once ($rc, $((t2 - t1)) s), no folder made" sh -c "test $rc = 2 &&
+	test $((t2 - t1)) -le 2 && test \$(find $T/L | wc -l) = $before"
+P=$(long 1533)
+cp $Q "$P"
+rc=$(code $OPR run --profile "$P" --out "$T/lp" --quiet --no-papi)
+check "a profile path of 1533 characters: exit 2 naming the limit ($rc)" sh -c "test $rc = 2 &&
+	grep -q 'run --profile: path too long' $T/err && ! test -e $T/lp"
+rm -rf "$T/L"
+
+# --- two runs into one output: one wins, the other exits 5 naming it -------------
+for f in "" --force; do
+	$OPR run --profile $Q --out "$T/race" --quiet --no-papi $f >"$T/r1" 2>&1 &
+	p1=$!
+	$OPR run --profile $Q --out "$T/race" --quiet --no-papi $f >"$T/r2" 2>&1 &
+	p2=$!
+	wait $p1; r1=$?
+	wait $p2; r2=$?
+	if verdict $r1 && [ $r2 = 5 ]; then w=$T/r1; l=$T/r2; elif verdict $r2 && [ $r1 = 5 ]; then w=$T/r2; l=$T/r1; else w=; fi
+	check "two runs ${f:+$f }into one --out: one verdict, one 5 ($r1, $r2)" test -n "$w"
+	[ -n "$w" ] || continue
+	check "... the loser says so in one line naming the output" sh -c "test \$(wc -l <$l) = 1 &&
+		grep -q \"^opreview: '$T/race' \\(is being written by another opreview\\|exists\\)\" $l"
+	echo "# the loser said: $(head -c 300 "$l")"
+	check "... the winner reported the packet that is in place, complete" sh -c "grep -q 'packet: $T/race/packet.md' $w &&
+		grep -q \"\$(sed -n 's/^verdict: //p' $w)\" $T/race/packet.md"
+	complete "$T/race" || no "the race left an incomplete packet"
+	check "... and nothing beside it (no tmp, old or lock)" test -z "$(cd "$T" && ls -d race.* 2>/dev/null)"
+	rm -rf "$T/race"
+done
+
+# --- SIGINT / SIGTERM while the packet is written: nothing left, 130 / 143 --------
+for s in INT TERM; do
+	$OPR run --profile $Q --out "$T/sig" --quiet --no-papi >/dev/null 2>"$T/err" &
+	pid=$!
+	i=0
+	while [ ! -d "$T/sig.tmp-$pid" ] && [ $i -lt 3000 ] && kill -0 $pid 2>/dev/null; do
+		sleep 0.01; i=$((i + 1))
+	done
+	seen=no; [ -d "$T/sig.tmp-$pid" ] && seen=yes
+	kill -$s $pid
+	wait $pid; rc=$?
+	want=130; [ $s = TERM ] && want=143
+	if [ $seen = no ] && verdict $rc; then
+		echo "ok $((n = n + 1)) # SKIP SIG$s: the run finished before its temporary output was seen"
+		rm -rf "$T/sig"
+		continue
+	fi
+	check "SIG$s while the packet is written: exit $want ($rc), one line" sh -c "test $rc = $want &&
+		test \$(wc -l <$T/err) = 1 && grep -q '(SIG$s); nothing was written' $T/err"
+	check "... no packet, no sig.tmp-$pid, no lock" sh -c "! test -e $T/sig && test -z \"\$(cd $T && ls -d sig.* 2>/dev/null)\""
+done
+
+# --- FIFOs and other non-regular files are refused without blocking --------------
+mkfifo "$T/fifo.yaml"
+rc=$(code timeout 20 $OPR run --profile "$T/fifo.yaml" --out "$T/ff" --quiet)
+check "a FIFO as the profile: exit 2 ($rc), one line, no wait" sh -c "test $rc = 2 &&
+	test \$(wc -l <$T/err) = 1 && grep -q 'fifo.yaml: cannot open profile: it is a FIFO' $T/err && ! test -e $T/ff"
+rc=$(code timeout 20 $OPR sign "$T/np" --role kernel-performance-owner --key "$T/fifo.yaml")
+check "a FIFO as an owner's key: exit 2 ($rc), one line" sh -c "test $rc = 2 &&
+	test \$(wc -l <$T/err) = 1 && grep -q 'FIFO' $T/err"
+rc=$(code timeout 20 $OPR run --profile /dev/zero --out "$T/ff" --quiet)
+check "a character device as the profile: exit 2 ($rc)" sh -c "test $rc = 2 && grep -q 'character device' $T/err"
+rm -f "$T/fifo.yaml"
+
+# --- an archive changed after it was written is refused, naming the file ----------
+cp -r "$T/np/run" "$T/alt"
+sed -i 's/^sla:$/sla:\n  max_regression: 0.9/' "$T/alt/profile.yaml"
+for c in "analyze $T/alt" "report $T/alt --out $T/alt-packet" "replay $T/alt --no-papi"; do
+	rc=$(code $OPR $c)
+	check "${c%% *} of an archive whose profile.yaml was edited: exit 2 ($rc), naming it" sh -c "test $rc = 2 &&
+		test \$(wc -l <$T/err) = 1 && grep -q 'alt/profile.yaml: the archive was altered' $T/err &&
+		! test -e $T/alt-packet && ! test -e $T/alt/findings.json"
+done
+echo x >"$T/plain"
+rc=$(code $OPR analyze "$T/plain")
+check "an archive path that is a regular file: exit 2 ($rc)" sh -c "test $rc = 2 && grep -q 'not a directory' $T/err"
+
+# --- a full disk while the packet is written: one line with the cause and file ----
+mkdir -p "$T/full"
+if mount -t tmpfs -o size=4m tmpfs "$T/full" 2>/dev/null; then
+	umount "$T/full"
+	# room for everything but half the workbook
+	total=$(du -sk "$T/np" --exclude=signoff | cut -f1)
+	x=$(du -k "$T/np/packet.xlsx" | cut -f1)
+	mount -t tmpfs -o size=$((total - x / 2))k tmpfs "$T/full"
+	rc=$(code $OPR run --profile $Q --out "$T/full/p" --quiet --no-papi)
+	check "a full disk while the workbook is written: exit 1 ($rc), one line" sh -c "test $rc = 1 &&
+		test \$(wc -l <$T/err) = 1 && grep -q \"^opreview: cannot write workbook '$T/full/p/packet.xlsx': No space left on device\$\" $T/err"
+	check "... and nothing is left on it" test -z "$(ls -A "$T/full")"
+	umount "$T/full"
+else
+	echo "ok $((n = n + 1)) # SKIP mounting a tmpfs is not allowed here (full-disk case)"
+	echo "ok $((n = n + 1)) # SKIP mounting a tmpfs is not allowed here (full-disk case)"
+fi
 
 # --- sign-off: missing, signed, tampered ------------------------------------------
 P=$T/np

@@ -31,7 +31,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	col_rmtree(tmpdir);
+	opr_rmtree(tmpdir);
 	return 0;
 }
 

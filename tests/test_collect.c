@@ -64,7 +64,7 @@ static int teardown(void **state)
 	(void)state;
 	col_run_free(run_a);
 	col_run_free(run_b);
-	col_rmtree(tmpdir);
+	opr_rmtree(tmpdir);
 	return 0;
 }
 
@@ -304,7 +304,7 @@ static void test_archive_round_trip(void **state)
 	struct opr_error err = {0};
 	struct col_run *r = NULL;
 	snprintf(dir, sizeof dir, "%s/archive", tmpdir);
-	assert_int_equal(col_archive_write(run_a, dir, 0, &err), 0);
+	assert_int_equal(col_archive_write(run_a, dir, &err), 0);
 	if (col_archive_load(dir, &r, &err))
 		fail_msg("col_archive_load: %s", err.msg);
 	const struct col_profile *p = run_a->profile, *q = r->profile;
@@ -397,6 +397,22 @@ static int count_prefixed(const char *prefix)
 	return n;
 }
 
+/* Writes run_a to dir the way `collect` does (opr_output around
+ * col_archive_write). */
+static int collect_into(const char *dir, int force, struct opr_error *err)
+{
+	struct opr_output o;
+	int rc = opr_output_claim(&o, dir, OPR_OUT_DIR, COL_ARCHIVE_MARKER, force, err);
+	if (!rc)
+		rc = opr_output_open(&o, err);
+	if (!rc)
+		rc = col_archive_write(run_a, o.tmp, err);
+	if (!rc)
+		rc = opr_output_publish(&o, err);
+	opr_output_release(&o);
+	return rc;
+}
+
 static void test_archive_exists(void **state)
 {
 	(void)state;
@@ -406,23 +422,31 @@ static void test_archive_exists(void **state)
 	snprintf(dir, sizeof dir, "%s/existing", tmpdir);
 	snprintf(marker, sizeof marker, "%s/marker", dir);
 	snprintf(manifest, sizeof manifest, "%s/manifest.json", dir);
-	assert_int_equal(col_mkdirs(dir, &err), 0);
+	assert_int_equal(opr_mkdirs(dir, &err), 0);
 	assert_int_equal(col_write_file(marker, "x", 1, &err), 0);
 	/* refused without force, nothing touched */
-	assert_int_equal(col_archive_write(run_a, dir, 0, &err), OPR_EEXIST);
+	assert_int_equal(collect_into(dir, 0, &err), OPR_EEXIST);
 	assert_int_equal(err.code, OPR_EEXIST);
 	assert_non_null(strstr(err.msg, "exists"));
 	assert_int_equal(stat(marker, &st), 0);
 	assert_int_not_equal(stat(manifest, &st), 0);
-	/* replaced with force */
-	assert_int_equal(col_archive_write(run_a, dir, 1, &err), 0);
+	/* a folder that is not an archive is refused even with force */
+	assert_int_equal(collect_into(dir, 1, &err), OPR_EEXIST);
+	assert_non_null(strstr(err.msg, "not an opreview output"));
+	assert_int_equal(stat(marker, &st), 0);
+	/* an archive (it holds manifest.json) is replaced whole with force */
+	assert_int_equal(col_write_file(manifest, "{}", 2, &err), 0);
+	if (collect_into(dir, 1, &err))
+		fail_msg("%s", err.msg);
 	assert_int_not_equal(stat(marker, &st), 0);
 	assert_int_equal(stat(manifest, &st), 0);
-	assert_int_equal(count_prefixed("existing."), 0); /* no .tmp- or .old- left */
+	assert_int_equal(count_prefixed("existing."), 0); /* no .tmp-, .old- or lock left */
 	struct col_run *r = NULL;
 	assert_int_equal(col_archive_load(dir, &r, &err), 0);
 	assert_int_equal(r->nblocks, run_a->nblocks);
 	col_run_free(r);
+	/* col_archive_write itself never writes into an existing folder */
+	assert_int_equal(col_archive_write(run_a, dir, &err), OPR_EEXIST);
 }
 
 /* ---- PAPI events ---- */

@@ -229,7 +229,8 @@ static void write_run(const char *dir, double factor, const char *started)
 				vr->samples_ns[i] = (int64_t)llround((double)vr->samples_ns[i] * factor);
 		}
 	snprintf(run->started_utc, sizeof run->started_utc, "%s", started);
-	if (col_archive_write(run, dir, 1, &err))
+	opr_rmtree(dir); /* a previous test run's */
+	if (col_archive_write(run, dir, &err))
 		fail_msg("%s", err.msg);
 	col_run_free(run);
 }
@@ -309,7 +310,7 @@ static void test_db_three_runs_one_slower(void **state)
 	col_run_free(run);
 	ana_history_close(h);
 	for (int i = 0; i < 3; i++)
-		col_rmtree(d[i]);
+		opr_rmtree(d[i]);
 	rm_db(path);
 }
 

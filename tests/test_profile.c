@@ -549,7 +549,7 @@ static void test_unreadable(void **state)
 	assert_non_null(strstr(err.msg, "cannot open profile: No such file"));
 	poison_err(&err);
 	assert_int_equal(col_envelope_load("fixtures/profiles", &env, &err), OPR_EINPUT);
-	assert_non_null(strstr(err.msg, "cannot read envelope: is a directory"));
+	assert_non_null(strstr(err.msg, "cannot open envelope: it is a directory"));
 }
 
 /* envelope_dir given explicitly; the same profile fails without it at the

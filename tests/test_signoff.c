@@ -182,7 +182,7 @@ static void expect_signed_off(const char *dir)
 
 static void rm_rf(const char *p)
 {
-	assert_int_equal(col_rmtree(p), 0);
+	assert_int_equal(opr_rmtree(p), 0);
 }
 
 static int setup(void **state)
@@ -210,7 +210,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	return col_rmtree(root) == 0 ? 0 : -1;
+	return opr_rmtree(root) == 0 ? 0 : -1;
 }
 
 /* ---- keys ------------------------------------------------------------------ */
