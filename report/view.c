@@ -276,27 +276,11 @@ static void arrow(char *b, size_t n, const char *x, const char *y)
 	snprintf(b, n, "%s \u2192 %s", x, y);
 }
 
-static void view_block(struct vb *vb, json_t *out, json_t *blk)
+/* The block's first-screen line: status and what did not pass, the host
+ * p95 with its CI, launches, reuse, GLOBAL traffic, pipeline p95. */
+static void view_block_summary(struct vb *vb, json_t *o, json_t *blk, json_t *base, json_t *cand)
 {
-	json_t *o = push(vb, out);
-	if (!o)
-		return;
-	json_t *base = variant_of(blk, "baseline"), *cand = variant_of(blk, "candidate");
 	char a[160], c[160], t[400];
-	const char *keys[] = { "name", "group", "dtype", "activation", "workload", "stop_reason" };
-	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-		sets(vb, o, keys[i], str(blk, keys[i]));
-	f_count(a, sizeof a, num(blk, "rounds"));
-	f_count(c, sizeof c, num(blk, "reps_per_round"));
-	setf(vb, o, "sampling", "%s rounds x %s reps", a, c);
-	json_t *noise = get(blk, "noise");
-	if (json_is_true(get(noise, "available")))
-		setf(vb, o, "noise", "floor %.1f%%, round CV %.1f%%, MDE %.1f%%",
-		     100 * num(noise, "floor"), 100 * num(noise, "cv"), 100 * num(noise, "mde"));
-	else
-		setf(vb, o, "noise", "unavailable: %s", str(noise, "reason"));
-
-	/* the one-line summary */
 	arrow(t, sizeof t, str(base, "primary_bottleneck"), str(cand, "primary_bottleneck"));
 	sets(vb, o, "primary_shift", t);
 	comparison_text(t, sizeof t, comparison_of(blk, "p95"));
@@ -350,88 +334,86 @@ static void view_block(struct vb *vb, json_t *out, json_t *blk)
 	sets(vb, o, "attention", attn);
 	free(attn);
 
-	/* tail-first statistics of both variants */
-	json_t *stats = json_array(), *pipes = json_array(), *sweep = json_array(), *cmps = json_array();
-	set(vb, o, "stats", stats);
-	set(vb, o, "pipeline", pipes);
-	set(vb, o, "sweep", sweep);
-	set(vb, o, "comparisons", cmps);
-	if (vb->oom)
-		return;
-	json_t *vars[2] = { base, cand };
-	for (int v = 0; v < 2; v++) {
-		json_t *var = vars[v];
-		if (!var)
-			continue;
-		const char *vn = str(var, "variant");
-		json_t *lat = get(var, "latency"), *s = push(vb, stats);
-		if (!s)
-			return;
-		sets(vb, s, "variant", vn);
-		f_count(t, sizeof t, num(lat, "n"));
-		sets(vb, s, "n", t);
-		const char *qs[] = { "p50", "p90", "p95", "p99" };
-		for (int k = 0; k < 4; k++) {
-			f_quantile(t, sizeof t, get(lat, qs[k]));
-			sets(vb, s, qs[k], t);
-		}
-		/* the median without its CI: the table is tail first */
-		f_us(t, sizeof t, num(get(lat, "p50"), "value_ns") / 1e3);
-		sets(vb, s, "p50_value", t);
-		f_us(t, sizeof t, num(lat, "mean_ns") / 1e3);
-		sets(vb, s, "mean", t);
-		f_us(t, sizeof t, num(lat, "max_ns") / 1e3);
-		sets(vb, s, "max", t);
+}
 
-		json_t *pl = get(var, "pipeline"), *p = push(vb, pipes);
-		if (!p)
-			return;
-		sets(vb, p, "variant", vn);
-		const char *pk[] = { "p50_us", "p95_us", "p99_us", "max_us", "wait_p50_us", "wait_p95_us",
-				     "wait_p99_us" };
-		const char *pn[] = { "p50", "p95", "p99", "max", "wait_p50", "wait_p95", "wait_p99" };
-		for (int k = 0; k < 7; k++) {
-			f_us(t, sizeof t, num(pl, pk[k]));
-			sets(vb, p, pn[k], t);
-		}
-		if (isfinite(num(pl, "p95_lo_us")))
-			setf(vb, p, "p95_ci", "[%.1f, %.1f]", num(pl, "p95_lo_us"), num(pl, "p95_hi_us"));
-		f_fixed(a, sizeof a, num(pl, "throughput_rps"), 1);
-		setf(vb, p, "throughput", "%s rps", a);
-		f_fixed(t, sizeof t, num(pl, "jain_cores"), 3);
-		sets(vb, p, "jain_cores", t);
-		f_fixed(t, sizeof t, num(pl, "jain_streams"), 3);
-		sets(vb, p, "jain_streams", t);
-		f_fixed(t, sizeof t, 100 * num(pl, "bw_util"), 0);
-		setf(vb, p, "bw_util", "%s%%", t);
-		f_fixed(t, sizeof t, num(pl, "mean_batch"), 2);
-		sets(vb, p, "mean_batch", t);
-		f_count(t, sizeof t, num(pl, "requests"));
-		sets(vb, p, "requests", t);
-		/* L = lambda W with lambda in rps and W in us: the product is
-		 * lambda * W * 1e-6 requests in the system */
-		f_fixed(a, sizeof a, num(pl, "little_L"), 2);
-		f_fixed(c, sizeof c, num(pl, "little_lambda_rps"), 0);
-		setf(vb, p, "little", "L = %s = %s rps x %.1f us", a, c, num(pl, "little_W_us"));
-		json_t *sw = get(pl, "sweep"), *row;
-		size_t i;
-		json_array_foreach(sw, i, row) {
-			json_t *r = push(vb, sweep);
-			if (!r)
-				return;
-			sets(vb, r, "variant", vn);
-			f_count(t, sizeof t, num(row, "batch"));
-			sets(vb, r, "batch", t);
-			const char *sk[] = { "p50_us", "p95_us", "p99_us", "wait_mean_us" };
-			const char *sn[] = { "p50", "p95", "p99", "wait_mean" };
-			for (int k = 0; k < 4; k++) {
-				f_us(t, sizeof t, num(row, sk[k]));
-				sets(vb, r, sn[k], t);
-			}
-			f_fixed(a, sizeof a, num(row, "throughput_rps"), 1);
-			setf(vb, r, "throughput", "%s rps", a);
-		}
+/* One variant's tail-first statistics, pipeline results and batch sweep. */
+static void view_variant(struct vb *vb, json_t *var, json_t *stats, json_t *pipes, json_t *sweep)
+{
+	char a[160], c[160], t[400];
+	const char *vn = str(var, "variant");
+	json_t *lat = get(var, "latency"), *s = push(vb, stats);
+	if (!s)
+		return;
+	sets(vb, s, "variant", vn);
+	f_count(t, sizeof t, num(lat, "n"));
+	sets(vb, s, "n", t);
+	const char *qs[] = { "p50", "p90", "p95", "p99" };
+	for (int k = 0; k < 4; k++) {
+		f_quantile(t, sizeof t, get(lat, qs[k]));
+		sets(vb, s, qs[k], t);
 	}
+	/* the median without its CI: the table is tail first */
+	f_us(t, sizeof t, num(get(lat, "p50"), "value_ns") / 1e3);
+	sets(vb, s, "p50_value", t);
+	f_us(t, sizeof t, num(lat, "mean_ns") / 1e3);
+	sets(vb, s, "mean", t);
+	f_us(t, sizeof t, num(lat, "max_ns") / 1e3);
+	sets(vb, s, "max", t);
+
+	json_t *pl = get(var, "pipeline"), *p = push(vb, pipes);
+	if (!p)
+		return;
+	sets(vb, p, "variant", vn);
+	const char *pk[] = { "p50_us", "p95_us", "p99_us", "max_us", "wait_p50_us", "wait_p95_us",
+			     "wait_p99_us" };
+	const char *pn[] = { "p50", "p95", "p99", "max", "wait_p50", "wait_p95", "wait_p99" };
+	for (int k = 0; k < 7; k++) {
+		f_us(t, sizeof t, num(pl, pk[k]));
+		sets(vb, p, pn[k], t);
+	}
+	if (isfinite(num(pl, "p95_lo_us")))
+		setf(vb, p, "p95_ci", "[%.1f, %.1f]", num(pl, "p95_lo_us"), num(pl, "p95_hi_us"));
+	f_fixed(a, sizeof a, num(pl, "throughput_rps"), 1);
+	setf(vb, p, "throughput", "%s rps", a);
+	f_fixed(t, sizeof t, num(pl, "jain_cores"), 3);
+	sets(vb, p, "jain_cores", t);
+	f_fixed(t, sizeof t, num(pl, "jain_streams"), 3);
+	sets(vb, p, "jain_streams", t);
+	f_fixed(t, sizeof t, 100 * num(pl, "bw_util"), 0);
+	setf(vb, p, "bw_util", "%s%%", t);
+	f_fixed(t, sizeof t, num(pl, "mean_batch"), 2);
+	sets(vb, p, "mean_batch", t);
+	f_count(t, sizeof t, num(pl, "requests"));
+	sets(vb, p, "requests", t);
+	/* L = lambda W with lambda in rps and W in us: the product is
+	 * lambda * W * 1e-6 requests in the system */
+	f_fixed(a, sizeof a, num(pl, "little_L"), 2);
+	f_fixed(c, sizeof c, num(pl, "little_lambda_rps"), 0);
+	setf(vb, p, "little", "L = %s = %s rps x %.1f us", a, c, num(pl, "little_W_us"));
+	json_t *sw = get(pl, "sweep"), *row;
+	size_t i;
+	json_array_foreach(sw, i, row) {
+		json_t *r = push(vb, sweep);
+		if (!r)
+			return;
+		sets(vb, r, "variant", vn);
+		f_count(t, sizeof t, num(row, "batch"));
+		sets(vb, r, "batch", t);
+		const char *sk[] = { "p50_us", "p95_us", "p99_us", "wait_mean_us" };
+		const char *sn[] = { "p50", "p95", "p99", "wait_mean" };
+		for (int k = 0; k < 4; k++) {
+			f_us(t, sizeof t, num(row, sk[k]));
+			sets(vb, r, sn[k], t);
+		}
+		f_fixed(a, sizeof a, num(row, "throughput_rps"), 1);
+		setf(vb, r, "throughput", "%s rps", a);
+	}
+}
+
+/* The block's candidate / baseline comparisons per percentile. */
+static void view_comparisons(struct vb *vb, json_t *cmps, json_t *blk)
+{
+	char a[160], t[400];
 	json_t *cl = get(blk, "comparisons"), *cmp;
 	size_t i;
 	json_array_foreach(cl, i, cmp) {
@@ -461,6 +443,45 @@ static void view_block(struct vb *vb, json_t *out, json_t *blk)
 		}
 		set_badge(vb, r, "outcome", str(cmp, "outcome"));
 	}
+}
+
+static void view_block(struct vb *vb, json_t *out, json_t *blk)
+{
+	json_t *o = push(vb, out);
+	if (!o)
+		return;
+	json_t *base = variant_of(blk, "baseline"), *cand = variant_of(blk, "candidate");
+	char a[160], c[160];
+	const char *keys[] = { "name", "group", "dtype", "activation", "workload", "stop_reason" };
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		sets(vb, o, keys[i], str(blk, keys[i]));
+	f_count(a, sizeof a, num(blk, "rounds"));
+	f_count(c, sizeof c, num(blk, "reps_per_round"));
+	setf(vb, o, "sampling", "%s rounds x %s reps", a, c);
+	json_t *noise = get(blk, "noise");
+	if (json_is_true(get(noise, "available")))
+		setf(vb, o, "noise", "floor %.1f%%, round CV %.1f%%, MDE %.1f%%",
+		     100 * num(noise, "floor"), 100 * num(noise, "cv"), 100 * num(noise, "mde"));
+	else
+		setf(vb, o, "noise", "unavailable: %s", str(noise, "reason"));
+
+	view_block_summary(vb, o, blk, base, cand);
+	if (vb->oom)
+		return;
+	/* tail-first statistics of both variants */
+	json_t *stats = json_array(), *pipes = json_array(), *sweep = json_array(), *cmps = json_array();
+	set(vb, o, "stats", stats);
+	set(vb, o, "pipeline", pipes);
+	set(vb, o, "sweep", sweep);
+	set(vb, o, "comparisons", cmps);
+	if (vb->oom)
+		return;
+	json_t *vars[2] = { base, cand };
+	for (int v = 0; v < 2 && !vb->oom; v++)
+		if (vars[v])
+			view_variant(vb, vars[v], stats, pipes, sweep);
+	if (!vb->oom)
+		view_comparisons(vb, cmps, blk);
 }
 
 static void evidence_text(char *b, size_t n, json_t *e)
