@@ -910,6 +910,60 @@ static int artifact_of(const char *packet_dir, const char *role, char *path, siz
 	return 0;
 }
 
+/* The packet's manifest as it is now (*mtext, malloc'd): written as MANIFEST
+ * by the first signer, and from then on what the packet must still match,
+ * or OPR_EMISMATCH naming what changed. */
+static int manifest_pin(const char *packet_dir, char **mtext, size_t *mlen, struct opr_error *err)
+{
+	char path[PATH_CAP];
+	char *old = NULL, *diff = NULL;
+	size_t oldlen = 0;
+	struct stat st;
+	int rc;
+	if ((rc = rep_manifest_build(packet_dir, mtext, mlen, NULL, err)) ||
+	    (rc = join_path(path, sizeof path, packet_dir, REP_MANIFEST_NAME, err)))
+		return rc;
+	if (!lstat(path, &st)) {
+		size_t counts[3];
+		struct opr_error derr = {0};
+		if ((rc = col_read_file(path, &old, &oldlen, MAX_MANIFEST_BYTES, err)))
+			return rc;
+		if (oldlen != *mlen || memcmp(old, *mtext, *mlen)) {
+			char msg[600];
+			if (rep_manifest_diff(old, oldlen, *mtext, *mlen, &diff, counts, &derr))
+				snprintf(msg, sizeof msg, "%.590s", derr.msg);
+			else
+				diff_message(diff, msg, sizeof msg);
+			rc = opr_error_set(err, OPR_EMISMATCH, "the packet no longer matches its "
+					   "MANIFEST (%s); refusing to sign what others did not", msg);
+		}
+	} else if (errno != ENOENT) {
+		rc = opr_error_set(err, OPR_EIO, "cannot stat '%s': %s", path, strerror(errno));
+	} else {
+		rc = write_atomic(packet_dir, REP_MANIFEST_NAME, *mtext, *mlen, err);
+	}
+	free(old);
+	free(diff);
+	return rc;
+}
+
+/* PACKET/signoff/ into sdir, created when missing; a non-directory there is
+ * an input error. */
+static int signoff_dir(const char *packet_dir, char *sdir, size_t n, struct opr_error *err)
+{
+	struct stat st;
+	int rc = join_path(sdir, n, packet_dir, REP_SIGNOFF_DIR, err);
+	if (rc)
+		return rc;
+	if (lstat(sdir, &st)) {
+		if (mkdir(sdir, 0755) && errno != EEXIST)
+			return opr_error_set(err, OPR_EIO, "cannot create '%s': %s", sdir, strerror(errno));
+	} else if (!S_ISDIR(st.st_mode)) {
+		return opr_error_set(err, OPR_EINPUT, "'%s' is not a directory", sdir);
+	}
+	return 0;
+}
+
 int rep_sign(const char *packet_dir, const struct rep_sign_options *o,
 	     struct rep_signoff_info *info, struct opr_error *err)
 {
@@ -917,11 +971,10 @@ int rep_sign(const char *packet_dir, const struct rep_sign_options *o,
 	struct record r;
 	unsigned char seed[REP_ED25519_KEY_BYTES], pk[REP_ED25519_KEY_BYTES];
 	unsigned char sk[crypto_sign_SECRETKEYBYTES];
-	char path[PATH_CAP], sdir[PATH_CAP], fp_key[REP_FINGERPRINT_MAX], fp_role[REP_FINGERPRINT_MAX];
-	char *mtext = NULL, *old = NULL, *diff = NULL, *rtext = NULL, *json = NULL;
-	size_t mlen = 0, oldlen = 0, rlen = 0, jlen = 0;
+	char sdir[PATH_CAP], fp_key[REP_FINGERPRINT_MAX], fp_role[REP_FINGERPRINT_MAX];
+	char *mtext = NULL, *rtext = NULL, *json = NULL;
+	size_t mlen = 0, rlen = 0, jlen = 0;
 	json_t *root = NULL;
-	struct stat st;
 	int rc;
 	const char *comment = o->comment ? o->comment : "";
 
@@ -969,42 +1022,9 @@ int rep_sign(const char *packet_dir, const struct rep_sign_options *o,
 	}
 
 	/* the manifest: written by the first signer, then fixed */
-	if ((rc = rep_manifest_build(packet_dir, &mtext, &mlen, NULL, err)) ||
-	    (rc = join_path(path, sizeof path, packet_dir, REP_MANIFEST_NAME, err)))
+	if ((rc = manifest_pin(packet_dir, &mtext, &mlen, err)) ||
+	    (rc = signoff_dir(packet_dir, sdir, sizeof sdir, err)))
 		goto out;
-	if (!lstat(path, &st)) {
-		size_t counts[3];
-		struct opr_error derr = {0};
-		if ((rc = col_read_file(path, &old, &oldlen, MAX_MANIFEST_BYTES, err)))
-			goto out;
-		if (oldlen != mlen || memcmp(old, mtext, mlen)) {
-			char msg[600];
-			if (rep_manifest_diff(old, oldlen, mtext, mlen, &diff, counts, &derr))
-				snprintf(msg, sizeof msg, "%.590s", derr.msg);
-			else
-				diff_message(diff, msg, sizeof msg);
-			rc = opr_error_set(err, OPR_EMISMATCH, "the packet no longer matches its "
-					   "MANIFEST (%s); refusing to sign what others did not", msg);
-			goto out;
-		}
-	} else if (errno != ENOENT) {
-		rc = opr_error_set(err, OPR_EIO, "cannot stat '%s': %s", path, strerror(errno));
-		goto out;
-	} else if ((rc = write_atomic(packet_dir, REP_MANIFEST_NAME, mtext, mlen, err))) {
-		goto out;
-	}
-
-	if ((rc = join_path(sdir, sizeof sdir, packet_dir, REP_SIGNOFF_DIR, err)))
-		goto out;
-	if (lstat(sdir, &st)) {
-		if (mkdir(sdir, 0755) && errno != EEXIST) {
-			rc = opr_error_set(err, OPR_EIO, "cannot create '%s': %s", sdir, strerror(errno));
-			goto out;
-		}
-	} else if (!S_ISDIR(st.st_mode)) {
-		rc = opr_error_set(err, OPR_EINPUT, "'%s' is not a directory", sdir);
-		goto out;
-	}
 
 	/* the role's closure artifact, when the packet holds one */
 	if ((rc = artifact_of(packet_dir, owner->role, r.artifact, sizeof r.artifact, r.artifact_sha256,
@@ -1063,8 +1083,6 @@ out:
 	json_decref(root);
 	free(of);
 	free(mtext);
-	free(old);
-	free(diff);
 	free(rtext);
 	free(json);
 	return rc;
