@@ -526,6 +526,12 @@ static void view_bottlenecks(struct vb *vb, json_t *view, json_t *f)
 		sets(vb, o, "class", str(x, "class"));
 		sets(vb, o, "rank", primary ? "primary" : "secondary");
 		set(vb, o, "secondary", json_boolean(!primary));
+		if (!primary) {
+			/* a secondary class is named below the map, with its score */
+			const char *had = str(view, "secondary_classes");
+			setf(vb, view, "secondary_classes", "%s%s%s %s: %s (%.2f)", had, *had ? "; " : "", block,
+			     variant, str(x, "class"), num(x, "score"));
+		}
 		char t[2048], e1[400];
 		f_fixed(t, sizeof t, num(x, "score"), 2);
 		sets(vb, o, "score", t);
@@ -595,7 +601,8 @@ static void view_bottlenecks(struct vb *vb, json_t *view, json_t *f)
 		sets(vb, a, "class", str(x, "class"));
 		/* a block whose candidate passes every check has no symptom to
 		 * explain at length: its answer is one line */
-		int full = strcmp(str(blk, "status"), "PASS") != 0;
+		/* the blocks that fail: a warning's question is its mitigation's */
+		int full = !strcmp(str(blk, "status"), "FAIL");
 		set(vb, a, "full", json_boolean(full));
 		if (full)
 			set(vb, view, "findings_full", json_true());
@@ -1125,13 +1132,10 @@ static void view_inputs(struct vb *vb, json_t *view, json_t *f)
 	kv(vb, en, "source", str(env, "source"));
 	snprintf(a, sizeof a, "%.0f at %.2f GHz", num(env, "cores"), num(env, "clock_ghz"));
 	kv(vb, en, "cores", a);
-	snprintf(a, sizeof a, "%.1f GB/s", num(env, "global_bandwidth_gbps"));
-	kv(vb, en, "GLOBAL bandwidth", a);
-	snprintf(a, sizeof a, "%.0f KiB at %.1f GB/s", num(env, "shared_capacity_kib"),
-		 num(env, "shared_bandwidth_gbps"));
-	kv(vb, en, "SHARED capacity", a);
-	snprintf(a, sizeof a, "%.0f KiB", num(env, "local_capacity_kib"));
-	kv(vb, en, "LOCAL capacity", a);
+	snprintf(a, sizeof a, "GLOBAL %.1f GB/s; SHARED %.0f KiB at %.1f GB/s; LOCAL %.0f KiB",
+		 num(env, "global_bandwidth_gbps"), num(env, "shared_capacity_kib"),
+		 num(env, "shared_bandwidth_gbps"), num(env, "local_capacity_kib"));
+	kv(vb, en, "memory", a);
 	snprintf(a, sizeof a, "%.0f engine%s, %.0f ns setup, last dim <= %.0f%s",
 		 num(env, "dma_engines"), num(env, "dma_engines") == 1 ? "" : "s",
 		 num(env, "dma_setup_ns"), num(env, "dma_max_last_dim"),
@@ -1166,8 +1170,15 @@ static void view_inputs(struct vb *vb, json_t *view, json_t *f)
 	for (size_t i = 0; i < sizeof hk / sizeof hk[0]; i++) {
 		if (i == 0) {
 			f_count(c, sizeof c, num(host, "cpus_online"));
-			snprintf(a, sizeof a, "%s, %s CPUs online", str(host, hk[0]), c);
+			snprintf(a, sizeof a, "%s, %s CPUs online; %s", str(host, hk[0]), c, str(host, "caches"));
 			kv(vb, hr, hn[0], a);
+		} else if (!strcmp(hk[i], "caches")) {
+			continue;
+		} else if (!strcmp(hk[i], "kernel")) {
+			snprintf(a, sizeof a, "%s; governor %s", str(host, "kernel"), str(host, "governor"));
+			kv(vb, hr, hn[i], a);
+		} else if (!strcmp(hk[i], "governor")) {
+			continue;
 		} else if (!strcmp(hk[i], "compiler")) {
 			snprintf(a, sizeof a, "%s %s", str(host, "compiler"), str(host, "cflags"));
 			kv(vb, hr, hn[i], a);
@@ -1176,12 +1187,13 @@ static void view_inputs(struct vb *vb, json_t *view, json_t *f)
 		} else if (!strcmp(hk[i], "tool_version")) {
 			snprintf(a, sizeof a, "%s (git %s)", str(host, "tool_version"), str(host, "git_revision"));
 			kv(vb, hr, hn[i], a);
-		} else if (strcmp(hk[i], "git_revision")) {
+		} else if (strcmp(hk[i], "git_revision") && strcmp(hk[i], "hostname")) {
 			kv(vb, hr, hn[i], str(host, hk[i]));
 		}
 	}
-	f_bytes(a, sizeof a, num(host, "mem_total_bytes"));
-	kv(vb, hr, "memory", a);
+	f_bytes(c, sizeof c, num(host, "mem_total_bytes"));
+	snprintf(a, sizeof a, "%s, %s", str(host, "hostname"), c);
+	kv(vb, hr, "host name, memory", a);
 	/* without PAPI its read cost was not measured: never a 0 */
 	if (!strcmp(str(f, "papi_status"), "ok"))
 		snprintf(a, sizeof a, "clock read %.1f ns, PAPI read %.1f ns", num(ov, "clock_read_ns"),
@@ -1358,8 +1370,11 @@ static void view_matrix(struct vb *vb, json_t *view, json_t *f)
 					continue;
 				}
 				const char *stv = str(cell, "status"), *m = badge(stv);
-				char *e = rep_md_escape(str(cell, "value"), 0);
-				opr_buf_printf(&r, " %s%s%s %s |", m, stv, m, e ? e : "");
+				/* a passing baseline cell is its status: the values the
+				 * candidate is held against are in its own cells */
+				int bare = !v && !strcmp(stv, "PASS");
+				char *e = rep_md_escape(bare ? "" : str(cell, "value"), 0);
+				opr_buf_printf(&r, " %s%s%s%s%s |", m, stv, m, bare ? "" : " ", e ? e : "");
 				vb->oom |= !e;
 				free(e);
 			}
