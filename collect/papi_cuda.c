@@ -53,6 +53,10 @@ static void component_reason(char *buf, size_t len)
 			 PAPI_VERSION_REVISION(PAPI_VER_CURRENT));
 		return;
 	}
+	/* the component initialises on first access to its events; until then
+	 * it reads as disabled ("Not initialized") */
+	int code = PAPI_NATIVE_MASK;
+	(void)PAPI_enum_cmp_event(&code, PAPI_ENUM_FIRST, cidx);
 	const PAPI_component_info_t *ci = PAPI_get_component_info(cidx);
 	if (ci && ci->disabled)
 		snprintf(buf, len, "PAPI's cuda component is disabled: %s", ci->disabled_reason);

@@ -162,20 +162,52 @@ __global__ void k_conv_direct(const T *__restrict__ x, const T *__restrict__ wt,
 #define IG_BM 64
 #define IG_BN 64
 
-/* x at (pixel decomposed, q) or 0 outside the image or past K. */
+/* The (c, r, s) of each K index q, as the offsets an A load needs:
+ * off = c*h*w + r*dh*w + s*dw, ry = r*dh, sx = s*dw, built once per block in
+ * shared memory (K <= IG_TAB) so that the gather does no integer division;
+ * a larger K decomposes q on the fly. */
+#define IG_TAB 2048
+struct ig_tab {
+	int off[IG_TAB];
+	int ry[IG_TAB], sx[IG_TAB];
+};
+
+__device__ __forceinline__ void ig_tab_fill(struct ig_tab *t, const struct cdims &d, int Kg)
+{
+	const int rs = d.r * d.s;
+	for (int q = threadIdx.x; q < Kg && q < IG_TAB; q += blockDim.x) {
+		const int c = q / rs, rem = q - c * rs, r = rem / d.s, s = rem - r * d.s;
+		t->ry[q] = r * d.dh;
+		t->sx[q] = s * d.dw;
+		t->off[q] = (c * d.h + r * d.dh) * d.w + s * d.dw;
+	}
+}
+
+/* x at (pixel, q) or 0 outside the image or past K; xb = x of the pixel's
+ * image and group at (iyb, ixb), the patch origin. */
 template <typename T>
 __device__ __forceinline__ T ig_ld_a(const T *xg, const struct cdims &d, int iyb, int ixb, int q,
-				    int Kg, bool mvalid)
+				    int Kg, bool mvalid, const struct ig_tab *t, bool tab)
 {
 	if (!mvalid || q >= Kg)
 		return cu_from_f<T>(0.0f);
-	const int rs = d.r * d.s;
-	const int c = q / rs, rem = q - c * rs;
-	const int r = rem / d.s, s = rem - r * d.s;
-	const int iy = iyb + r * d.dh, ix = ixb + s * d.dw;
+	int ry, sx, off;
+	if (tab) {
+		ry = t->ry[q];
+		sx = t->sx[q];
+		off = t->off[q];
+	} else {
+		const int rs = d.r * d.s;
+		const int c = q / rs, rem = q - c * rs;
+		const int r = rem / d.s, s = rem - r * d.s;
+		ry = r * d.dh;
+		sx = s * d.dw;
+		off = (c * d.h + ry) * d.w + sx;
+	}
+	const int iy = iyb + ry, ix = ixb + sx;
 	if (iy < 0 || iy >= d.h || ix < 0 || ix >= d.w)
 		return cu_from_f<T>(0.0f);
-	return xg[((int64_t)c * d.h + iy) * d.w + ix];
+	return xg[(int64_t)iyb * d.w + ixb + off];
 }
 
 /* One output of the implicit GEMM tile: element (m, n) of group g. */
@@ -223,6 +255,7 @@ __global__ void __launch_bounds__(128) k_conv_igemm_mma(const T *__restrict__ x,
 {
 	__shared__ __align__(16) T As[IG_BM][IG_LD];
 	__shared__ __align__(16) T Bs[IG_BN][IG_LD];
+	__shared__ struct ig_tab tab;
 	const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
 	const int gq = lane / 4, tq = lane % 4;
 	const int wm = warp % 2, wn = warp / 2;
@@ -242,8 +275,14 @@ __global__ void __launch_bounds__(128) k_conv_igemm_mma(const T *__restrict__ x,
 		xg = x + ((int64_t)nn * d.c + (int64_t)g * d.cpg) * d.h * d.w;
 	}
 	const T *wg = wt + (int64_t)g * d.kpg * Kg;
+	const bool use_tab = Kg <= IG_TAB;
+	/* weight rows of 8-element multiples: 16-byte loads (2 per thread) */
+	const bool bvec = Kg % 8 == 0;
 	T ra[16], rb[16];
+	uint4 rbv[2];
 	float acc[2][4][4];
+	ig_tab_fill(&tab, d, Kg);
+	__syncthreads();
 #pragma unroll
 	for (int i = 0; i < 2; i++)
 #pragma unroll
@@ -255,7 +294,17 @@ __global__ void __launch_bounds__(128) k_conv_igemm_mma(const T *__restrict__ x,
 	auto load = [&](int k0) {
 #pragma unroll
 		for (int i = 0; i < 16; i++)
-			ra[i] = ig_ld_a(xg, d, iyb, ixb, k0 + akc + 2 * i, Kg, mvalid);
+			ra[i] = ig_ld_a(xg, d, iyb, ixb, k0 + akc + 2 * i, Kg, mvalid, &tab, use_tab);
+		if (bvec) {
+#pragma unroll
+			for (int i = 0; i < 2; i++) {
+				const int e = tid + 128 * i, n = e / 4, q = k0 + (e % 4) * 8, nc = n0 + n;
+				rbv[i] = q < Kg && nc < d.kpg
+						 ? __ldg((const uint4 *)(wg + (int64_t)nc * Kg + q))
+						 : make_uint4(0, 0, 0, 0);
+			}
+			return;
+		}
 #pragma unroll
 		for (int i = 0; i < 16; i++) {
 			const int e = tid + 128 * i, kc = e % 32, n = e / 32;
@@ -268,10 +317,18 @@ __global__ void __launch_bounds__(128) k_conv_igemm_mma(const T *__restrict__ x,
 #pragma unroll
 		for (int i = 0; i < 16; i++)
 			As[am][akc + 2 * i] = ra[i];
+		if (bvec) {
 #pragma unroll
-		for (int i = 0; i < 16; i++) {
-			const int e = tid + 128 * i;
-			Bs[e / 32][e % 32] = rb[i];
+			for (int i = 0; i < 2; i++) {
+				const int e = tid + 128 * i;
+				*(uint4 *)&Bs[e / 4][(e % 4) * 8] = rbv[i];
+			}
+		} else {
+#pragma unroll
+			for (int i = 0; i < 16; i++) {
+				const int e = tid + 128 * i;
+				Bs[e / 32][e % 32] = rb[i];
+			}
 		}
 		__syncthreads();
 		if (k0 + IG_BK < Kg)
@@ -323,6 +380,7 @@ __global__ void __launch_bounds__(256) k_conv_igemm_ffma(const T *__restrict__ x
 {
 	__shared__ __align__(16) float As[IF_BK][IG_BM];
 	__shared__ __align__(16) float Bs[IF_BK][IG_BN + 4];
+	__shared__ struct ig_tab tab;
 	const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
 	const int g = blockIdx.z;
 	const int M = d.n * d.oh * d.ow, Kg = d.cpg * d.r * d.s;
@@ -339,7 +397,10 @@ __global__ void __launch_bounds__(256) k_conv_igemm_ffma(const T *__restrict__ x
 		xg = x + ((int64_t)nn * d.c + (int64_t)g * d.cpg) * d.h * d.w;
 	}
 	const T *wg = wt + (int64_t)g * d.kpg * Kg;
+	const bool use_tab = Kg <= IG_TAB;
 	float ra[4], rb[4], acc[4][4];
+	ig_tab_fill(&tab, d, Kg);
+	__syncthreads();
 #pragma unroll
 	for (int i = 0; i < 4; i++)
 #pragma unroll
@@ -348,7 +409,7 @@ __global__ void __launch_bounds__(256) k_conv_igemm_ffma(const T *__restrict__ x
 	auto load = [&](int k0) {
 #pragma unroll
 		for (int i = 0; i < 4; i++)
-			ra[i] = cu_to_f(ig_ld_a(xg, d, iyb, ixb, k0 + akc + 4 * i, Kg, mvalid));
+			ra[i] = cu_to_f(ig_ld_a(xg, d, iyb, ixb, k0 + akc + 4 * i, Kg, mvalid, &tab, use_tab));
 #pragma unroll
 		for (int i = 0; i < 4; i++) {
 			const int e = tid + 256 * i, kc = e % IF_BK, n = e / IF_BK;

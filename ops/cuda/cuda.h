@@ -32,7 +32,8 @@
  *               16-byte loads; transpose: a tile_rows x tile_cols (32 or 64)
  *               tile staged through shared memory (padded by one element
  *               against bank conflicts), read along the input's contiguous
- *               dimension and written along the output's. Grid y and z are
+ *               dimension and written along the output's; grid x walks
+ *               the input-contiguous dimension. Grid y and z are
  *               at most 65535 on the GPU: larger counts are covered by
  *               striding over blockIdx.y/z inside the kernel, i.e. the
  *               split happens where the hardware limit bites, not at the

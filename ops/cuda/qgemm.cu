@@ -13,6 +13,8 @@
 #define QG_KS 2 /* warps sharing a column, each taking alternate K vectors */
 #define QG_THREADS (32 * 8 * QG_KS)
 
+static_assert(QG_CW * QG_RG == 64 && QG_KS == 2, "xstep's reduce-scatter assumes 64 sums and two slices");
+
 enum { QG_MODE_ACC = 0, QG_MODE_DEQUANT = 1, QG_MODE_REQUANT = 2 };
 
 struct qg_args {
@@ -66,12 +68,19 @@ __device__ __forceinline__ int4 ld16(const void *row, int64_t q, int64_t kt1, bo
 	return make_int4((int)w[0], (int)w[1], (int)w[2], (int)w[3]);
 }
 
-__device__ __forceinline__ int warp_sum(int v)
+/* One step of a warp reduce-scatter over 2N values: a lane with bit `off`
+ * of its index set keeps the upper N, its partner the lower N, and each adds
+ * the partner's copy of the half it keeps. Indices stay compile-time (a
+ * select, not a register array indexed at run time). */
+template <int N> __device__ __forceinline__ void xstep(int *v, int off, int lane)
 {
+	const bool up = (lane & off) != 0;
 #pragma unroll
-	for (int o = 16; o > 0; o >>= 1)
-		v += __shfl_xor_sync(0xffffffffu, v, o);
-	return v;
+	for (int i = 0; i < N; i++) {
+		const int mine = up ? v[N + i] : v[i];
+		const int other = up ? v[i] : v[N + i];
+		v[i] = mine + __shfl_xor_sync(0xffffffffu, other, off);
+	}
 }
 
 /* The epilogue of one accumulator: element (i, j) of y. */
@@ -105,14 +114,16 @@ __device__ __forceinline__ void qg_epi(const qg_args &q, int64_t i, int64_t j, l
 /* Block (jt, part): the n tile [jt*tn, +w) over the K tiles of the part,
  * [part*ntk/parts, (part+1)*ntk/parts). Warp w owns columns w%8 + 8c and the
  * K vectors of slice w/8. Per K tile each lane sums in int32, the warp
- * reduces, and lane 0 widens: sum (a - zp) b = sum a b - zp sum b, into
- * int64 in shared memory; the block's sums go to gacc with 64-bit atomics;
+ * reduces (xstep), and each lane widens the sums it holds: sum (a - zp) b =
+ * sum a b - zp sum b, into int64 in shared memory (plain stores: with 64-bit
+ * shared atomics from lane 0 a block's 31 K tiles of 256 took 537 us against
+ * 73 us for 2 of 4096, i.e. ~16 us a K tile); the block's sums go to gacc with 64-bit atomics;
  * the last part to finish (ticket) applies the epilogue and zeroes gacc and
  * its ticket for the next launch. */
 template <int ASIGNED>
 __global__ void __launch_bounds__(QG_THREADS, 1) k_qgemm(qg_args q)
 {
-	__shared__ unsigned long long sacc[QG_RG][QG_CW * 8];
+	__shared__ unsigned long long sacc[QG_KS][QG_RG][QG_CW * 8];
 	__shared__ int last;
 	const int64_t jt = blockIdx.x, part = blockIdx.y;
 	const int64_t j0 = jt * q.tn, w = q.n - j0 < q.tn ? q.n - j0 : q.tn;
@@ -121,8 +132,8 @@ __global__ void __launch_bounds__(QG_THREADS, 1) k_qgemm(qg_args q)
 	const int64_t tb = part * q.ntk / q.parts, te = (part + 1) * q.ntk / q.parts;
 
 	for (int64_t r0 = 0; r0 < q.m; r0 += QG_RG) {
-		for (int e = threadIdx.x; e < QG_RG * QG_CW * 8; e += blockDim.x)
-			sacc[e / (QG_CW * 8)][e % (QG_CW * 8)] = 0;
+		for (int e = threadIdx.x; e < QG_KS * QG_RG * QG_CW * 8; e += blockDim.x)
+			(&sacc[0][0][0])[e] = 0;
 		__syncthreads();
 		for (int64_t t = tb; t < te; t++) {
 			const int64_t kt0 = t * q.kk, kt1 = kt0 + q.kk < q.k ? kt0 + q.kk : q.k;
@@ -165,18 +176,36 @@ __global__ void __launch_bounds__(QG_THREADS, 1) k_qgemm(qg_args q)
 					cs[c] = s;
 				}
 			}
+			/* reduce-scatter across the warp: 64 sums and 8 column sums in
+			 * 62 + 9 shuffles (a warp_sum each would take 360); lane L
+			 * ends with the sums of entries 2L and 2L+1 of acc (column
+			 * c = L/4, rows 2L%8 and 2L%8+1) and the column sum of c */
+			int v[QG_CW * QG_RG];
 #pragma unroll
-			for (int c = 0; c < QG_CW; c++) {
-				const int64_t col = cw + 8 * c;
-				if (col >= w)
-					continue;
-				const long long csum = warp_sum(cs[c]);
+			for (int c = 0; c < QG_CW; c++)
 #pragma unroll
-				for (int r = 0; r < QG_RG; r++) {
-					const long long v = warp_sum(acc[c][r]);
-					if (lane == 0 && r0 + r < q.m)
-						atomicAdd(&sacc[r][col],
-							  (unsigned long long)(v - (long long)q.zp * csum));
+				for (int r = 0; r < QG_RG; r++)
+					v[c * QG_RG + r] = acc[c][r];
+			xstep<32>(v, 16, lane);
+			xstep<16>(v, 8, lane);
+			xstep<8>(v, 4, lane);
+			xstep<4>(v, 2, lane);
+			xstep<2>(v, 1, lane);
+			xstep<4>(cs, 16, lane);
+			xstep<2>(cs, 8, lane);
+			xstep<1>(cs, 4, lane);
+			int csum = cs[0];
+			csum += __shfl_xor_sync(0xffffffffu, csum, 2);
+			csum += __shfl_xor_sync(0xffffffffu, csum, 1);
+			{
+				const int64_t col = cw + 8 * (lane >> 2);
+#pragma unroll
+				for (int i = 0; i < 2; i++) {
+					const int r = (2 * lane + i) & (QG_RG - 1);
+					/* one lane of one warp owns each (slice, row, column) */
+					if (col < w && r0 + r < q.m)
+						sacc[ks][r][col] += (unsigned long long)((long long)v[i] -
+									  (long long)q.zp * csum);
 				}
 			}
 		}
@@ -184,7 +213,7 @@ __global__ void __launch_bounds__(QG_THREADS, 1) k_qgemm(qg_args q)
 		for (int e = threadIdx.x; e < QG_RG * w; e += blockDim.x) {
 			const int r = e / (int)w, c = e % (int)w;
 			if (r0 + r < q.m)
-				atomicAdd(&q.gacc[(r0 + r) * q.n + j0 + c], sacc[r][c]);
+				atomicAdd(&q.gacc[(r0 + r) * q.n + j0 + c], sacc[0][r][c] + sacc[1][r][c]);
 		}
 		__syncthreads();
 	}

@@ -86,8 +86,9 @@ static int cnt_run(void *ctx, struct opr_error *err)
 	return rc < 0 ? rc : ops_cuda_sync(cu, err);
 }
 
-/* Simulated GLOBAL bytes of the plan on the device envelope (dry run). */
-static void simulated(const struct variant *v, uint64_t *rd, uint64_t *wr)
+/* Simulated GLOBAL bytes of the plan on the device envelope (dry run);
+ * 0 when the plan does not fit the envelope (why: in reason). */
+static int simulated(const struct variant *v, uint64_t *rd, uint64_t *wr, char *reason, size_t len)
 {
 	struct opr_error err = { 0 };
 	struct ops_plan_eval ev;
@@ -95,12 +96,17 @@ static void simulated(const struct variant *v, uint64_t *rd, uint64_t *wr)
 	*rd = *wr = 0;
 	if (ops_plan_evaluate(&env, &v->w, &v->plan, &ev, &err) < 0)
 		die(&err);
+	if (!ev.fits) {
+		snprintf(reason, len, "the model rejects the plan: %s", ev.reason);
+		return 0;
+	}
 	for (int s = 0; s < OPS_NSPACES; s++) {
 		if (s == OPS_GLOBAL)
 			continue;
 		*rd += ev.counters.bytes[OPS_GLOBAL][s];
 		*wr += ev.counters.bytes[s][OPS_GLOBAL];
 	}
+	return 1;
 }
 
 /* The counting pass of one variant: every default GPU event, the
@@ -117,7 +123,8 @@ static void count(const char *label, struct variant *v)
 		n++;
 	if (col_gpu_count(names, n, cnt_prepare, cnt_run, v, c, &err) < 0)
 		die(&err);
-	simulated(v, &srd, &swr);
+	char why[256] = "";
+	int sim = simulated(v, &srd, &swr, why, sizeof why);
 	for (size_t i = 0; i < n; i++) {
 		if (c[i].available)
 			fprintf(ctsv, "%s\t%s\t%s\tpapi\t%lld\t\n", label, v->name, c[i].name, c[i].value);
@@ -125,10 +132,15 @@ static void count(const char *label, struct variant *v)
 			fprintf(ctsv, "%s\t%s\t%s\tunavailable\t\t%s\n", label, v->name, c[i].name,
 				c[i].reason);
 	}
-	fprintf(ctsv, "%s\t%s\tGLOBAL_READ_BYTES\tsimulated\t%llu\t\n", label, v->name,
-		(unsigned long long)srd);
-	fprintf(ctsv, "%s\t%s\tGLOBAL_WRITE_BYTES\tsimulated\t%llu\t\n", label, v->name,
-		(unsigned long long)swr);
+	if (sim) {
+		fprintf(ctsv, "%s\t%s\tGLOBAL_READ_BYTES\tsimulated\t%llu\t\n", label, v->name,
+			(unsigned long long)srd);
+		fprintf(ctsv, "%s\t%s\tGLOBAL_WRITE_BYTES\tsimulated\t%llu\t\n", label, v->name,
+			(unsigned long long)swr);
+	} else {
+		fprintf(ctsv, "%s\t%s\tGLOBAL_READ_BYTES\tunavailable\t\t%s\n", label, v->name, why);
+		fprintf(ctsv, "%s\t%s\tGLOBAL_WRITE_BYTES\tunavailable\t\t%s\n", label, v->name, why);
+	}
 	long long dr = c[0].available ? c[0].value : -1, dw = c[1].available ? c[1].value : -1;
 	long long lr = c[2].available ? c[2].value * 32 : -1, lw = c[3].available ? c[3].value * 32 : -1;
 	printf("  counters %-28s sim rd %12llu wr %12llu | dram rd %12lld (%.4f) wr %12lld (%.4f) | "
@@ -146,7 +158,7 @@ static void run_case(const char *label, struct variant *v, int nv, double bytes,
 		     int graph)
 {
 	struct opr_error err = { 0 };
-	struct ops_cuda_inst *gis[4];
+	struct ops_cuda_inst *gis[8];
 	double *ns = malloc(sizeof *ns * (size_t)(nv * samples));
 
 	if (!ns)
@@ -322,12 +334,14 @@ int main(int argc, char **argv)
 
 	/* qgemm u8 x s8 M=8 N=64 K=2^20 (A + B bytes) */
 	{
-		struct variant v[2] = {
+		struct variant v[3] = {
 			{ .name = "pinned", .w = qg_w(OPS_G_QGEMM), .plan = plan(1, OPS_STRAT_DIRECT, 64, 4096, 132, 0) },
+			{ .name = "kk2048-single", .w = qg_w(OPS_G_QGEMM), .plan = plan(1, OPS_STRAT_DIRECT, 64, 2048, 132, 0) },
 			{ .name = "planner", .w = qg_w(OPS_G_QGEMM), .use_planner = 1, .plan = plan(1, OPS_STRAT_DIRECT, 0, 0, 0, 0) },
 		};
+		v[1].plan.double_buffer = 0;
 		double b = 8.0 * (1 << 20) + 64.0 * (1 << 20);
-		run_case("qgemm u8s8 m8 n64 k2^20", v, 2, b, 2.0 * 8 * 64 * (1 << 20), 0);
+		run_case("qgemm u8s8 m8 n64 k2^20", v, 3, b, 2.0 * 8 * 64 * (1 << 20), 0);
 	}
 	/* permute [4096,70000] fp32 (1,0) */
 	{
@@ -343,12 +357,13 @@ int main(int argc, char **argv)
 	for (int d = 0; d < 2; d++)
 		for (int a = 0; a < 3; a++) {
 			char label[96];
-			struct variant v[1] = {
+			struct variant v[2] = {
 				{ .name = "default", .w = act_w(acts[a], adt[d], 64 << 20), .plan = plan(0, OPS_STRAT_DIRECT, 0, 0, 0, 0) },
+				{ .name = "tile4096", .w = act_w(acts[a], adt[d], 64 << 20), .plan = plan(0, OPS_STRAT_DIRECT, 4096, 0, 0, 0) },
 			};
 			snprintf(label, sizeof label, "%s 64MiB %s", ops_act_name(acts[a]),
 				 ops_dtype_name(adt[d]));
-			run_case(label, v, 1, 2.0 * (64 << 20), 0, 0);
+			run_case(label, v, 2, 2.0 * (64 << 20), 0, 0);
 		}
 	/* conv2d [n,64,56,56] -> 64 3x3 */
 	static const enum ops_dtype cdt[] = { OPS_F32, OPS_F16, OPS_BF16 };

@@ -307,7 +307,8 @@ static void test_permute_ranks(void **state)
 }
 
 /* Where the GPU's limits bite: a last dimension above 65535, more than
- * 65535 tiles in grid y (the transpose's a tiles), more than 65535 outer
+ * 65535 tiles in grid y (the transpose's b tiles: [2100000,3] (1,0)),
+ * 2^16 and more in grid x ([3,2100000]), more than 65535 outer
  * indices in grid z, more than 65535 rows of a row copy. */
 static void test_permute_limits(void **state)
 {
@@ -316,8 +317,9 @@ static void test_permute_limits(void **state)
 	int64_t d1[] = { 4096, 70000 };
 	int p1[] = { 1, 0 };
 	permute_case(OPS_F32, 2, d1, p1, 0, 1, 64);
-	int64_t d2[] = { 3, 2100000 };
+	int64_t d2[] = { 3, 2100000 }, d2b[] = { 2100000, 3 };
 	permute_case(OPS_F32, 2, d2, p1, 0, 1, 32);
+	permute_case(OPS_F32, 2, d2b, p1, 0, 1, 32);
 	int64_t d3[] = { 70000, 2, 3 };
 	int p3[] = { 0, 2, 1 };
 	permute_case(OPS_F16, 3, d3, p3, 0, 1, 32);
