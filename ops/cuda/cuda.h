@@ -40,8 +40,8 @@
  *               model's dma.max_last_dim (65535 elements per transfer), which
  *               a GPU load does not have.
  *   qgemm       grid (ceil(n/tile_n), parts) from ops_qgemm_tiles_get with
- *               cores = SMs; 512 threads; each warp owns columns of the n
- *               tile and half of the K vectors; dp4a on 16-byte loads of A
+ *               cores = SMs; 512 threads; each of 16 warps owns 4 columns
+ *               of the n tile (tile_n <= 64); dp4a on 16-byte loads of A
  *               and B (B streamed once, A re-read per n tile through L2);
  *               int32 sums per K tile of tile_kk (<= 65536: exact), widened
  *               to int64 in shared memory; split-K parts add into an int64

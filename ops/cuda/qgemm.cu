@@ -8,12 +8,12 @@
 
 #include <stdio.h>
 
-#define QG_RG 8 /* rows of A per register tile */
-#define QG_CW 8 /* columns per warp at most: tile_n <= 64 on the GPU */
-#define QG_KS 2 /* warps sharing a column, each taking alternate K vectors */
-#define QG_THREADS (32 * 8 * QG_KS)
+#define QG_RG 8     /* rows of A per register tile */
+#define QG_CW 4     /* columns per warp */
+#define QG_WARPS 16 /* so tile_n <= 64 on the GPU */
+#define QG_THREADS (32 * QG_WARPS)
 
-static_assert(QG_CW * QG_RG == 64 && QG_KS == 2, "xstep's reduce-scatter assumes 64 sums and two slices");
+static_assert(QG_CW * QG_RG == 32 && QG_CW == 4, "xstep's reduce-scatter assumes 32 sums and 4 columns a warp");
 
 enum { QG_MODE_ACC = 0, QG_MODE_DEQUANT = 1, QG_MODE_REQUANT = 2 };
 
@@ -112,28 +112,30 @@ __device__ __forceinline__ void qg_epi(const qg_args &q, int64_t i, int64_t j, l
 }
 
 /* Block (jt, part): the n tile [jt*tn, +w) over the K tiles of the part,
- * [part*ntk/parts, (part+1)*ntk/parts). Warp w owns columns w%8 + 8c and the
- * K vectors of slice w/8. Per K tile each lane sums in int32, the warp
- * reduces (xstep), and each lane widens the sums it holds: sum (a - zp) b =
- * sum a b - zp sum b, into int64 in shared memory (plain stores: with 64-bit
- * shared atomics from lane 0 a block's 31 K tiles of 256 took 537 us against
- * 73 us for 2 of 4096, i.e. ~16 us a K tile); the block's sums go to gacc with 64-bit atomics;
- * the last part to finish (ticket) applies the epilogue and zeroes gacc and
- * its ticket for the next launch. */
+ * [part*ntk/parts, (part+1)*ntk/parts). Warp w (of 16) owns columns w + 16c
+ * (c < 4) and every K vector of the tile: per 16-byte step a lane loads the
+ * 8 A rows and its 4 B columns first (12 loads in flight; with each B load
+ * behind the previous column's arithmetic the block waited on one load at a
+ * time: 73 us at K = 2^20), then runs the dp4a. Per K tile each lane sums in
+ * int32, the warp reduces (xstep), and each lane widens the one sum it holds:
+ * sum (a - zp) b = sum a b - zp sum b, into int64 in shared memory (plain
+ * stores: with 64-bit shared atomics from lane 0 a block's 31 K tiles of 256
+ * took 537 us against 73 us for 2 of 4096, i.e. ~16 us a K tile). The block's
+ * sums go to gacc with 64-bit atomics; the last part to finish (ticket)
+ * applies the epilogue and zeroes gacc and its ticket for the next launch. */
 template <int ASIGNED>
 __global__ void __launch_bounds__(QG_THREADS, 1) k_qgemm(qg_args q)
 {
-	__shared__ unsigned long long sacc[QG_KS][QG_RG][QG_CW * 8];
+	__shared__ unsigned long long sacc[QG_RG][QG_WARPS * QG_CW];
 	__shared__ int last;
 	const int64_t jt = blockIdx.x, part = blockIdx.y;
 	const int64_t j0 = jt * q.tn, w = q.n - j0 < q.tn ? q.n - j0 : q.tn;
-	const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-	const int cw = warp % 8, ks = warp / 8;
+	const int cw = threadIdx.x / 32, lane = threadIdx.x % 32;
 	const int64_t tb = part * q.ntk / q.parts, te = (part + 1) * q.ntk / q.parts;
 
 	for (int64_t r0 = 0; r0 < q.m; r0 += QG_RG) {
-		for (int e = threadIdx.x; e < QG_KS * QG_RG * QG_CW * 8; e += blockDim.x)
-			(&sacc[0][0][0])[e] = 0;
+		for (int e = threadIdx.x; e < QG_RG * QG_WARPS * QG_CW; e += blockDim.x)
+			(&sacc[0][0])[e] = 0;
 		__syncthreads();
 		for (int64_t t = tb; t < te; t++) {
 			const int64_t kt0 = t * q.kk, kt1 = kt0 + q.kk < q.k ? kt0 + q.kk : q.k;
@@ -146,74 +148,73 @@ __global__ void __launch_bounds__(QG_THREADS, 1) k_qgemm(qg_args q)
 				for (int r = 0; r < QG_RG; r++)
 					acc[c][r] = 0;
 			}
-			for (int64_t p = kt0 + 16 * (lane + 32 * ks); p < kt1; p += 16 * 32 * QG_KS) {
+			for (int64_t p = kt0 + 16 * lane; p < kt1; p += 16 * 32) {
 				const bool full = q.vec && p + 16 <= kt1;
-				int4 av[QG_RG];
+				int4 av[QG_RG], bv[QG_CW];
 #pragma unroll
 				for (int r = 0; r < QG_RG; r++)
 					av[r] = r0 + r < q.m ? ld16(q.a + (r0 + r) * q.k, p, kt1, full, false)
 							     : make_int4(0, 0, 0, 0);
 #pragma unroll
 				for (int c = 0; c < QG_CW; c++) {
-					const int64_t col = cw + 8 * c;
-					if (col >= w)
-						continue;
-					const int4 bv = ld16(q.b + (j0 + col) * q.k, p, kt1, full, true);
+					const int64_t col = cw + QG_WARPS * c;
+					bv[c] = col < w ? ld16(q.b + (j0 + col) * q.k, p, kt1, full, true)
+							: make_int4(0, 0, 0, 0);
+				}
+#pragma unroll
+				for (int c = 0; c < QG_CW; c++) {
 #pragma unroll
 					for (int r = 0; r < QG_RG; r++) {
 						int s = acc[c][r];
-						s = dp4<ASIGNED>(av[r].x, bv.x, s);
-						s = dp4<ASIGNED>(av[r].y, bv.y, s);
-						s = dp4<ASIGNED>(av[r].z, bv.z, s);
-						s = dp4<ASIGNED>(av[r].w, bv.w, s);
+						s = dp4<ASIGNED>(av[r].x, bv[c].x, s);
+						s = dp4<ASIGNED>(av[r].y, bv[c].y, s);
+						s = dp4<ASIGNED>(av[r].z, bv[c].z, s);
+						s = dp4<ASIGNED>(av[r].w, bv[c].w, s);
 						acc[c][r] = s;
 					}
 					int s = cs[c];
-					s = dp4<1>(0x01010101, bv.x, s);
-					s = dp4<1>(0x01010101, bv.y, s);
-					s = dp4<1>(0x01010101, bv.z, s);
-					s = dp4<1>(0x01010101, bv.w, s);
+					s = dp4<1>(0x01010101, bv[c].x, s);
+					s = dp4<1>(0x01010101, bv[c].y, s);
+					s = dp4<1>(0x01010101, bv[c].z, s);
+					s = dp4<1>(0x01010101, bv[c].w, s);
 					cs[c] = s;
 				}
 			}
-			/* reduce-scatter across the warp: 64 sums and 8 column sums in
-			 * 62 + 9 shuffles (a warp_sum each would take 360); lane L
-			 * ends with the sums of entries 2L and 2L+1 of acc (column
-			 * c = L/4, rows 2L%8 and 2L%8+1) and the column sum of c */
+			/* reduce-scatter across the warp: 32 sums and 4 column sums in
+			 * 31 + 6 shuffles (a warp_sum each would take 180); lane L
+			 * ends with the sum of entry L of acc (column c = L/8, row
+			 * L%8) and the column sum of c */
 			int v[QG_CW * QG_RG];
 #pragma unroll
 			for (int c = 0; c < QG_CW; c++)
 #pragma unroll
 				for (int r = 0; r < QG_RG; r++)
 					v[c * QG_RG + r] = acc[c][r];
-			xstep<32>(v, 16, lane);
-			xstep<16>(v, 8, lane);
-			xstep<8>(v, 4, lane);
-			xstep<4>(v, 2, lane);
-			xstep<2>(v, 1, lane);
-			xstep<4>(cs, 16, lane);
-			xstep<2>(cs, 8, lane);
-			xstep<1>(cs, 4, lane);
+			xstep<16>(v, 16, lane);
+			xstep<8>(v, 8, lane);
+			xstep<4>(v, 4, lane);
+			xstep<2>(v, 2, lane);
+			xstep<1>(v, 1, lane);
+			xstep<2>(cs, 16, lane);
+			xstep<1>(cs, 8, lane);
 			int csum = cs[0];
+			csum += __shfl_xor_sync(0xffffffffu, csum, 4);
 			csum += __shfl_xor_sync(0xffffffffu, csum, 2);
 			csum += __shfl_xor_sync(0xffffffffu, csum, 1);
 			{
-				const int64_t col = cw + 8 * (lane >> 2);
-#pragma unroll
-				for (int i = 0; i < 2; i++) {
-					const int r = (2 * lane + i) & (QG_RG - 1);
-					/* one lane of one warp owns each (slice, row, column) */
-					if (col < w && r0 + r < q.m)
-						sacc[ks][r][col] += (unsigned long long)((long long)v[i] -
-									  (long long)q.zp * csum);
-				}
+				const int64_t col = cw + QG_WARPS * (lane >> 3);
+				const int r = lane & (QG_RG - 1);
+				/* one lane of one warp owns each (row, column) */
+				if (col < w && r0 + r < q.m)
+					sacc[r][col] += (unsigned long long)((long long)v[0] -
+									     (long long)q.zp * csum);
 			}
 		}
 		__syncthreads();
 		for (int e = threadIdx.x; e < QG_RG * w; e += blockDim.x) {
 			const int r = e / (int)w, c = e % (int)w;
 			if (r0 + r < q.m)
-				atomicAdd(&q.gacc[(r0 + r) * q.n + j0 + c], sacc[0][r][c] + sacc[1][r][c]);
+				atomicAdd(&q.gacc[(r0 + r) * q.n + j0 + c], sacc[r][c]);
 		}
 		__syncthreads();
 	}
@@ -280,7 +281,7 @@ int cu_qgemm_run(cudaStream_t s, const struct cu_qgemm *c, int fused, char *shap
 	q.out_zp = w->quant.out_zero_point;
 	q.acc_check = c->acc_check;
 	q.act = OPS_ACT_NONE;
-	if (q.tn > QG_CW * 8)
+	if (q.tn > QG_CW * QG_WARPS)
 		return opr_error_set(err, OPR_ELIMIT,
 				     "qgemm tile_n %lld exceeds the GPU kernel's 64 columns per block",
 				     (long long)q.tn);

@@ -459,8 +459,11 @@ static int cnt_run(void *ctx, struct opr_error *err)
 	return rc < 0 ? rc : ops_cuda_sync(cu, err);
 }
 
-/* A streaming activation touches each byte once: the DRAM bytes read and
- * written agree with the closed form (n * 4 each way) within 2%. */
+/* A streaming activation touches each byte once: the DRAM bytes read agree
+ * with the closed form (n * 4) within 2%. Writes reach DRAM when the L2
+ * (write-back) evicts them, so up to the L2's size of the output may still
+ * be in it when the kernel ends: on 64 MiB the H200 showed 0.63 of the bytes
+ * written, hence 1 GiB here, written bytes within [n*4 - L2, n*4] +- 2%. */
 static void test_counters_streaming(void **state)
 {
 	struct opr_error err = { 0 };
@@ -477,7 +480,7 @@ static void test_counters_streaming(void **state)
 	w.act = OPS_ACT_RELU;
 	w.dtype = OPS_F32;
 	w.tensor.rank = 1;
-	w.tensor.dims[0] = 16 << 20; /* 64 MiB */
+	w.tensor.dims[0] = 256 << 20; /* 1 GiB */
 	assert_int_equal(ops_instance_new(&w, NULL, 1, "cnt", &inst, &err), 0);
 	assert_int_equal(ops_cuda_inst_new(cu, inst, &gi, &err), 0);
 	struct cnt_ctx ctx = { gi };
@@ -489,11 +492,12 @@ static void test_counters_streaming(void **state)
 		ops_instance_free(inst);
 		skip();
 	}
-	const double want = 4.0 * (16 << 20);
-	print_message("dram read %lld, write %lld, closed form %.0f each\n", c[0].value, c[1].value,
-		      want);
+	const double want = 4.0 * (256 << 20), l2 = (double)ops_cuda_info(cu)->l2_bytes;
+	print_message("dram read %lld, write %lld, closed form %.0f each, L2 %.0f\n", c[0].value,
+		      c[1].value, want, l2);
 	assert_true(fabs(c[0].value / want - 1) <= 0.02);
-	assert_true(c[1].available && fabs(c[1].value / want - 1) <= 0.02);
+	assert_true(c[1].available);
+	assert_true(c[1].value >= 0.98 * (want - l2) && c[1].value <= 1.02 * want);
 	ops_cuda_inst_free(gi);
 	ops_instance_free(inst);
 }
