@@ -248,22 +248,25 @@ template <> struct mma_op<__nv_bfloat16> {
  * (8 rows x 4 words) then fall in 32 distinct banks. */
 #define IG_BK 32
 #define IG_LD (IG_BK + 8)
-template <typename T>
+template <typename T, int BM>
 __global__ void __launch_bounds__(128) k_conv_igemm_mma(const T *__restrict__ x, const T *__restrict__ wt,
 							const float *__restrict__ bias, T *__restrict__ y,
 							struct cdims d, int epi, int act)
 {
-	__shared__ __align__(16) T As[IG_BM][IG_LD];
+	constexpr int WM = BM / 32;       /* warps along M: 2 (BM 64) or 1 (BM 32) */
+	constexpr int NI = 2 * WM;        /* n8 tiles a warp: 64 / (4 / WM) / 8 */
+	constexpr int NA = BM / 4;        /* A elements a thread loads per K step */
+	__shared__ __align__(16) T As[BM][IG_LD];
 	__shared__ __align__(16) T Bs[IG_BN][IG_LD];
 	__shared__ struct ig_tab tab;
 	const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
 	const int gq = lane / 4, tq = lane % 4;
-	const int wm = warp % 2, wn = warp / 2;
+	const int wm = warp % WM, wn = warp / WM;
 	const int g = blockIdx.z;
 	const int M = d.n * d.oh * d.ow, Kg = d.cpg * d.r * d.s;
-	const int m0 = blockIdx.x * IG_BM, n0 = blockIdx.y * IG_BN;
-	/* this thread's A row: fixed pixel, K columns tid/64 + 2i */
-	const int am = tid % 64, akc = tid / 64;
+	const int m0 = blockIdx.x * BM, n0 = blockIdx.y * IG_BN;
+	/* this thread's A row: fixed pixel, K columns tid/BM + (128/BM) i */
+	const int am = tid % BM, akc = tid / BM;
 	const int mpix = m0 + am;
 	const bool mvalid = mpix < M;
 	int iyb = 0, ixb = 0;
@@ -278,23 +281,23 @@ __global__ void __launch_bounds__(128) k_conv_igemm_mma(const T *__restrict__ x,
 	const bool use_tab = Kg <= IG_TAB;
 	/* weight rows of 8-element multiples: 16-byte loads (2 per thread) */
 	const bool bvec = Kg % 8 == 0;
-	T ra[16], rb[16];
+	T ra[NA], rb[16];
 	uint4 rbv[2];
-	float acc[2][4][4];
+	float acc[2][NI][4];
 	ig_tab_fill(&tab, d, Kg);
 	__syncthreads();
 #pragma unroll
 	for (int i = 0; i < 2; i++)
 #pragma unroll
-		for (int j = 0; j < 4; j++)
+		for (int j = 0; j < NI; j++)
 #pragma unroll
 			for (int e = 0; e < 4; e++)
 				acc[i][j][e] = 0.0f;
 
 	auto load = [&](int k0) {
 #pragma unroll
-		for (int i = 0; i < 16; i++)
-			ra[i] = ig_ld_a(xg, d, iyb, ixb, k0 + akc + 2 * i, Kg, mvalid, &tab, use_tab);
+		for (int i = 0; i < NA; i++)
+			ra[i] = ig_ld_a(xg, d, iyb, ixb, k0 + akc + (128 / BM) * i, Kg, mvalid, &tab, use_tab);
 		if (bvec) {
 #pragma unroll
 			for (int i = 0; i < 2; i++) {
@@ -315,8 +318,8 @@ __global__ void __launch_bounds__(128) k_conv_igemm_mma(const T *__restrict__ x,
 	load(0);
 	for (int k0 = 0; k0 < Kg; k0 += IG_BK) {
 #pragma unroll
-		for (int i = 0; i < 16; i++)
-			As[am][akc + 2 * i] = ra[i];
+		for (int i = 0; i < NA; i++)
+			As[am][akc + (128 / BM) * i] = ra[i];
 		if (bvec) {
 #pragma unroll
 			for (int i = 0; i < 2; i++) {
@@ -335,7 +338,7 @@ __global__ void __launch_bounds__(128) k_conv_igemm_mma(const T *__restrict__ x,
 			load(k0 + IG_BK);
 #pragma unroll
 		for (int ks = 0; ks < IG_BK; ks += 16) {
-			unsigned af[2][4], bf[4][2];
+			unsigned af[2][4], bf[NI][2];
 #pragma unroll
 			for (int mi = 0; mi < 2; mi++) {
 				const int rb0 = wm * 32 + mi * 16;
@@ -345,15 +348,15 @@ __global__ void __launch_bounds__(128) k_conv_igemm_mma(const T *__restrict__ x,
 				af[mi][3] = *(const unsigned *)&As[rb0 + gq + 8][ks + 2 * tq + 8];
 			}
 #pragma unroll
-			for (int ni = 0; ni < 4; ni++) {
-				const int cb = wn * 32 + ni * 8;
+			for (int ni = 0; ni < NI; ni++) {
+				const int cb = wn * NI * 8 + ni * 8;
 				bf[ni][0] = *(const unsigned *)&Bs[cb + gq][ks + 2 * tq];
 				bf[ni][1] = *(const unsigned *)&Bs[cb + gq][ks + 2 * tq + 8];
 			}
 #pragma unroll
 			for (int mi = 0; mi < 2; mi++)
 #pragma unroll
-				for (int ni = 0; ni < 4; ni++)
+				for (int ni = 0; ni < NI; ni++)
 					mma_op<T>::run(acc[mi][ni], af[mi], bf[ni]);
 		}
 		__syncthreads();
@@ -361,9 +364,9 @@ __global__ void __launch_bounds__(128) k_conv_igemm_mma(const T *__restrict__ x,
 #pragma unroll
 	for (int mi = 0; mi < 2; mi++)
 #pragma unroll
-		for (int ni = 0; ni < 4; ni++) {
+		for (int ni = 0; ni < NI; ni++) {
 			const int mr = m0 + wm * 32 + mi * 16 + gq;
-			const int nc = n0 + wn * 32 + ni * 8 + 2 * tq;
+			const int nc = n0 + wn * NI * 8 + ni * 8 + 2 * tq;
 			ig_store(y, d, g, mr, nc, acc[mi][ni][0], epi, bias, act);
 			ig_store(y, d, g, mr, nc + 1, acc[mi][ni][1], epi, bias, act);
 			ig_store(y, d, g, mr + 8, nc, acc[mi][ni][2], epi, bias, act);
@@ -455,8 +458,8 @@ __global__ void __launch_bounds__(256) k_conv_igemm_ffma(const T *__restrict__ x
 template <typename T>
 static int conv_launch(cudaStream_t s, const struct cdims &cd, const struct ops_conv_tiles &t,
 		       enum ops_strategy strat, const void *xv, const void *wv, const float *bias,
-		       void *yv, int epi, int act, int smem_optin, char *shape, size_t shape_len,
-		       struct opr_error *err)
+		       void *yv, int epi, int act, int smem_optin, int sms, char *shape,
+		       size_t shape_len, struct opr_error *err)
 {
 	const T *x = (const T *)xv, *wt = (const T *)wv;
 	T *y = (T *)yv;
@@ -525,10 +528,18 @@ static int conv_launch(cudaStream_t s, const struct cdims &cd, const struct ops_
 	dim3 g((unsigned)((M + IG_BM - 1) / IG_BM), (unsigned)((cd.kpg + IG_BN - 1) / IG_BN),
 	       (unsigned)cd.groups);
 	if constexpr (sizeof(T) == 2) {
-		k_conv_igemm_mma<T><<<g, 128, 0, s>>>(x, wt, bias, y, cd, epi, act);
+		/* fewer 64-row tiles than two per SM (n = 1: 49 blocks on 132 SMs):
+		 * 32-row tiles, twice the blocks */
+		const int bm = (int64_t)g.x * g.y * g.z < 2 * (int64_t)sms ? 32 : 64;
+		if (bm == 32) {
+			g.x = (unsigned)((M + 31) / 32);
+			k_conv_igemm_mma<T, 32><<<g, 128, 0, s>>>(x, wt, bias, y, cd, epi, act);
+		} else {
+			k_conv_igemm_mma<T, 64><<<g, 128, 0, s>>>(x, wt, bias, y, cd, epi, act);
+		}
 		if (shape)
-			snprintf(shape, shape_len, "conv_igemm_mma m16n8k16 grid %ux%ux%u block 128 tile 64x64x32",
-				 g.x, g.y, g.z);
+			snprintf(shape, shape_len, "conv_igemm_mma m16n8k16 grid %ux%ux%u block 128 tile %dx64x32",
+				 g.x, g.y, g.z, bm);
 	} else {
 		k_conv_igemm_ffma<T><<<g, 256, 0, s>>>(x, wt, bias, y, cd, epi, act);
 		if (shape)
@@ -541,7 +552,7 @@ static int conv_launch(cudaStream_t s, const struct cdims &cd, const struct ops_
 
 int cu_conv_run(cudaStream_t s, const struct ops_workload *w, const struct ops_plan *p,
 		const void *x, const void *wt, const float *bias, void *y, int smem_optin,
-		char *shape, size_t shape_len, int *launches, struct opr_error *err)
+		int sms, char *shape, size_t shape_len, int *launches, struct opr_error *err)
 {
 	struct ops_conv_dims d;
 	struct ops_conv_tiles t;
@@ -557,15 +568,15 @@ int cu_conv_run(cudaStream_t s, const struct ops_workload *w, const struct ops_p
 	switch (w->dtype) {
 	case OPS_F32:
 		rc = conv_launch<float>(s, cd, t, p->strategy, x, wt, bias, y, epi, w->act, smem_optin,
-					shape, shape_len, err);
+					sms, shape, shape_len, err);
 		break;
 	case OPS_F16:
 		rc = conv_launch<__half>(s, cd, t, p->strategy, x, wt, bias, y, epi, w->act, smem_optin,
-					 shape, shape_len, err);
+					 sms, shape, shape_len, err);
 		break;
 	case OPS_BF16:
 		rc = conv_launch<__nv_bfloat16>(s, cd, t, p->strategy, x, wt, bias, y, epi, w->act,
-						smem_optin, shape, shape_len, err);
+						smem_optin, sms, shape, shape_len, err);
 		break;
 	default:
 		return opr_error_set(err, OPR_EINPUT, "conv2d dtype '%s' is not fp32, fp16 or bf16",

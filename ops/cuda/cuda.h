@@ -54,7 +54,10 @@
  *               thread in registers, the input patch and the weights of
  *               tile_c channels staged in shared memory; im2col: an
  *               implicit GEMM (M = n*oh*ow, N = k/groups, K = c/groups*r*s)
- *               in 64x64x32 block tiles gathered into shared memory; fp16 and
+ *               in 64x64x32 block tiles (32x64 when 64-row tiles would give
+ *               fewer than two blocks an SM) gathered into shared memory
+ *               through a (c, r, s) offset table, weight rows as 16-byte
+ *               vectors; fp16 and
  *               bf16 on the tensor cores (mma.sync m16n8k16, fp32
  *               accumulators), fp32 with FFMA (TF32 off: it would change
  *               the numerics the references hold fp32 to).

@@ -171,6 +171,6 @@ int cu_qgemm_run(cudaStream_t s, const struct cu_qgemm *q, int fused, char *shap
 /* conv2d (ops/cuda/conv.cu). */
 int cu_conv_run(cudaStream_t s, const struct ops_workload *w, const struct ops_plan *p,
 		const void *x, const void *wt, const float *bias, void *y, int smem_optin,
-		char *shape, size_t shape_len, int *launches, struct opr_error *err);
+		int sms, char *shape, size_t shape_len, int *launches, struct opr_error *err);
 
 #endif

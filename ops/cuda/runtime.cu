@@ -300,7 +300,8 @@ static int inst_launch(struct ops_cuda_inst *gi, int check, struct opr_error *er
 	case OPS_G_CONV_BIAS_ACT:
 		rc = cu_conv_run(s, w, p, dev_of(gi, "x"), dev_of(gi, "w"),
 				 (const float *)dev_of(gi, "bias"), dev_of(gi, "y"),
-				 (int)gi->cu->info.shared_per_block_optin, gi->shape, sizeof gi->shape,
+				 (int)gi->cu->info.shared_per_block_optin, gi->cu->info.sm_count, gi->shape,
+				 sizeof gi->shape,
 				 &launches, err);
 		break;
 	case OPS_G_QGEMM:
