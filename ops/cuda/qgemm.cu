@@ -148,34 +148,19 @@ __global__ void __launch_bounds__(QG_THREADS, 1) k_qgemm(qg_args q)
 				for (int r = 0; r < QG_RG; r++)
 					acc[c][r] = 0;
 			}
-			/* B of the next K step is loaded before this step's A and
-			 * arithmetic, so its HBM latency overlaps them (A, shared by
-			 * the 16 warps, mostly hits L1) */
-			int4 bv[QG_CW];
-			int64_t p = kt0 + 16 * lane;
-#pragma unroll
-			for (int c = 0; c < QG_CW; c++) {
-				const int64_t col = cw + QG_WARPS * c;
-				bv[c] = col < w && p < kt1
-						? ld16(q.b + (j0 + col) * q.k, p, kt1, q.vec && p + 16 <= kt1, true)
-						: make_int4(0, 0, 0, 0);
-			}
-			for (; p < kt1; p += 16 * 32) {
+			for (int64_t p = kt0 + 16 * lane; p < kt1; p += 16 * 32) {
 				const bool full = q.vec && p + 16 <= kt1;
-				const int64_t pn = p + 16 * 32;
-				const bool fulln = q.vec && pn + 16 <= kt1;
-				int4 av[QG_RG], bn[QG_CW];
-#pragma unroll
-				for (int c = 0; c < QG_CW; c++) {
-					const int64_t col = cw + QG_WARPS * c;
-					bn[c] = col < w && pn < kt1
-							? ld16(q.b + (j0 + col) * q.k, pn, kt1, fulln, true)
-							: make_int4(0, 0, 0, 0);
-				}
+				int4 av[QG_RG], bv[QG_CW];
 #pragma unroll
 				for (int r = 0; r < QG_RG; r++)
 					av[r] = r0 + r < q.m ? ld16(q.a + (r0 + r) * q.k, p, kt1, full, false)
 							     : make_int4(0, 0, 0, 0);
+#pragma unroll
+				for (int c = 0; c < QG_CW; c++) {
+					const int64_t col = cw + QG_WARPS * c;
+					bv[c] = col < w ? ld16(q.b + (j0 + col) * q.k, p, kt1, full, true)
+							: make_int4(0, 0, 0, 0);
+				}
 #pragma unroll
 				for (int c = 0; c < QG_CW; c++) {
 #pragma unroll
@@ -194,9 +179,6 @@ __global__ void __launch_bounds__(QG_THREADS, 1) k_qgemm(qg_args q)
 					s = dp4<1>(0x01010101, bv[c].w, s);
 					cs[c] = s;
 				}
-#pragma unroll
-				for (int c = 0; c < QG_CW; c++)
-					bv[c] = bn[c];
 			}
 			/* reduce-scatter across the warp: 32 sums and 4 column sums in
 			 * 31 + 6 shuffles (a warp_sum each would take 180); lane L
