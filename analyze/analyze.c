@@ -383,6 +383,10 @@ static struct ana_check *check(struct ana_list *l, int b, int v, const char *dty
 static void rollback_target(const struct col_block_run *br, char *buf, size_t len)
 {
 	char plan[160];
+	if (br->block->source[0][0]) { /* imported: the source's baseline, no plan */
+		snprintf(buf, len, "baseline: %s (imported)", br->block->source[0]);
+		return;
+	}
 	ops_plan_describe(br->block->work.group, &br->v[0].plan, plan, sizeof plan);
 	snprintf(buf, len, "baseline: %s", plan);
 }
@@ -703,9 +707,11 @@ static void add_fail_reason(struct ana_findings *f, const struct ana_check *c)
 {
 	if (f->nreasons >= 8)
 		return;
+	const struct ana_block *ab = &f->blocks[c->block];
 	snprintf(f->reasons[f->nreasons++], ANA_TEXT, "%s: candidate fails %s: %s; primary class: %s",
 		 f->run->blocks[c->block].block->name, c->name, c->value,
-		 ana_class_name(f->blocks[c->block].primary[COL_CANDIDATE]));
+		 ab->unclassified[COL_CANDIDATE][0] ? "none"
+						    : ana_class_name(ab->primary[COL_CANDIDATE]));
 }
 
 /* Verdict rules (README "Verdict"):
@@ -759,6 +765,8 @@ int ana_analyze(const struct col_run *run, const char *archive_dir, struct ana_f
 	f->run = run;
 	snprintf(f->archive_dir, sizeof f->archive_dir, "%s", archive_dir);
 	struct ana_ctx cx = {run, archive_dir};
+	/* an imported run: no group, plan, model or simulation (analyze/imported.c) */
+	int imp = run->profile->imported[0] != 0;
 	struct ana_list cmps = {.size = sizeof(struct ana_block_cmp)},
 			finds = {.size = sizeof(struct ana_finding)},
 			ws = {.size = sizeof(struct ana_worksheet_row)},
@@ -770,11 +778,12 @@ int ana_analyze(const struct col_run *run, const char *archive_dir, struct ana_f
 		const struct col_block_run *br = &run->blocks[b];
 		for (int v = 0; v < 2 && !rc; v++) {
 			rc = latency_stats(&br->v[v], &ab->lat[v], err);
-			if (!rc && ana_classify_variant(&cx, b, v, &finds, &ab->primary[v]))
+			if (!rc && (imp ? ana_imported_classify(&cx, b, v, &finds, ab)
+					: ana_classify_variant(&cx, b, v, &finds, &ab->primary[v])))
 				rc = opr_error_set(err, OPR_ENOMEM, "out of memory");
 			ab->reuse[v] = ana_reuse(&br->v[v].counters);
 		}
-		if (!rc && ab->primary[1] != ANA_PRECISION_LOSS &&
+		if (!rc && !imp && ab->primary[1] != ANA_PRECISION_LOSS &&
 		    ana_tail_finding(&cx, b, &finds, &ab->primary[1]))
 			rc = opr_error_set(err, OPR_ENOMEM, "out of memory");
 		ab->launch_reduction = (double)br->v[0].counters.launches - (double)br->v[1].counters.launches;
@@ -785,7 +794,14 @@ int ana_analyze(const struct col_run *run, const char *archive_dir, struct ana_f
 	}
 	if (!rc)
 		rc = adjust_all(&cmps, run->profile->sla.max_regression, err);
-	for (int b = 0; b < run->nblocks && !rc; b++) {
+	for (int b = 0; b < run->nblocks && !rc && imp; b++) {
+		if (ana_imported_checks(&cx, b, 0, &f->blocks[b], &cmps, &checks) ||
+		    ana_imported_checks(&cx, b, 1, &f->blocks[b], &cmps, &checks) ||
+		    shape_mitigation(&cx, b, &mit))
+			rc = opr_error_set(err, OPR_ENOMEM, "out of memory");
+		f->synthetic_blocks += !run->blocks[b].block->shape_production;
+	}
+	for (int b = 0; b < run->nblocks && !rc && !imp; b++) {
 		if (worksheet_block(&cx, b, &f->blocks[b], &ws, NULL) ||
 		    checks_variant(&cx, b, 0, &cmps, &checks) || checks_variant(&cx, b, 1, &cmps, &checks) ||
 		    mitigations_block(&cx, b, &f->blocks[b], &mit) || shape_mitigation(&cx, b, &mit))
@@ -806,6 +822,10 @@ int ana_analyze(const struct col_run *run, const char *archive_dir, struct ana_f
 		return rc;
 	}
 	verdict(f);
+	if (imp)
+		add_reason(f, "imported from %s: numerical quality, memory envelope and reproducibility "
+			   "are unavailable (opreview did not run the kernels), so it cannot be SHIP%s",
+			   run->import.path, "");
 	if (f->synthetic_blocks && f->verdict == ANA_SHIP_WITH_MITIGATIONS) {
 		char n[48];
 		snprintf(n, sizeof n, "%d of %d", f->synthetic_blocks, run->nblocks);

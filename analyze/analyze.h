@@ -15,8 +15,10 @@
 #define ANA_MAX_EVIDENCE 8
 #define ANA_TEXT 256
 
-enum ana_prov { ANA_MEASURED, ANA_PAPI, ANA_SIMULATED, ANA_DERIVED, ANA_UNAVAILABLE };
-const char *ana_prov_name(enum ana_prov p); /* "measured","papi","simulated","derived","unavailable" */
+/* ANA_IMPORTED: measured outside opreview and read from the source file of an
+ * imported run (`opreview ingest`) */
+enum ana_prov { ANA_MEASURED, ANA_PAPI, ANA_SIMULATED, ANA_DERIVED, ANA_UNAVAILABLE, ANA_IMPORTED };
+const char *ana_prov_name(enum ana_prov p); /* "measured",...,"unavailable","imported" */
 
 /* One piece of evidence: metric, value, the rule's comparison, provenance. */
 struct ana_evidence {
@@ -130,6 +132,9 @@ struct ana_block {
 	double launch_overhead_saved_ns;
 	double reuse[2];         /* on-chip reuse ratio per variant */
 	enum ana_class primary[2];
+	/* why a variant has no primary class (then primary[v] means nothing):
+	 * "" when it has one; set for imported runs the rules cannot classify */
+	char unclassified[2][ANA_TEXT];
 };
 
 /* Model validation (analyze/validate.c): the device model's time of each
