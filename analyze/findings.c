@@ -507,7 +507,11 @@ static json_t *context_json(const struct ana_findings *f)
 			 p->imported, run->import.path, p->blocks[0].source[0], p->blocks[0].source[1]);
 	else
 		snprintf(cmd, sizeof cmd, "opreview run --profile %s --out DIR", run->profile_origin);
-	snprintf(replay, sizeof replay, "opreview replay %s", f->archive_dir);
+	if (p->imported[0])
+		snprintf(replay, sizeof replay, "unavailable: opreview did not run an imported run's "
+			 "kernels, so it cannot replay them (re-run the source's tool)");
+	else
+		snprintf(replay, sizeof replay, "opreview replay %s", f->archive_dir);
 	json_object_set_new(o, "reproduce", json_pack("{s:s,s:s,s:I,s:s}", "command", cmd, "replay", replay,
 						      "seed", (json_int_t)p->seed, "started_utc",
 						      run->started_utc));

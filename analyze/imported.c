@@ -61,30 +61,46 @@ int ana_imported_classify(const struct ana_ctx *cx, int b, int v, struct ana_lis
 	struct ana_finding *f = ana_list_push(out);
 	if (!f)
 		return OPR_ENOMEM;
-	const struct ana_rule *rules;
-	size_t nr;
-	rules = ana_rules(&nr);
 	f->block = b;
 	f->variant = v;
 	f->cls = compute ? ANA_COMPUTE_BOUND : ANA_GLOBAL_BW_BOUND;
 	f->primary = 1;
 	f->score = hi / 100;
-	snprintf(f->explanation, sizeof f->explanation, "%s", rules[f->cls].explanation);
-	snprintf(f->symptom, sizeof f->symptom, "%s throughput %.1f%% of peak, %s %.1f%% (as measured by ncu)",
+	snprintf(f->symptom, sizeof f->symptom, "%s throughput %.1f%% of peak, %s %.1f%% (measured by ncu)",
 		 compute ? "compute" : "memory", hi, compute ? "memory" : "compute", lo);
+	snprintf(f->explanation, sizeof f->explanation,
+		 "%s is the busiest unit at %.0f%% of its peak, %.0f points above %s (Nsight Compute's "
+		 "SOL rule): %s", compute ? "compute (SM)" : "memory", hi, hi - lo,
+		 compute ? "memory" : "compute",
+		 compute ? "more work per byte will not help; fewer or cheaper instructions will"
+			 : "the kernel moves more bytes than it computes on; reuse or fewer bytes will help");
 	snprintf(f->reproduce, sizeof f->reproduce, "ncu --csv --page raw --metrics %s,%s <program>  "
 		 "# then opreview ingest ncu", SOL_COMPUTE, mem->name);
 	const struct col_ext_counter *e[2] = {compute ? sm : mem, compute ? mem : sm};
 	for (int i = 0; i < 2; i++) {
 		struct ana_evidence *x = &f->ev[f->nev++];
-		snprintf(x->metric, sizeof x->metric, "%.63s", e[i]->name);
+		snprintf(x->metric, sizeof x->metric, "%s throughput", e[i] == sm ? "compute" : "memory");
 		x->value = e[i]->value;
-		snprintf(x->unit, sizeof x->unit, "%%");
+		snprintf(x->unit, sizeof x->unit, "%% of peak");
 		x->prov = ANA_IMPORTED;
 		if (i == 0)
 			snprintf(x->comparison, sizeof x->comparison, "%.1f >= 60, %.1f points above", hi,
 				 hi - lo);
-		snprintf(x->note, sizeof x->note, "mean over the profiled launches; %s", e[i]->reason);
+		snprintf(x->note, sizeof x->note, "ncu %.100s, mean over the launches%s%.40s", e[i]->name,
+			 e[i]->reason[0] ? "; " : "", e[i]->reason);
+	}
+	/* achieved DRAM bandwidth: the launches' bytes over their median time */
+	const struct col_ext_counter *rd = ext(vr, "dram__bytes_read.sum"),
+				     *wr = ext(vr, "dram__bytes_write.sum");
+	double t = ab->lat[v].p50.estimate;
+	if (rd && wr && t > 0) {
+		struct ana_evidence *x = &f->ev[f->nev++];
+		snprintf(x->metric, sizeof x->metric, "DRAM bandwidth achieved");
+		x->value = (rd->value + wr->value) / t;
+		snprintf(x->unit, sizeof x->unit, "GB/s");
+		x->prov = ANA_DERIVED;
+		snprintf(x->note, sizeof x->note, "(dram__bytes_read.sum + dram__bytes_write.sum) / median "
+			 "gpu__time_duration.sum");
 	}
 	ab->primary[v] = f->cls;
 	return 0;

@@ -683,7 +683,7 @@ int col_collect(const struct col_options *opt, struct col_run **out, struct opr_
 	if (run->profile->imported[0]) {
 		rc = opr_error_at(err, OPR_EINPUT, opt->profile_path, 1, 1,
 				  "an imported profile names measurements taken outside opreview: "
-				  "there is nothing to collect");
+				  "opreview cannot collect or replay it");
 		goto fail;
 	}
 	snprintf(run->profile_origin, sizeof run->profile_origin, "%s", opt->profile_path);

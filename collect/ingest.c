@@ -519,7 +519,8 @@ static int ingest_gbench(const struct src *s, struct col_run *run)
 	int rc = 0;
 	memset(acc, 0, sizeof acc);
 	if (!root)
-		return opr_error_at(s->err, OPR_EINPUT, s->path, je.line, je.column, "%s", je.text);
+		return opr_error_at(s->err, OPR_EINPUT, s->path, je.line > 0 ? je.line : 1,
+				    je.column > 0 ? je.column : 1, "%s", je.text);
 	json_t *list = json_object_get(root, "benchmarks");
 	if (!json_is_array(list)) {
 		rc = bad(s, json_is_object(root) ? key_at(s, 0, "benchmarks") : ws(s, 0),

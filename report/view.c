@@ -746,21 +746,41 @@ static void view_inputs(struct vb *vb, json_t *view, json_t *f)
 	sets(vb, prof, "compiler", str(meta, "compiler"));
 	sets(vb, prof, "runtime", str(meta, "runtime"));
 	sets(vb, prof, "firmware", str(meta, "firmware"));
+	/* an imported run: the source, and no model, traffic or quality inputs */
+	json_t *imp = get(f, "imported");
+	if (json_is_object(imp)) {
+		json_t *io = json_object();
+		set(vb, view, "imported", io);
+		if (vb->oom)
+			return;
+		const char *ik[] = {"format", "path", "sha256", "tool", "device", "date_from"};
+		for (size_t i = 0; i < sizeof ik / sizeof *ik; i++)
+			sets(vb, io, ik[i], str(imp, ik[i]));
+	}
 
 	json_t *in = json_array();
 	set(vb, view, "sla_rows", in);
 	if (vb->oom)
 		return;
-	f_us(a, sizeof a, num(sla, "p95_us"));
-	kv(vb, in, "p95 latency", a);
-	f_us(a, sizeof a, num(sla, "p99_us"));
-	kv(vb, in, "p99 latency", a);
-	f_fixed(c, sizeof c, num(sla, "min_throughput_rps"), 0);
-	snprintf(a, sizeof a, "%s rps", c);
-	kv(vb, in, "minimum throughput", a);
+	if (imp && !isfinite(num(sla, "p95_us"))) {
+		kv(vb, in, "SLA", "unavailable: no SLA was given to ingest");
+	} else {
+		f_us(a, sizeof a, num(sla, "p95_us"));
+		kv(vb, in, "p95 latency", a);
+		f_us(a, sizeof a, num(sla, "p99_us"));
+		kv(vb, in, "p99 latency", a);
+		f_fixed(c, sizeof c, num(sla, "min_throughput_rps"), 0);
+		snprintf(a, sizeof a, "%s rps", c);
+		kv(vb, in, "minimum throughput", a);
+	}
 	f_fixed(c, sizeof c, 100 * num(sla, "max_regression"), 1);
 	snprintf(a, sizeof a, "%s%% over baseline", c);
 	kv(vb, in, "maximum regression", a);
+	if (imp) {
+		kv(vb, in, "precision, traffic",
+		   "unavailable: an imported run has no outputs to check and no pipeline simulation");
+		goto envelope;
+	}
 	snprintf(a, sizeof a, "%.3g", num(pr, "fp32_max_rel_l2"));
 	kv(vb, in, "fp32 max rel L2", a);
 	snprintf(a, sizeof a, "%.3g", num(pr, "fp16_max_rel_l2"));
@@ -776,11 +796,18 @@ static void view_inputs(struct vb *vb, json_t *view, json_t *f)
 		 num(tr, "batch_timeout_us"), str(tr, "placement"));
 	kv(vb, in, "batching", a);
 
+envelope:;
 	json_t *en = json_array();
 	set(vb, view, "envelope_rows", en);
 	if (vb->oom)
 		return;
 	sets(vb, view, "envelope_name", str(env, "name"));
+	if (imp) {
+		sets(vb, view, "power_mode", "not modelled");
+		kv(vb, en, "device model", "unavailable: an imported run's device is not modelled");
+		kv(vb, en, "measured on", str(imp, "device"));
+		goto host;
+	}
 	sets(vb, view, "power_mode", str(env, "power_mode"));
 	kv(vb, en, "source", str(env, "source"));
 	kv(vb, en, "power mode", str(env, "power_mode"));
@@ -816,6 +843,7 @@ static void view_inputs(struct vb *vb, json_t *view, json_t *f)
 	f_us(a, sizeof a, num(env, "launch_overhead_us"));
 	kv(vb, en, "launch overhead", a);
 
+host:;
 	json_t *hr = json_array();
 	set(vb, view, "host_rows", hr);
 	if (vb->oom)
@@ -832,12 +860,12 @@ static void view_inputs(struct vb *vb, json_t *view, json_t *f)
 		}
 	}
 	f_bytes(a, sizeof a, num(host, "mem_total_bytes"));
-	kv(vb, hr, "memory", a);
+	kv(vb, hr, "memory", imp ? "unavailable: the source does not give it" : a);
 	const char *ps = str(f, "papi_status");
 	kv(vb, hr, "PAPI", ps);
 	snprintf(a, sizeof a, "clock read %.1f ns, PAPI read %.1f ns", num(ov, "clock_read_ns"),
 		 num(ov, "papi_read_ns"));
-	kv(vb, hr, "measurement overhead", a);
+	kv(vb, hr, "measurement overhead", imp ? "unavailable: opreview took no samples itself" : a);
 
 	json_t *r = json_object();
 	set(vb, view, "reproduce", r);
