@@ -490,6 +490,15 @@ static json_t *context_json(const struct ana_findings *f)
 			  "launch_overhead_us", num(e->launch_overhead_us)));
 	json_object_set_new(json_object_get(o, "envelope"), "calibrated",
 			    json_boolean(p->calibration.present));
+	if (p->imported[0]) {
+		/* nothing of these exists for a run opreview did not make: no zeros */
+		static const char *const none[] = {"envelope", "precision", "traffic"};
+		for (int i = 0; i < 3; i++)
+			json_object_set_new(o, none[i],
+					    json_pack("{s:s,s:b,s:s}", "name", "none", "available", 0,
+						      "reason", "unavailable: an imported run has no device "
+						      "model, quality check or pipeline simulation"));
+	}
 	json_object_set_new(o, "host",
 			    json_pack("{s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:I}", "cpu_model",
 				      h->cpu_model, "cpus_online", h->cpus_online, "caches", h->caches,
