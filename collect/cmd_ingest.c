@@ -53,7 +53,8 @@ int cmd_ingest(int argc, char **argv)
 		"source's path and sha256; it has no group, shape, plan or device model, so the\n"
 		"model's checks are unavailable with that reason.",
 		"Exit status: 0 written, 1 failure, 2 bad usage or bad input (FILE:LINE:COL),\n"
-		"5 RUN exists.", opts};
+		"5 RUN exists or is being written by another opreview, 130/143 interrupted\n"
+		"(nothing left behind).", opts};
 	struct opr_error err = {0};
 	const char *pos[2];
 	int npos = 0;
@@ -77,21 +78,27 @@ int cmd_ingest(int argc, char **argv)
 		rc = positive("min-throughput-rps", rps, &sla[2], &err);
 	if (rc)
 		return opr_fail(&err);
-	col_clean_stale(out);
-	if (!access(out, F_OK) && !force) {
-		opr_error_set(&err, OPR_EEXIST, "'%s' exists; pass --force to replace it", out);
-		return opr_fail(&err);
-	}
+	struct opr_output out_claim;
+	struct col_run *run = NULL;
+	if ((rc = opr_output_claim(&out_claim, out, OPR_OUT_DIR, COL_ARCHIVE_MARKER, force, &err)))
+		goto fail;
 	struct col_ingest_options o = {pos[0], pos[1], name, block, base, cand, rev,
 				       sla[0], sla[1], sla[2], owners, prod};
-	struct col_run *run = NULL;
 	rc = col_ingest(&o, &run, &err);
 	if (!rc)
-		rc = col_archive_write(run, out, force, &err);
+		rc = opr_output_open(&out_claim, &err);
+	if (!rc)
+		rc = col_archive_write(run, out_claim.tmp, &err);
+	if (!rc)
+		rc = opr_output_publish(&out_claim, &err);
 	if (!rc)
 		printf("run archive: %s (imported from %s, %zu baseline and %zu candidate samples)\n", out,
 		       pos[1], run->blocks[0].v[0].nsamples, run->blocks[0].v[1].nsamples);
 	col_run_free(run);
+fail:
+	if (rc)
+		opr_output_name(&out_claim, &err);
+	opr_output_release(&out_claim);
 	if (rc)
 		return opr_fail(&err);
 	return OPR_EXIT_OK;

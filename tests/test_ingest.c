@@ -89,7 +89,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
-	col_rmtree(tmpdir);
+	opr_rmtree(tmpdir);
 	return 0;
 }
 
@@ -154,7 +154,7 @@ static void test_gbench_real(void **state)
 	free(data);
 	assert_string_equal(run->import.sha256, hex);
 
-	assert_int_equal(col_archive_write(run, dir, 0, &err), 0);
+	assert_int_equal(col_archive_write(run, dir, &err), 0);
 	assert_int_equal(col_archive_load(dir, &back, &err), 0);
 	assert_string_equal(back->import.sha256, hex);
 	assert_string_equal(back->profile->blocks[0].source[1], "BM_chain1");
