@@ -8,6 +8,18 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Block and profile names go into file names: [A-Za-z0-9._-]+, as in a profile. */
+static int name_ok(const char *flag, const char *s, struct opr_error *err)
+{
+	if (!s)
+		return 0;
+	if (!*s || strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
+			   strlen(s) || strlen(s) >= COL_NAME_MAX)
+		return opr_error_set(err, OPR_EUSAGE, "ingest: --%s '%s' must be 1 to %d of "
+				     "[A-Za-z0-9._-]", flag, s, COL_NAME_MAX - 1);
+	return 0;
+}
+
 static int positive(const char *flag, const char *s, double *out, struct opr_error *err)
 {
 	char *end;
@@ -73,9 +85,14 @@ int cmd_ingest(int argc, char **argv)
 	if (!rc && (!p95 != !p99 || !p95 != !rps))
 		rc = opr_error_set(&err, OPR_EUSAGE, "ingest: --sla-p95-us, --sla-p99-us and "
 				   "--min-throughput-rps go together");
+	if (!rc && !(rc = name_ok("name", name, &err)))
+		rc = name_ok("block", block, &err);
 	if (!rc && !(rc = positive("sla-p95-us", p95, &sla[0], &err)) &&
 	    !(rc = positive("sla-p99-us", p99, &sla[1], &err)))
 		rc = positive("min-throughput-rps", rps, &sla[2], &err);
+	if (!rc && sla[1] < sla[0])
+		rc = opr_error_set(&err, OPR_EUSAGE, "ingest: --sla-p99-us %g is below --sla-p95-us %g",
+				   sla[1], sla[0]);
 	if (rc)
 		return opr_fail(&err);
 	struct opr_output out_claim;
