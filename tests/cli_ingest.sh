@@ -57,6 +57,10 @@ check "analyze: the SOL rule names the bound from ncu's counters" sh -c "test $r
 rc=$(code $OPR report "$I/n" --out "$I/np")
 check "report on the ncu archive (10)" test "$rc" = 10
 check "replay refuses an imported archive (2)" test "$(code $OPR replay "$I/n")" = 2
+for r in compiler:ml-compiler-engineer kernel:kernel-performance-owner runtime:runtime-systems-engineer; do
+	$OPR sign "$I/np" --role "${r#*:}" --key "fixtures/owners/${r%%:*}.key" >/dev/null 2>&1
+done
+check "the owners of --owners-from sign the imported packet off" sh -c "$OPR verify $I/np | grep -q '^signed off'"
 
 printf '{"benchmarks": [\n {"name": "A", "iterations": 1,\n  "real_time": "x"}]}\n' >"$I/bad.json"
 rc=$(code $OPR ingest gbench "$I/bad.json" --baseline A --candidate B --out "$I/bad")
