@@ -315,7 +315,10 @@ static void view_block(struct vb *vb, json_t *out, json_t *blk)
 	sets(vb, o, "pipeline_p95", t);
 	f_fixed(a, sizeof a, 100 * num(blk, "launch_reduction"), 0);
 	f_us(c, sizeof c, num(blk, "launch_overhead_saved_us"));
-	setf(vb, o, "launch_reduction", "%s%% fewer launches, %s launch overhead saved", a, c);
+	if (!strcmp(str(blk, "group"), "imported"))
+		sets(vb, o, "launch_reduction", "launches unavailable: an imported run has no device model");
+	else
+		setf(vb, o, "launch_reduction", "%s%% fewer launches, %s launch overhead saved", a, c);
 
 	/* tail-first statistics of both variants */
 	json_t *stats = json_array(), *pipes = json_array(), *sweep = json_array(), *cmps = json_array();
