@@ -17,6 +17,7 @@ struct command {
 static const struct command commands[] = {
 	{"run", cmd_run, "collect, analyze and report in one go: profile in, packet out"},
 	{"collect", cmd_collect, "run the profile's blocks and write a run archive"},
+	{"ingest", cmd_ingest, "turn Google Benchmark JSON or Nsight Compute CSV into a run archive"},
 	{"analyze", cmd_analyze, "read a run archive and write findings.json with the verdict"},
 	{"report", cmd_report, "render the packet (Markdown, HTML, XLSX) from an archive"},
 	{"keygen", cmd_keygen, "write an owner's Ed25519 key pair"},

@@ -8,6 +8,7 @@
 
 int cmd_run(int argc, char **argv);       /* report/cmd_run.c */
 int cmd_collect(int argc, char **argv);   /* collect/cmd_collect.c */
+int cmd_ingest(int argc, char **argv);    /* collect/cmd_ingest.c */
 int cmd_analyze(int argc, char **argv);   /* analyze/cmd_analyze.c */
 int cmd_report(int argc, char **argv);    /* report/cmd_run.c */
 int cmd_keygen(int argc, char **argv);    /* report/cmd_sign.c */

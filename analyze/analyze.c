@@ -81,6 +81,16 @@ const struct ana_check_rule *ana_check_rule(enum ana_check_id id)
 	return &check_rules[id < ANA_NCHECKS ? id : 0];
 }
 
+enum ana_check_id ana_check_id_named(const char *name)
+{
+	if (!strcmp(name, "regression p95 (imported)"))
+		return ANA_CHK_REG_HOST;
+	for (size_t i = 0; i < sizeof check_rules / sizeof *check_rules; i++)
+		if (!strcmp(check_rules[i].name, name))
+			return check_rules[i].id;
+	return ANA_CHK_SDE; /* a check of no row: a HOLD when it fails */
+}
+
 /* Most severe first; verdict() applies them in this order. */
 static const struct ana_verdict_rule verdict_rules[] = {
 	{ANA_ROLLBACK, "a candidate check whose FAIL rolls back fails (numerical quality, reproducibility)"},
@@ -430,6 +440,10 @@ static struct ana_check *check(struct ana_list *l, int b, int v, const char *dty
 static void rollback_target(const struct col_block_run *br, char *buf, size_t len)
 {
 	char plan[160];
+	if (br->block->source[0][0]) { /* imported: the source's baseline, no plan */
+		snprintf(buf, len, "baseline: %s (imported)", br->block->source[0]);
+		return;
+	}
 	ops_plan_describe(br->block->work.group, &br->v[0].plan, plan, sizeof plan);
 	snprintf(buf, len, "baseline: %s", plan);
 }
@@ -739,6 +753,14 @@ static int warn_mitigation(const struct ana_ctx *cx, const struct ana_check *c,
 	char target[160], title[128], exp[160], val[160];
 	rollback_target(br, target, sizeof target);
 	double d = p->sla.max_regression;
+	if (c->prov == ANA_UNAVAILABLE) {
+		/* evidence that could not be had here (an imported run): the
+		 * mitigation is to get it */
+		snprintf(title, sizeof title, "obtain the missing evidence of '%s'", c->name);
+		snprintf(exp, sizeof exp, "%.150s", c->value);
+		snprintf(val, sizeof val, "%s PASS on a run opreview makes of this block", c->name);
+		return mitigation(mit, c->block, "runtime-systems-engineer", title, exp, val, target);
+	}
 	switch (c->id) {
 	case ANA_CHK_REG_HOST: {
 		const struct ana_block_cmp *bc = NULL;
@@ -832,9 +854,11 @@ static void add_fail_reason(struct ana_findings *f, const struct ana_check *c)
 {
 	if (f->nreasons >= 8)
 		return;
+	const struct ana_block *ab = &f->blocks[c->block];
 	snprintf(f->reasons[f->nreasons++], ANA_TEXT, "%s: candidate fails %s: %s; primary class: %s",
 		 f->run->blocks[c->block].block->name, c->name, c->value,
-		 ana_class_name(f->blocks[c->block].primary[COL_CANDIDATE]));
+		 ab->unclassified[COL_CANDIDATE][0] ? "none"
+						    : ana_class_name(ab->primary[COL_CANDIDATE]));
 }
 
 /* Verdict rules (README "Verdict"):
@@ -892,6 +916,8 @@ int ana_analyze(const struct col_run *run, const char *archive_dir, struct ana_f
 	f->run = run;
 	snprintf(f->archive_dir, sizeof f->archive_dir, "%s", archive_dir);
 	struct ana_ctx cx = {run, archive_dir};
+	/* an imported run: no group, plan, model or simulation (analyze/imported.c) */
+	int imp = run->profile->imported[0] != 0;
 	struct ana_list cmps = {.size = sizeof(struct ana_block_cmp)},
 			finds = {.size = sizeof(struct ana_finding)},
 			ws = {.size = sizeof(struct ana_worksheet_row)},
@@ -903,11 +929,12 @@ int ana_analyze(const struct col_run *run, const char *archive_dir, struct ana_f
 		const struct col_block_run *br = &run->blocks[b];
 		for (int v = 0; v < 2 && !rc; v++) {
 			rc = latency_stats(&br->v[v], &ab->lat[v], err);
-			if (!rc && ana_classify_variant(&cx, b, v, &finds, &ab->primary[v]))
+			if (!rc && (imp ? ana_imported_classify(&cx, b, v, &finds, ab)
+					: ana_classify_variant(&cx, b, v, &finds, &ab->primary[v])))
 				rc = opr_error_set(err, OPR_ENOMEM, "out of memory");
 			ab->reuse[v] = ops_reuse_ratio(&br->v[v].counters);
 		}
-		if (!rc && ab->primary[1] != ANA_PRECISION_LOSS &&
+		if (!rc && !imp && ab->primary[1] != ANA_PRECISION_LOSS &&
 		    ana_tail_finding(&cx, b, &finds, &ab->primary[1]))
 			rc = opr_error_set(err, OPR_ENOMEM, "out of memory");
 		ab->launch_reduction = (double)br->v[0].counters.launches - (double)br->v[1].counters.launches;
@@ -918,7 +945,21 @@ int ana_analyze(const struct col_run *run, const char *archive_dir, struct ana_f
 	}
 	if (!rc)
 		rc = adjust_all(&cmps, run->profile->sla.max_regression, err);
-	for (int b = 0; b < run->nblocks && !rc; b++) {
+	for (int b = 0; b < run->nblocks && !rc && imp; b++) {
+		size_t first = checks.n;
+		if (ana_imported_checks(&cx, b, 0, &f->blocks[b], &cmps, &checks) ||
+		    ana_imported_checks(&cx, b, 1, &f->blocks[b], &cmps, &checks) ||
+		    shape_mitigation(&cx, b, &mit))
+			rc = opr_error_set(err, OPR_ENOMEM, "out of memory");
+		for (size_t i = first; i < checks.n && !rc; i++) {
+			const struct ana_check *c = ana_list_at(&checks, i);
+			if (c->variant == COL_CANDIDATE && c->status == ANA_WARN &&
+			    warn_mitigation(&cx, c, &f->blocks[b], &cmps, &mit))
+				rc = opr_error_set(err, OPR_ENOMEM, "out of memory");
+		}
+		f->synthetic_blocks += !run->blocks[b].block->shape_production;
+	}
+	for (int b = 0; b < run->nblocks && !rc && !imp; b++) {
 		size_t first = checks.n;
 		if (worksheet_block(&cx, b, &f->blocks[b], &ws, NULL) ||
 		    checks_variant(&cx, b, 0, &cmps, &checks) || checks_variant(&cx, b, 1, &cmps, &checks) ||
@@ -946,6 +987,10 @@ int ana_analyze(const struct col_run *run, const char *archive_dir, struct ana_f
 		return rc;
 	}
 	verdict(f);
+	if (imp)
+		add_reason(f, "imported from %s: numerical quality, memory envelope and reproducibility "
+			   "are unavailable (opreview did not run the kernels), so it cannot be SHIP%s",
+			   run->import.path, "");
 	if (f->synthetic_blocks && f->verdict == ANA_SHIP_WITH_MITIGATIONS) {
 		char n[48];
 		snprintf(n, sizeof n, "%d of %d", f->synthetic_blocks, run->nblocks);

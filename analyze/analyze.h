@@ -15,8 +15,10 @@
 #define ANA_MAX_EVIDENCE 8
 #define ANA_TEXT 256
 
-enum ana_prov { ANA_MEASURED, ANA_PAPI, ANA_SIMULATED, ANA_DERIVED, ANA_UNAVAILABLE };
-const char *ana_prov_name(enum ana_prov p); /* "measured","papi","simulated","derived","unavailable" */
+/* ANA_IMPORTED: measured outside opreview and read from the source file of an
+ * imported run (`opreview ingest`) */
+enum ana_prov { ANA_MEASURED, ANA_PAPI, ANA_SIMULATED, ANA_DERIVED, ANA_UNAVAILABLE, ANA_IMPORTED };
+const char *ana_prov_name(enum ana_prov p); /* "measured",...,"unavailable","imported" */
 
 /* One piece of evidence: metric, value, the rule's comparison, provenance. */
 struct ana_evidence {
@@ -97,6 +99,9 @@ struct ana_check_rule {
 };
 const struct ana_check_rule *ana_check_rules(size_t *n);
 const struct ana_check_rule *ana_check_rule(enum ana_check_id id);
+/* The id of the check named name (a row's name; "regression p95 (imported)",
+ * an imported run's own measurement, is the host regression check). */
+enum ana_check_id ana_check_id_named(const char *name);
 
 /* The verdict rules as data, most severe first: the first that holds wins. */
 struct ana_verdict_rule {
@@ -171,6 +176,9 @@ struct ana_block {
 	double launch_overhead_saved_ns;
 	double reuse[2];         /* on-chip reuse ratio per variant */
 	enum ana_class primary[2];
+	/* why a variant has no primary class (then primary[v] means nothing):
+	 * "" when it has one; set for imported runs the rules cannot classify */
+	char unclassified[2][ANA_TEXT];
 };
 
 /* Model validation (analyze/validate.c): the device model's time of each

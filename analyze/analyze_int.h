@@ -40,6 +40,13 @@ void ana_quality_metric(const struct col_profile *p, const struct col_block *b,
 			const struct col_variant_run *vr, double *value, double *threshold);
 const char *ana_quality_name(const struct col_block *b);
 
+/* Imported runs (analyze/imported.c): the SOL rule on the source's
+ * throughput counters (sets ab->primary[v] or ab->unclassified[v]), and the
+ * checks whose inputs exist, the others unavailable with the reason. */
+int ana_imported_classify(const struct ana_ctx *cx, int b, int v, struct ana_list *out,
+			  struct ana_block *ab);
+int ana_imported_checks(const struct ana_ctx *cx, int b, int v, const struct ana_block *ab,
+			struct ana_list *cmps, struct ana_list *out);
 /* findings.json parts written by analyze/primary.c (new references). */
 struct json_t;
 struct json_t *ana_value_json(const struct ana_findings *f, const struct ana_value *v);

@@ -113,9 +113,47 @@ static uint64_t macs_total(const struct ops_counters *c)
 	return m;
 }
 
+/* An imported variant: its samples' statistics, the source's name and
+ * counters; what only a run of opreview's own has is null with the reason. */
+static json_t *imported_variant_json(const struct ana_findings *f, int b, int v)
+{
+	int bad = 0;
+	const struct col_block_run *br = &f->run->blocks[b];
+	const struct col_variant_run *vr = &br->v[v];
+	const struct ana_block *ab = &f->blocks[b];
+	const char *why = "unavailable: imported run (no group, plan or device model)";
+	json_t *o = json_object();
+	put(&bad, o, "variant", json_string(col_variant_name(v)));
+	put(&bad, o, "source", json_string(br->block->source[v]));
+	put(&bad, o, "plan", json_string(why));
+	put(&bad, o, "fused", json_false());
+	put(&bad, o, "plan_was_auto", json_false());
+	put(&bad, o, "fell_back", json_false());
+	put(&bad, o, "plan_note", json_string(why));
+	put(&bad, o, "latency", latency_json(&ab->lat[v]));
+	static const char *const model[] = {"model_ns", "launches", "global_bytes", "shared_bytes",
+		"transfers", "splits", "footprint_bytes", "reuse_ratio", "macs", "elem_ops", NULL};
+	for (int i = 0; model[i]; i++)
+		put(&bad, o, model[i], json_null());
+	put(&bad, o, "unavailable_reason", json_string(why));
+	put(&bad, o, "quality", json_pack("{s:n,s:n,s:b,s:n,s:s}", "rel_l2", "max_abs_lsb",
+						    "exact_int", 0, "threshold", "metric",
+						    "unavailable: no outputs in the source"));
+	put(&bad, o, "output_sha256", json_string(""));
+	put(&bad, o, "input_sha256", json_string(""));
+	put(&bad, o, "primary_bottleneck",
+			    json_string(ab->unclassified[v][0] ? ab->unclassified[v]
+							       : ana_class_name(ab->primary[v])));
+	put(&bad, o, "pipeline", json_null());
+	put(&bad, o, "imported_counters", col_ext_counters_json(vr));
+	return done(bad, o);
+}
+
 static json_t *variant_json(const struct ana_findings *f, int b, int v)
 {
 	int bad = 0;
+	if (f->run->profile->imported[0])
+		return imported_variant_json(f, b, v);
 	const struct col_block_run *br = &f->run->blocks[b];
 	const struct col_variant_run *vr = &br->v[v];
 	const struct ops_counters *c = &vr->counters;
@@ -196,7 +234,12 @@ static json_t *blocks_json(const struct ana_findings *f)
 		const struct ana_block *ab = &f->blocks[b];
 		const struct ops_workload *w = &br->block->work;
 		char desc[256];
-		col_workload_describe(w, desc, sizeof desc);
+		int imp = f->run->profile->imported[0] != 0;
+		if (imp)
+			snprintf(desc, sizeof desc, "imported: %s vs %s", br->block->source[0],
+				 br->block->source[1]);
+		else
+			col_workload_describe(w, desc, sizeof desc);
 		int has_act = w->group == OPS_G_ACTIVATION || w->group == OPS_G_CONV_BIAS_ACT ||
 			      w->group == OPS_G_QGEMM_DQ_BIAS_ACT || w->group == OPS_G_PERMUTE_ACT;
 		json_t *noise = ab->noise.nrounds
@@ -206,13 +249,13 @@ static json_t *blocks_json(const struct ana_findings *f)
 					: json_pack("{s:n,s:n,s:n,s:b,s:s}", "floor", "cv", "mde", "available", 0,
 						    "reason", "fewer than 4 rounds");
 		json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:o,s:o,s:o}", "name", br->block->name,
-				      "group", ops_group_name(w->group), "dtype",
-				      w->group == OPS_G_QGEMM || w->group == OPS_G_QGEMM_DQ_BIAS_ACT
+				      "group", imp ? "imported" : ops_group_name(w->group), "dtype",
+				      imp ? "-" : w->group == OPS_G_QGEMM || w->group == OPS_G_QGEMM_DQ_BIAS_ACT
 					      ? "int8" : ops_dtype_name(w->dtype),
-				      "activation", has_act ? ops_act_name(w->act) : "none", "workload", desc,
+				      "activation", imp ? "-" : has_act ? ops_act_name(w->act) : "none", "workload", desc,
 				      "stop_reason", br->stop_reason, "rounds", br->nrounds, "reps_per_round",
-				      br->reps_per_round, "launch_reduction", num(ab->launch_reduction),
-				      "launch_overhead_saved_us", num(ab->launch_overhead_saved_ns / 1e3),
+				      br->reps_per_round, "launch_reduction", imp ? json_null() : num(ab->launch_reduction),
+				      "launch_overhead_saved_us", imp ? json_null() : num(ab->launch_overhead_saved_ns / 1e3),
 				      "noise", noise);
 		json_t *vs = json_array();
 		for (int v = 0; v < 2; v++)
@@ -356,6 +399,20 @@ static json_t *counters_json(const struct ana_findings *f)
 			const struct col_variant_run *vr = &run->blocks[b].v[v];
 			const struct ops_counters *c = &vr->counters;
 			const char *bn = bname(f, b), *vn = col_variant_name(v);
+			if (run->profile->imported[0]) {
+				/* the source's counters, per sample; its samples */
+				for (int k = 0; k < vr->next; k++) {
+					const struct col_ext_counter *x = &vr->ext[k];
+					char name[128];
+					snprintf(name, sizeof name, "%s%s%s%s", x->name, x->unit[0] ? " (" : "",
+						 x->unit, x->unit[0] ? ")" : "");
+					counter_row(&bad, a, bn, vn, name, x->value, "imported", run->import.path,
+						    x->available, x->reason);
+				}
+				counter_row(&bad, a, bn, vn, "imported samples", (double)vr->nsamples, "imported",
+					    run->import.path, 1, NULL);
+				continue;
+			}
 			for (int s = 0; s < OPS_NSPACES; s++)
 				for (int d = 0; d < OPS_NSPACES; d++) {
 					if (s == d || (!c->bytes[s][d] && (s == OPS_LOCAL || d == OPS_LOCAL)))
@@ -528,6 +585,15 @@ static json_t *context_json(const struct ana_findings *f)
 			  "launch_overhead_us", num(e->launch_overhead_us)));
 	put(&bad, json_object_get(o, "envelope"), "calibrated",
 			    json_boolean(p->calibration.present));
+	if (p->imported[0]) {
+		/* nothing of these exists for a run opreview did not make: no zeros */
+		static const char *const none[] = {"envelope", "precision", "traffic"};
+		for (int i = 0; i < 3; i++)
+			put(&bad, o, none[i],
+					    json_pack("{s:s,s:b,s:s}", "name", "none", "available", 0,
+						      "reason", "unavailable: an imported run has no device "
+						      "model, quality check or pipeline simulation"));
+	}
 	put(&bad, o, "host",
 			    json_pack("{s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:I}", "cpu_model",
 				      h->cpu_model, "cpus_online", h->cpus_online, "caches", h->caches,
@@ -536,10 +602,20 @@ static json_t *context_json(const struct ana_findings *f)
 				      h->tool_version, "git_revision", h->git_revision, "hostname",
 				      h->hostname, "mem_total_bytes", (json_int_t)h->mem_total_bytes));
 	put(&bad, o, "papi_status", json_string(run->papi_status));
+	if (p->imported[0])
+		put(&bad, o, "imported", col_import_json(&run->import));
 	put(&bad, o, "overhead", json_pack("{s:o,s:o}", "clock_read_ns", num(run->clock_read_ns),
 						     "papi_read_ns", num(run->papi_read_ns)));
-	snprintf(cmd, sizeof cmd, "opreview run --profile %s --out DIR", run->profile_origin);
-	snprintf(replay, sizeof replay, "opreview replay %s", f->archive_dir);
+	if (p->imported[0])
+		snprintf(cmd, sizeof cmd, "opreview ingest %s %s --baseline '%s' --candidate '%s' --out DIR",
+			 p->imported, run->import.path, p->blocks[0].source[0], p->blocks[0].source[1]);
+	else
+		snprintf(cmd, sizeof cmd, "opreview run --profile %s --out DIR", run->profile_origin);
+	if (p->imported[0])
+		snprintf(replay, sizeof replay, "unavailable: opreview did not run an imported run's "
+			 "kernels, so it cannot replay them (re-run the source's tool)");
+	else
+		snprintf(replay, sizeof replay, "opreview replay %s", f->archive_dir);
 	put(&bad, o, "reproduce", json_pack("{s:s,s:s,s:I,s:s}", "command", cmd, "replay", replay,
 						      "seed", (json_int_t)p->seed, "started_utc",
 						      run->started_utc));

@@ -208,9 +208,15 @@ int ana_archive_digest(const char *dir, char out[65], struct opr_error *err)
 	return 0;
 }
 
-static void host_class(const struct col_host *host, char *buf, size_t n)
+/* An imported run's class is where its source measured: an ncu CSV names a
+ * device, not a host CPU. */
+static void host_class(const struct col_run *run, char *buf, size_t n)
 {
-	snprintf(buf, n, "%s / %d cpus", host->cpu_model, host->cpus_online);
+	const struct col_host *host = &run->host;
+	if (!strcmp(run->import.format, "ncu"))
+		snprintf(buf, n, "imported ncu: %s", run->import.device);
+	else
+		snprintf(buf, n, "%s / %d cpus", host->cpu_model, host->cpus_online);
 }
 
 /* A digest over the envelope's parameters (what the device model sees). */
@@ -261,13 +267,13 @@ static int put_result(struct ana_history *h, sqlite3_stmt *st, const char *diges
 
 static int put_qci(struct ana_history *h, sqlite3_stmt *st, const char *digest, const char *block,
 		   const char *variant, const char *metric, const struct ana_qci *q, size_t n,
-		   struct opr_error *err)
+		   const char *prov, struct opr_error *err)
 {
 	if (!n)
 		return put_result(h, st, digest, block, variant, metric, NAN, NAN, NAN, "ns",
 				  "unavailable", "no host samples", err);
 	return put_result(h, st, digest, block, variant, metric, q->estimate,
-			  q->available ? q->lo : NAN, q->available ? q->hi : NAN, "ns", "measured",
+			  q->available ? q->lo : NAN, q->available ? q->hi : NAN, "ns", prov,
 			  q->available ? NULL : q->reason, err);
 }
 
@@ -279,10 +285,11 @@ static int put_variant(struct ana_history *h, sqlite3_stmt *st, const char *dige
 	const char *block = run->blocks[b].block->name, *var = col_variant_name(v);
 	const struct ana_latency *l = &f->blocks[b].lat[v];
 	const struct col_variant_run *vr = &run->blocks[b].v[v];
+	const char *prov = run->profile->imported[0] ? "imported" : "measured";
 	int rc;
-	if ((rc = put_qci(h, st, digest, block, var, "p50", &l->p50, l->n, err)) ||
-	    (rc = put_qci(h, st, digest, block, var, "p95", &l->p95, l->n, err)) ||
-	    (rc = put_qci(h, st, digest, block, var, "p99", &l->p99, l->n, err)))
+	if ((rc = put_qci(h, st, digest, block, var, "p50", &l->p50, l->n, prov, err)) ||
+	    (rc = put_qci(h, st, digest, block, var, "p95", &l->p95, l->n, prov, err)) ||
+	    (rc = put_qci(h, st, digest, block, var, "p99", &l->p99, l->n, prov, err)))
 		return rc;
 	struct ana_value x;
 	for (int m = COL_M_THROUGHPUT; m <= COL_M_MODEL_TIME; m++) {
@@ -296,6 +303,16 @@ static int put_variant(struct ana_history *h, sqlite3_stmt *st, const char *dige
 			     vr->pipe_p95_hi, "ns", isfinite(pp) ? "simulated" : "unavailable",
 			     isfinite(pp) ? NULL : "no pipeline simulation", err)))
 		return rc;
+	/* an imported run's counters: those its source had, per sample */
+	for (int k = 0; k < vr->next; k++) {
+		char name[128];
+		if (!vr->ext[k].available)
+			continue;
+		snprintf(name, sizeof name, "imported:%s", vr->ext[k].name);
+		if ((rc = put_result(h, st, digest, block, var, name, vr->ext[k].value, NAN, NAN,
+				     vr->ext[k].unit[0] ? vr->ext[k].unit : "1", "imported", NULL, err)))
+			return rc;
+	}
 	/* counters: only those the host had, per sample (totals over samples) */
 	for (size_t e = 0; vr->event_totals && e < run->nevents; e++) {
 		if (!run->events[e].available || !vr->nsamples)
@@ -322,7 +339,7 @@ int ana_history_add(struct ana_history *h, const char *archive_dir, const struct
 	if ((rc = ana_archive_digest(archive_dir, digest, err)))
 		return rc;
 	ana_envelope_digest(&p->envelope, env);
-	host_class(&run->host, hc, sizeof hc);
+	host_class(run, hc, sizeof hc);
 	time_t t = time(NULL);
 	struct tm tm;
 	gmtime_r(&t, &tm);
@@ -348,7 +365,7 @@ int ana_history_add(struct ana_history *h, const char *archive_dir, const struct
 	const char *vals[] = {digest, now, run->started_utc, p->name, hc, run->host.hostname,
 			      p->envelope.name, env, p->model_revision, run->host.tool_version,
 			      ana_verdict_name(f->verdict), f->archive_dir,
-			      "collected", pm};
+			      p->imported[0] ? "imported" : "collected", pm};
 	for (int i = 0; i < 14; i++)
 		sqlite3_bind_text(ins, i + 1, vals[i], -1, SQLITE_STATIC);
 	if (sqlite3_step(ins) != SQLITE_DONE) {

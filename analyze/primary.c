@@ -53,7 +53,9 @@ void ana_value_eval(const struct ana_findings *f, int block, int variant, int me
 	case COL_M_MODEL_TIME: {
 		double m = f->run->blocks[block].v[variant].model_ns;
 		if (!(m > 0)) {
-			snprintf(out->reason, sizeof out->reason, "no modelled time (no device model for this run)");
+			snprintf(out->reason, sizeof out->reason, "%s",
+				 f->run->profile->imported[0] ? "no modelled time: an imported run has no device model"
+							      : "no modelled time (no device model for this run)");
 			out->prov = ANA_UNAVAILABLE;
 			return;
 		}
@@ -73,7 +75,7 @@ void ana_value_eval(const struct ana_findings *f, int block, int variant, int me
 		return;
 	}
 	out->available = 1;
-	out->prov = ANA_MEASURED;
+	out->prov = f->run->profile->imported[0] ? ANA_IMPORTED : ANA_MEASURED;
 	out->value = q->estimate;
 	if (q->available) {
 		out->lo = q->lo;

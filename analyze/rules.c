@@ -75,8 +75,9 @@ const char *ana_class_name(enum ana_class c)
 
 const char *ana_prov_name(enum ana_prov p)
 {
-	static const char *const n[] = {"measured", "papi", "simulated", "derived", "unavailable"};
-	return p <= ANA_UNAVAILABLE ? n[p] : "unknown";
+	static const char *const n[] = {"measured", "papi", "simulated", "derived", "unavailable",
+		"imported"};
+	return p <= ANA_IMPORTED ? n[p] : "unknown";
 }
 
 void ana_terms(const struct col_variant_run *vr, struct ana_terms *t)

@@ -168,6 +168,11 @@ int ana_model_validate(const struct col_run *run, struct ana_model_validation *m
 	memset(mv, 0, sizeof *mv);
 	mv->median_abs_error = mv->worst_abs_error = NAN;
 	mv->worst = -1;
+	if (p->imported[0]) {
+		snprintf(mv->reason, sizeof mv->reason,
+			 "imported run: no plan and no device model to validate");
+		return 0;
+	}
 	if (!p->calibration.present) {
 		snprintf(mv->reason, sizeof mv->reason,
 			 "the envelope '%s' is a target description, not measured on this host: "

@@ -8,6 +8,10 @@
  *   rounds.csv     block,variant,round,<each host software counter>: one row per
  *                  batch (round) and variant, empty where unavailable
  *   profile.yaml   the profile as given (+ the named envelope file beside it)
+ * An imported run (`opreview ingest`) has an "imported" section naming its
+ * source file and digest, blocks whose workload is "imported" with only their
+ * samples and the source's counters (no plan, model or simulation), and no
+ * envelope file.
  * JSON keys are sorted; counts and ns are integers. */
 #include "collect.h"
 #include "jread.h"
@@ -221,7 +225,12 @@ static json_t *manifest_json(const struct col_run *run)
 				      (json_int_t)p->seed, "model_revision", p->model_revision,
 				      "metadata", "compiler", p->compiler, "runtime", p->runtime,
 				      "firmware", p->firmware));
-	json_t *env = envelope_json(&p->envelope, p->envelope_source);
+	if (p->imported[0])
+		put(&bad, m, "imported", col_import_json(&run->import));
+	json_t *env = p->imported[0]
+		? json_pack("{s:s,s:s,s:s}", "name", "none", "source", "none", "reason",
+			    "imported: the source's device is not modelled")
+		: envelope_json(&p->envelope, p->envelope_source);
 	put(&bad, env, "calibrated", json_boolean(p->calibration.present));
 	if (p->calibration.present)
 		put(&bad, env, "calibration",
@@ -252,6 +261,21 @@ static json_t *manifest_json(const struct col_run *run)
 	for (int i = 0; i < run->nblocks; i++) {
 		const struct col_block_run *br = &run->blocks[i];
 		char desc[256];
+		if (p->imported[0]) {
+			json_t *vs = json_object();
+			for (int v = 0; v < 2; v++)
+				json_object_set_new(vs, col_variant_name(v),
+						    json_pack("{s:s,s:I,s:o}", "source", br->block->source[v],
+							      "nsamples", (json_int_t)br->v[v].nsamples,
+							      "imported_counters",
+							      col_ext_counters_json(&br->v[v])));
+			json_array_append_new(blocks, json_pack("{s:s,s:s,s:s,s:i,s:i,s:o}", "name",
+							       br->block->name, "workload", "imported",
+							       "stop_reason", br->stop_reason, "rounds",
+							       br->nrounds, "reps_per_round",
+							       br->reps_per_round, "variants", vs));
+			continue;
+		}
 		col_workload_describe(&br->block->work, desc, sizeof desc);
 		add(&bad, 
 			blocks, json_pack("{s:s,s:s,s:s,s:i,s:i,s:{s:o,s:o}}", "name",
@@ -272,7 +296,7 @@ static json_t *pipeline_json(const struct col_run *run)
 	for (int i = 0; i < run->nblocks; i++) {
 		const struct col_block_run *br = &run->blocks[i];
 		json_t *o = json_pack("{s:s}", "name", br->block->name);
-		for (int v = 0; v < 2; v++)
+		for (int v = 0; v < 2 && !run->profile->imported[0]; v++)
 			put(&bad, o, col_variant_name(v),
 					    col_pipe_to_json(&br->v[v]));
 		add(&bad, blocks, o);
@@ -325,6 +349,16 @@ static void counters_csv(const struct col_run *run, struct opr_buf *t)
 			const struct col_variant_run *vr = &run->blocks[i].v[v];
 			const char *b = run->blocks[i].block->name, *vn = col_variant_name(v);
 			const struct ops_counters *c = &vr->counters;
+			if (run->profile->imported[0]) {
+				for (int k = 0; k < vr->next; k++)
+					if (vr->ext[k].available)
+						opr_buf_printf(t, "%s,%s,imported,%s,%.17g,1,\n", b, vn,
+							    vr->ext[k].name, vr->ext[k].value);
+					else
+						opr_buf_printf(t, "%s,%s,imported,%s,,0,\"%s\"\n", b, vn,
+							    vr->ext[k].name, vr->ext[k].reason);
+				continue;
+			}
 			for (int s = 0; s < OPS_NSPACES; s++)
 				for (int d = 0; d < OPS_NSPACES; d++)
 					if (s != d)
@@ -395,7 +429,7 @@ static int write_text(const char *dir, const char *name, struct opr_buf *t, json
 static int copy_envelope(const struct col_profile *p, const char *dir, json_t *files,
 			 struct opr_error *err)
 {
-	if (!strcmp(p->envelope_source, "inline"))
+	if (!strcmp(p->envelope_source, "inline") || p->imported[0])
 		return 0;
 	char *data;
 	size_t len;
@@ -942,6 +976,11 @@ static int load_manifest(json_t *m, const char *path, struct col_run *run, size_
 	struct col_jr r = {path, err, 0, ""};
 	char digest[65], recorded[65];
 	col_jr_str(&r, m, "started_utc", run->started_utc, sizeof run->started_utc);
+	if (run->profile->imported[0]) { /* the source of an imported run */
+		json_t *im = col_jr_obj(&r, m, "imported");
+		if (!r.rc)
+			col_import_load(im, &run->import);
+	}
 	json_t *prof = col_jr_obj(&r, m, "profile");
 	size_t mark = col_jr_enter(&r, "profile");
 	col_jr_str(&r, prof, "path", run->profile_origin, sizeof run->profile_origin);
@@ -1038,6 +1077,15 @@ static int load_manifest(json_t *m, const char *path, struct col_run *run, size_
 			const char *vn = col_variant_name(v);
 			json_t *vj = col_jr_obj(&r, vs, vn);
 			size_t m4 = col_jr_enter(&r, vn);
+			if (run->profile->imported[0]) {
+				/* samples and the source's counters only: no plan or model */
+				nsamples[i][v] = (size_t)col_jr_int(&r, vj, "nsamples", 0, I64);
+				if (!r.rc)
+					col_ext_counters_load(json_object_get(vj, "imported_counters"),
+							      &br->v[v]);
+				col_jr_leave(&r, m4);
+				continue;
+			}
 			load_variant(&r, vj, run, br->block->work.group, &br->v[v], &nsamples[i][v]);
 			if (!r.rc && nsamples[i][v] != (size_t)br->nrounds * (size_t)br->reps_per_round)
 				r.rc = opr_error_set(err, OPR_EINPUT,
@@ -1298,7 +1346,7 @@ static int load_pipeline(const char *dir, struct col_run *run, struct opr_error 
 	for (int i = 0; i < run->nblocks && !r.rc; i++) {
 		json_t *b = json_array_get(blocks, (size_t)i);
 		size_t m2 = col_jr_enter_i(&r, (size_t)i);
-		for (int v = 0; v < 2 && !r.rc; v++) {
+		for (int v = 0; v < 2 && !r.rc && !run->profile->imported[0]; v++) {
 			const char *vn = col_variant_name(v);
 			json_t *vj = col_jr_obj(&r, b, vn);
 			size_t m3 = col_jr_enter(&r, vn);

@@ -687,6 +687,12 @@ int col_collect_block(const struct col_options *opt, const char *only, struct co
 	int rc = col_profile_load(opt->profile_path, opt->envelope_dir, &run->profile, err);
 	if (rc)
 		goto fail;
+	if (run->profile->imported[0]) {
+		rc = opr_error_at(err, OPR_EINPUT, opt->profile_path, 1, 1,
+				  "an imported profile names measurements taken outside opreview: "
+				  "opreview cannot collect or replay it");
+		goto fail;
+	}
 	snprintf(run->profile_origin, sizeof run->profile_origin, "%s", opt->profile_path);
 	col_host_detect(&run->host);
 	utc_now(run->started_utc, sizeof run->started_utc);

@@ -39,6 +39,29 @@ void col_host_detect(struct col_host *h);
 enum col_variant_id { COL_BASELINE = 0, COL_CANDIDATE = 1 };
 const char *col_variant_name(int v); /* "baseline", "candidate" */
 
+/* A counter that a source outside opreview measured (`opreview ingest`):
+ * provenance "imported", e.g. ncu's dram__bytes_read.sum. available 0: the
+ * source lacks it (value 0 then, never shown), reason says why. */
+struct col_ext_counter {
+	char name[COL_NAME_MAX + 32];
+	char unit[16];
+	double value;              /* per sample (mean over the samples that had it) */
+	int available;
+	char reason[160];
+};
+#define COL_MAX_EXT_COUNTERS 16
+
+/* Where an imported run's measurements came from: the manifest's "imported"
+ * section. format "" for a run opreview collected. */
+struct col_import {
+	char format[16];           /* "gbench" | "ncu" */
+	char path[512];            /* the source file as given */
+	char sha256[65];           /* of the source file's bytes */
+	char tool[256];            /* what the source says produced it */
+	char device[256];          /* the device it ran on, when it says */
+	char date_from[16];        /* started_utc is the "source"'s date or the "ingest" time */
+};
+
 /* What one variant of one block produced. */
 struct col_variant_run {
 	struct ops_plan plan;            /* the plan that ran */
@@ -85,6 +108,9 @@ struct col_variant_run {
 	double pipe_hidden_p95_ns;
 	struct col_pipe_sweep_row *sweep;/* batch 1..max (owned) */
 	size_t nsweep;
+	/* imported runs only: the source's counters */
+	struct col_ext_counter ext[COL_MAX_EXT_COUNTERS];
+	int next;
 };
 
 struct col_block_run {
@@ -111,6 +137,7 @@ struct col_run {
 	double sampling_seconds;
 	struct col_block_run blocks[COL_MAX_BLOCKS];
 	int nblocks;
+	struct col_import import;        /* imported runs: the source (format "" otherwise) */
 };
 
 struct col_options {
@@ -170,6 +197,36 @@ int col_write_file(const char *path, const void *data, size_t len,
  * refused, never waited on); *data malloc'd, NUL-terminated. */
 int col_read_file(const char *path, char **data, size_t *len, size_t max,
 		  struct opr_error *err);
+
+/* Importers (collect/ingest.c): a source file's measurements as a run whose
+ * profile is imported (profile.h), one block per baseline/candidate pair,
+ * each repetition or profiled launch one sample. Bad input is an OPR_EINPUT
+ * error at the source's line and column. *out owned by the caller.
+ *   gbench: Google Benchmark JSON (--benchmark_format=json, with
+ *           --benchmark_repetitions); a sample is one repetition's real_time
+ *           per iteration; aggregates (mean, median, stddev, cv) are skipped.
+ *   ncu:    Nsight Compute CSV (ncu --csv --page raw): a sample is one
+ *           profiled launch's gpu__time_duration.sum; dram__bytes_read.sum
+ *           and dram__bytes_write.sum become imported counters. */
+struct col_ingest_options {
+	const char *format;              /* "gbench" | "ncu" */
+	const char *path;                /* the source file */
+	const char *name;                /* the profile name; NULL: "imported-<format>" */
+	const char *block;               /* the block name; NULL: "imported" */
+	const char *baseline, *candidate;/* the source's names of the two */
+	const char *model_revision;      /* NULL: "unknown" */
+	double sla_p95_us, sla_p99_us;   /* NAN: no SLA */
+	double min_throughput_rps;       /* NAN: none */
+	const char *owners_from;         /* a profile whose owners sign the packet; NULL: none */
+	const char *production;          /* the trace the shape came from; NULL: synthetic */
+};
+int col_ingest(const struct col_ingest_options *o, struct col_run **out,
+	       struct opr_error *err);
+/* The manifest's imported sections (used by archive.c). */
+struct json_t *col_import_json(const struct col_import *im);
+void col_import_load(struct json_t *j, struct col_import *im);
+struct json_t *col_ext_counters_json(const struct col_variant_run *vr);
+void col_ext_counters_load(struct json_t *j, struct col_variant_run *vr);
 
 
 #endif

@@ -110,6 +110,32 @@ int col_papi_native_events(const char *component,
 int col_perf_paranoid(void);
 int col_cpu_pmu_present(void);
 
+/* ---- GPU counters through PAPI's cuda component (collect/papi_cuda.c) ---- */
+
+/* One GPU event of a counting pass: its value when available, else why not
+ * (e.g. "this PAPI (7.0.0) has no cuda component (built without it)"). */
+struct col_gpu_counter {
+	char name[COL_EVENT_NAME_MAX];
+	int available;
+	long long value;
+	char reason[COL_REASON_MAX];
+};
+/* The default GPU events (dram__bytes_read/write, SM<->L2 sectors, shared
+ * wavefronts, sm__cycles_elapsed max, instructions), qualified for device 0;
+ * NULL-terminated, static. */
+const char *const *col_gpu_default_events(void);
+/* Counts each of the n named cuda events around its own call of run(ctx),
+ * prepare(ctx) (may be NULL) running before each event set starts (an L2
+ * flush, say, that must not be counted). An event PAPI cannot count is
+ * recorded unavailable with the reason and the pass goes on; without a cuda
+ * component every event is unavailable and run is never called. Fails only
+ * on a name too long (OPR_EINPUT) or when prepare or run fails (their
+ * error). */
+int col_gpu_count(const char *const *names, size_t n,
+		  int (*prepare)(void *ctx, struct opr_error *err),
+		  int (*run)(void *ctx, struct opr_error *err), void *ctx,
+		  struct col_gpu_counter *out, struct opr_error *err);
+
 /* `opreview events [--all]`: per component enabled or disabled with the reason,
  * then each default event with whether this host can count it and why not;
  * --all also lists every native event of the enabled components. Returns the

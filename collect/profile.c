@@ -1046,6 +1046,45 @@ static int parse_shape_origin(const struct ld *c, const struct col_ynode *v, str
 	return 0;
 }
 
+/* A block of an imported profile: a name and the source's baseline and
+ * candidate (a benchmark's or a kernel's name); no group, shape or plan, so
+ * nothing opreview could run or model. */
+static int parse_imported_block(const struct ld *c, const struct col_ynode *m,
+				struct col_profile *p, struct col_block *b)
+{
+	static const char *const keys[] = {"name", "shape_origin", "baseline", "candidate", NULL};
+	struct col_ynode *v;
+	int rc;
+
+	memset(b, 0, sizeof *b);
+	b->line = m->line;
+	b->col = m->col;
+	if ((rc = want(c, m, COL_Y_MAP, "blocks")))
+		return rc;
+	static const char *const workload[] = {"group", "activation", "dtype", "shape", "quant",
+		"traffic", NULL};
+	for (int i = 0; workload[i]; i++)
+		if ((v = col_ymap_get(m, workload[i], NULL)))
+			return fail(c, v, "'%s' does not apply to a block of an imported profile "
+				    "(its source ran the workload: no group, shape or plan)",
+				    workload[i]);
+	if ((rc = check_keys(c, m, keys)) || (rc = need(c, m, "name", &v)) ||
+	    (rc = get_name(c, v, "block name", b->name)))
+		return rc;
+	for (int i = 0; i < p->nblocks; i++)
+		if (strcmp(p->blocks[i].name, b->name) == 0)
+			return fail(c, v, "duplicate block name '%s'", b->name);
+	if ((rc = parse_shape_origin(c, col_ymap_get(m, "shape_origin", NULL), b)) ||
+	    (rc = need(c, m, "baseline", &v)) ||
+	    (rc = get_str(c, v, "baseline", b->source[0], sizeof b->source[0], 0)) ||
+	    (rc = need(c, m, "candidate", &v)) ||
+	    (rc = get_str(c, v, "candidate", b->source[1], sizeof b->source[1], 0)))
+		return rc;
+	b->baseline.line = b->candidate.line = b->line;
+	b->baseline.col = b->candidate.col = b->col;
+	return 0;
+}
+
 static const char *group_name_i(int i) { return ops_group_name((enum ops_group)i); }
 static const char *act_name_i(int i) { return ops_act_name((enum ops_act)i); }
 
@@ -1285,7 +1324,10 @@ static int parse_profile(const struct ld *c, const struct col_ynode *root,
 {
 	static const char *const keys[] = {"version", "name", "seed", "model_revision",
 		"metadata", "envelope", "sla", "precision", "traffic", "budget", "events",
-		"owners", "blocks", "primary_metric", "history", "rationale", NULL};
+		"owners", "blocks", "primary_metric", "history", "rationale", "imported", NULL};
+	static const char *const formats[] = {"gbench", "ncu", NULL};
+	static const char *const not_imported[] = {"envelope", "precision", "traffic", "budget",
+		"events", NULL};
 	static const char *const mkeys[] = {"compiler", "runtime", "firmware", NULL};
 	static const char *const slakeys[] = {"p95_us", "p99_us", "min_throughput_rps",
 		"max_regression", NULL};
@@ -1325,19 +1367,36 @@ static int parse_profile(const struct ld *c, const struct col_ynode *root,
 		    (rc = get_str(c, v, mkeys[i], meta[i], COL_TEXT_MAX, 1)))
 			return rc;
 
-	if ((rc = need(c, root, "envelope", &v)) ||
-	    (rc = load_envelope(c, v, envelope_dir, p)))
+	/* imported measurements: what opreview did not run has no envelope,
+	 * traffic, budget or events; an SLA and owners are optional */
+	if ((v = col_ymap_get(root, "imported", NULL))) {
+		int e;
+		if ((rc = get_enum(c, v, "imported", formats, &e)))
+			return rc;
+		snprintf(p->imported, sizeof p->imported, "%s", formats[e]);
+		for (int i = 0; not_imported[i]; i++)
+			if ((v = col_ymap_get(root, not_imported[i], NULL)))
+				return fail(c, v, "'%s' does not apply to an imported profile "
+					    "(its measurements were taken outside opreview)",
+					    not_imported[i]);
+		snprintf(p->envelope.name, sizeof p->envelope.name, "none");
+		snprintf(p->envelope_source, sizeof p->envelope_source, "none");
+	} else if ((rc = need(c, root, "envelope", &v)) ||
+		   (rc = load_envelope(c, v, envelope_dir, p))) {
 		return rc;
+	}
 
 	/* sla: p95 <= p99, regression threshold 5% unless given */
 	p->sla.max_regression = 0.05;
-	if ((rc = req_map(c, root, "sla", slakeys, &m)) ||
+	if (p->imported[0] && !col_ymap_get(root, "sla", NULL)) {
+		p->sla.p95_us = p->sla.p99_us = p->sla.min_throughput_rps = NAN;
+	} else if ((rc = req_map(c, root, "sla", slakeys, &m)) ||
 	    (rc = req_num(c, m, "p95_us", NUM_POSITIVE, &p->sla.p95_us)) ||
 	    (rc = req_num(c, m, "p99_us", NUM_POSITIVE, &p->sla.p99_us)) ||
 	    (rc = req_num(c, m, "min_throughput_rps", NUM_POSITIVE, &p->sla.min_throughput_rps)) ||
 	    (rc = opt_num(c, m, "max_regression", NUM_FRACTION, &p->sla.max_regression)))
 		return rc;
-	if (p->sla.p99_us < p->sla.p95_us)
+	if (m && p->sla.p99_us < p->sla.p95_us)
 		return fail(c, col_ymap_get(m, "p99_us", NULL), "'p99_us' %g is below 'p95_us' %g",
 			    p->sla.p99_us, p->sla.p95_us);
 
@@ -1395,7 +1454,8 @@ static int parse_profile(const struct ld *c, const struct col_ynode *root,
 
 	if ((v = col_ymap_get(root, "events", NULL)) && (rc = parse_events(c, v, p)))
 		return rc;
-	if ((rc = need(c, root, "owners", &v)) || (rc = parse_owners(c, v, p)))
+	if ((!p->imported[0] || col_ymap_get(root, "owners", NULL)) &&
+	    ((rc = need(c, root, "owners", &v)) || (rc = parse_owners(c, v, p))))
 		return rc;
 
 	if ((rc = need(c, root, "blocks", &v)) || (rc = want(c, v, COL_Y_SEQ, "blocks")))
@@ -1405,7 +1465,8 @@ static int parse_profile(const struct ld *c, const struct col_ynode *root,
 	for (size_t i = 0; i < v->n; i++) {
 		if (i >= COL_MAX_BLOCKS)
 			return fail(c, v->kids[i], "too many blocks (the limit is %d)", COL_MAX_BLOCKS);
-		if ((rc = parse_block(c, v->kids[i], p, &p->blocks[p->nblocks])))
+		if ((rc = p->imported[0] ? parse_imported_block(c, v->kids[i], p, &p->blocks[p->nblocks])
+					 : parse_block(c, v->kids[i], p, &p->blocks[p->nblocks])))
 			return rc;
 		p->nblocks++;
 	}
@@ -1437,6 +1498,39 @@ int col_profile_load(const char *path, const char *envelope_dir,
 out_profile:
 	col_profile_free(p);
 	return rc;
+}
+
+int col_profile_from_text(const char *name, const char *text, size_t len,
+			  struct col_profile **out, struct opr_error *err)
+{
+	struct ld c = {name, err};
+	struct col_ynode *root = NULL;
+	struct col_profile *p = calloc(1, sizeof *p);
+	int rc;
+
+	*out = NULL;
+	if (!p || !(p->text = malloc(len + 1))) {
+		free(p);
+		return opr_error_set(err, OPR_ENOMEM, "out of memory parsing '%s'", name);
+	}
+	memcpy(p->text, text, len);
+	p->text[len] = '\0';
+	p->text_len = len;
+	snprintf(p->path, sizeof p->path, "%s", name);
+	rc = col_yaml_check_utf8(name, p->text, len, err);
+	if (!rc)
+		rc = col_yaml_parse(name, p->text, len, &root, err);
+	if (!rc && !root)
+		rc = opr_error_at(err, OPR_EINPUT, name, 1, 1, "profile is empty");
+	if (!rc)
+		rc = parse_profile(&c, root, NULL, p);
+	col_ynode_free(root);
+	if (rc) {
+		col_profile_free(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
 }
 
 void col_profile_free(struct col_profile *p)

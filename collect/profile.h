@@ -62,6 +62,10 @@ struct col_block {
 	struct col_traffic traffic;/* the profile's traffic with the block's overrides */
 	struct col_variant baseline;
 	struct col_variant candidate;
+	/* an imported block (profile->imported set): the source's names of the
+	 * baseline's and the candidate's benchmark or kernel; work, traffic and the
+	 * variants are then unset (no group, shape or plan) */
+	char source[2][COL_TEXT_MAX];
 	int line, col;
 };
 
@@ -127,6 +131,12 @@ struct col_profile {
 	char history[512];         /* history database, relative to the profile's folder; "" none */
 	int history_window;        /* runs in the packet's trend (default 20) */
 	char rationale[1024];      /* the compiler engineer's design rationale, free text */
+	/* "" for a profile opreview collects; the source format ("gbench", "ncu")
+	 * for measurements taken outside opreview (`opreview ingest`): such a
+	 * profile has no envelope (envelope.name "none"), traffic, budget or
+	 * events, its sla and owners are optional (sla values NAN when absent),
+	 * and its blocks name sources instead of a workload */
+	char imported[16];
 };
 
 /* Loads and validates a profile. Every problem is an OPR_EINPUT error with the
@@ -143,6 +153,10 @@ int col_envelope_load(const char *path, struct ops_envelope *env,
  * is 0 when the envelope has none). */
 int col_envelope_load_cal(const char *path, struct ops_envelope *env,
 			  struct col_calibration *cal, struct opr_error *err);
+/* The same from text in memory (copied); name stands for the file in errors.
+ * Envelope names resolve as for envelope_dir NULL. */
+int col_profile_from_text(const char *name, const char *text, size_t len,
+			  struct col_profile **out, struct opr_error *err);
 void col_profile_free(struct col_profile *p); /* NULL is fine */
 /* The same block names, group, dtype, shapes: for the packet's inputs table. */
 void col_workload_describe(const struct ops_workload *w, char *buf, size_t len);

@@ -192,7 +192,7 @@ void ops_device_reset(struct ops_device *dev)
 	dev->core = 0;
 	dev->stream_global = 0;
 	memset(dev->acc, 0, (size_t)dev->env.cores * sizeof dev->acc[0]);
-	dev->acc_mask = 0;
+	memset(dev->acc_mask, 0, sizeof dev->acc_mask);
 	for (int c = 0; c < dev->env.cores; c++)
 		if (dev->footprint[c][OPS_SHARED] > peak)
 			peak = dev->footprint[c][OPS_SHARED];
@@ -728,7 +728,7 @@ static inline __attribute__((always_inline)) void count_transfer(struct ops_devi
 	dev->c.transfers++;
 	if (!dev->in_launch)
 		return;
-	dev->acc_mask |= (uint64_t)1 << dev->core;
+	dev->acc_mask[dev->core >> 6] |= (uint64_t)1 << (dev->core & 63);
 	acc_add_transfer(&dev->acc[dev->core], dst_space, src_space, bytes);
 }
 
@@ -937,7 +937,7 @@ void ops_tile_begin(struct ops_device *dev, int64_t tile)
 	if (dev->core < 0)
 		dev->core += dev->env.cores;
 	dev->acc[dev->core].active = 1;
-	dev->acc_mask |= (uint64_t)1 << dev->core;
+	dev->acc_mask[dev->core >> 6] |= (uint64_t)1 << (dev->core & 63);
 }
 
 /* One MAC is 2 ops and one element op 1 op at the dtype's rate; outside a
@@ -956,7 +956,7 @@ void ops_compute(struct ops_device *dev, enum ops_dtype t, uint64_t macs,
 	dev->c.core_work[core] += macs + elem_ops;
 	if (!dev->in_launch)
 		return;
-	dev->acc_mask |= (uint64_t)1 << core;
+	dev->acc_mask[core >> 6] |= (uint64_t)1 << (core & 63);
 	acc_add_compute(&dev->env, &dev->acc[core], t, macs, elem_ops, read_bytes + write_bytes);
 }
 
@@ -984,9 +984,11 @@ int ops_launch_end(struct ops_device *dev, struct opr_error *err)
 	/* only the cores this launch touched are non-zero: every write to
 	 * acc[c] sets acc[c].active and bit c of acc_mask */
 	static const struct ops_core_acc zero;
-	for (uint64_t m = dev->acc_mask; m; m &= m - 1)
-		dev->acc[__builtin_ctzll(m)] = zero;
-	dev->acc_mask = 0;
+	for (int w = 0; w < OPS_CORE_WORDS; w++) {
+		for (uint64_t m = dev->acc_mask[w]; m; m &= m - 1)
+			dev->acc[64 * w + __builtin_ctzll(m)] = zero;
+		dev->acc_mask[w] = 0;
+	}
 	dev->in_launch = 0;
 	dev->core = 0;
 	dev->one_pass = 0;

@@ -73,7 +73,7 @@ struct ops_device {
 	int double_buffer;
 	int one_pass;           /* ops_launch_one_pass was called */
 	struct ops_core_acc acc[OPS_MAX_CORES];
-	uint64_t acc_mask;      /* bit c: acc[c].active (the others are all zero) */
+	uint64_t acc_mask[OPS_CORE_WORDS]; /* bit c: acc[c].active (the others are all zero) */
 	int tile1_off;          /* tests only: ops_launch_tile1 always declines */
 	/* the last one-tile launch's record: its modelled times are a function
 	 * of (dtype, elements, bytes, double_buffer, one_pass) under this
@@ -165,12 +165,13 @@ int ops_dma_split_count(struct ops_device *dev, enum ops_space dst_space,
 
 /* Fills rec's time terms from the per-core accumulators acc[0..cores-1]
  * (ops/model.c). rec->name is set by the caller. mc: the envelope's
- * constants from ops_model_prepare, or NULL to compute them here. mask: bit
- * c set for every active core, when every inactive acc[c] is all zero (the
- * device keeps it so), which lets the sums skip them; ~0 to scan them all.
+ * constants from ops_model_prepare, or NULL to compute them here. mask:
+ * OPS_CORE_WORDS words, bit c%64 of word c/64 set for every active core,
+ * when every inactive acc[c] is all zero (the device keeps it so), which lets
+ * the sums skip them; NULL to scan them all.
  * Only the dtypes marked in acc[c].dtypes enter the compute term. */
 void ops_model_launch(const struct ops_envelope *env, const struct ops_model_consts *mc,
-		      const struct ops_core_acc *acc, uint64_t mask, int double_buffer,
+		      const struct ops_core_acc *acc, const uint64_t *mask, int double_buffer,
 		      int one_pass, struct ops_launch_rec *rec);
 /* ops_model_launch of a launch with one active core, whose work is a. */
 void ops_model_launch_one(const struct ops_envelope *env, const struct ops_model_consts *mc,

@@ -140,35 +140,39 @@ static void set_terms(struct ops_launch_rec *rec, const struct core_terms *ct)
 }
 
 void ops_model_launch(const struct ops_envelope *env, const struct ops_model_consts *mc,
-		      const struct ops_core_acc *acc, uint64_t mask, int double_buffer,
+		      const struct ops_core_acc *acc, const uint64_t *mask, int double_buffer,
 		      int one_pass, struct ops_launch_rec *rec)
 {
 	int active = 0, slow = -1;
 	double best = -1.0;
 	uint64_t max_work = 0, sum_work = 0, gsum = 0, ssum = 0, tsum = 0;
-	uint64_t act = 0; /* the active cores (OPS_MAX_CORES is 64) */
+	uint64_t act[OPS_CORE_WORDS]; /* the active cores */
 	struct core_terms terms = { 0, 0, 0, 0, 0, 0 };
+	const int words = (env->cores + 63) / 64;
 
-	if (env->cores < 64)
-		mask &= ((uint64_t)1 << env->cores) - 1;
 	/* one pass for the sums (the cores outside mask add zero), then the
 	 * terms of the active cores only, in increasing order (a tie keeps the
-	 * first core) */
-	for (uint64_t m = mask; m; m &= m - 1) {
-		const int c = __builtin_ctzll(m);
-		const struct ops_core_acc *a = &acc[c];
-		gsum += a->global_bytes;
-		ssum += a->shared_bytes;
-		tsum += a->transfers;
-		sum_work += a->work;
-		if (a->work > max_work)
-			max_work = a->work;
-		if (a->active) {
-			active++;
-			act |= (uint64_t)1 << c;
+	 * first core); only the words that hold the envelope's cores */
+	for (int w = 0; w < words; w++) {
+		uint64_t m = mask ? mask[w] : ~(uint64_t)0;
+		if (env->cores - 64 * w < 64)
+			m &= ((uint64_t)1 << (env->cores - 64 * w)) - 1;
+		act[w] = 0;
+		for (; m; m &= m - 1) {
+			const int c = 64 * w + __builtin_ctzll(m);
+			const struct ops_core_acc *a = &acc[c];
+			gsum += a->global_bytes;
+			ssum += a->shared_bytes;
+			tsum += a->transfers;
+			sum_work += a->work;
+			if (a->work > max_work)
+				max_work = a->work;
+			if (a->active) {
+				active++;
+				act[w] |= (uint64_t)1 << (c & 63);
+			}
 		}
 	}
-	mask = act;
 	rec->cores_used = active;
 	rec->double_buffer = double_buffer != 0;
 	rec->one_pass = one_pass != 0;
@@ -179,15 +183,17 @@ void ops_model_launch(const struct ops_envelope *env, const struct ops_model_con
 	rec->work = sum_work;
 	const double gbw = mc ? mc->gbw[active] : env->global_bw_gbps / (active > 0 ? active : 1);
 
-	for (; mask; mask &= mask - 1) {
-		struct core_terms ct;
-		core_time(env, mc, &acc[__builtin_ctzll(mask)], gbw, double_buffer, one_pass, &ct);
-		if (ct.t > best) {
-			best = ct.t;
-			slow = __builtin_ctzll(mask);
-			terms = ct;
+	for (int w = 0; w < words; w++)
+		for (uint64_t m = act[w]; m; m &= m - 1) {
+			struct core_terms ct;
+			const int c = 64 * w + __builtin_ctzll(m);
+			core_time(env, mc, &acc[c], gbw, double_buffer, one_pass, &ct);
+			if (ct.t > best) {
+				best = ct.t;
+				slow = c;
+				terms = ct;
+			}
 		}
-	}
 	rec->overhead_ns = env->launch_overhead_us * 1000.0;
 	rec->model_ns = rec->overhead_ns + (slow >= 0 ? best : 0.0);
 	rec->imbalance = sum_work ? (double)max_work * env->cores / (double)sum_work : 1.0;

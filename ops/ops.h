@@ -68,7 +68,11 @@ uint64_t ops_xoshiro_next(struct ops_xoshiro *g);
 
 /* ---- the hardware envelope -------------------------------------------------- */
 
-#define OPS_MAX_CORES 64
+/* 256 covers an H200 (132 SMs) with room; the device keeps its active cores
+ * in a bitset of OPS_CORE_WORDS words, so a launch's model still visits only
+ * the cores it touched. */
+#define OPS_MAX_CORES 256
+#define OPS_CORE_WORDS (OPS_MAX_CORES / 64)
 
 struct ops_envelope {
 	char name[64];

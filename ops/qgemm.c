@@ -512,6 +512,25 @@ static int qg_prepare(struct ops_instance *inst, struct opr_error *err)
 	return 0;
 }
 
+void ops_qgemm_scales(const struct ops_workload *w, double *a_scale, double *out_scale)
+{
+	*a_scale = qg_a_scale(w);
+	*out_scale = qg_out_scale(w);
+}
+
+int ops_qgemm_set_acc(struct ops_instance *inst, const int64_t *acc, struct opr_error *err)
+{
+	struct qg_priv *pv = inst->priv;
+
+	if (inst->work.group != OPS_G_QGEMM && inst->work.group != OPS_G_QGEMM_DQ_BIAS_ACT)
+		return opr_error_set(err, OPR_EINTERNAL, "not a qgemm instance");
+	if (inst->dry || !pv)
+		return opr_error_set(err, OPR_EINTERNAL, "a planning instance has no accumulators");
+	memcpy(pv->acc, acc, (size_t)(inst->work.gemm.m * inst->work.gemm.n) * sizeof *pv->acc);
+	pv->acc_valid = 1;
+	return 0;
+}
+
 const int64_t *ops_qgemm_last_acc(const struct ops_instance *inst)
 {
 	const struct qg_priv *pv = inst->priv;

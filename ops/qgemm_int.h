@@ -101,4 +101,13 @@ void ops_qgemm_ref_acc(const struct ops_workload *w, const void *a, const int8_t
  * ([m,n] int64, owned by the instance), or NULL before a real run. */
 const int64_t *ops_qgemm_last_acc(const struct ops_instance *inst);
 
+/* For a backend that runs the plan on another device (ops/cuda/): the
+ * dequantisation scale of A and the requantisation scale of the output with
+ * their defaults resolved, as this file's kernels use them. */
+void ops_qgemm_scales(const struct ops_workload *w, double *a_scale, double *out_scale);
+/* Records the [m,n] int64 accumulators of such a run, so that the quality
+ * check compares them with the exact reference (exact_int). 0 or
+ * OPR_EINTERNAL (a planning instance, or not a qgemm instance). */
+int ops_qgemm_set_acc(struct ops_instance *inst, const int64_t *acc, struct opr_error *err);
+
 #endif

@@ -31,8 +31,15 @@ static void comparability(const struct col_run *a, const struct col_run *b, stru
 			  int *n)
 {
 	char ha[256], hb[256], ea[65], eb[65], ma[16], mb[16];
-	snprintf(ha, sizeof ha, "%s / %d cpus", a->host.cpu_model, a->host.cpus_online);
-	snprintf(hb, sizeof hb, "%s / %d cpus", b->host.cpu_model, b->host.cpus_online);
+	/* as the history keys them: an ncu import's host is its device */
+	if (!strcmp(a->import.format, "ncu"))
+		snprintf(ha, sizeof ha, "imported ncu: %s", a->import.device);
+	else
+		snprintf(ha, sizeof ha, "%s / %d cpus", a->host.cpu_model, a->host.cpus_online);
+	if (!strcmp(b->import.format, "ncu"))
+		snprintf(hb, sizeof hb, "imported ncu: %s", b->import.device);
+	else
+		snprintf(hb, sizeof hb, "%s / %d cpus", b->host.cpu_model, b->host.cpus_online);
 	if (strcmp(ha, hb))
 		add_reason(why, n, "host", ha, hb);
 	ana_envelope_digest(&a->profile->envelope, ea);
@@ -77,6 +84,14 @@ static void comparability(const struct col_run *a, const struct col_run *b, stru
 			snprintf(y, sizeof y, "(no block %d)", i + 1);
 		add_reason(why, n, "workload", x, y);
 	}
+	/* imported runs have no workload description: their sources are it */
+	char sa[600], sb[600];
+	snprintf(sa, sizeof sa, "%s %s vs %s", a->profile->imported[0] ? a->profile->imported : "collected",
+		 a->profile->blocks[0].source[0], a->profile->blocks[0].source[1]);
+	snprintf(sb, sizeof sb, "%s %s vs %s", b->profile->imported[0] ? b->profile->imported : "collected",
+		 b->profile->blocks[0].source[0], b->profile->blocks[0].source[1]);
+	if ((a->profile->imported[0] || b->profile->imported[0]) && strcmp(sa, sb))
+		add_reason(why, n, "imported source", sa, sb);
 	major(a->host.tool_version, ma, sizeof ma);
 	major(b->host.tool_version, mb, sizeof mb);
 	if (strcmp(ma, mb))

@@ -303,7 +303,10 @@ static void view_block_summary(struct vb *vb, json_t *o, json_t *blk, json_t *ba
 	sets(vb, o, "pipeline_p95", t);
 	f_count(a, sizeof a, num(blk, "launch_reduction"));
 	f_us(c, sizeof c, num(blk, "launch_overhead_saved_us"));
-	setf(vb, o, "launch_reduction", "%s launch(es) fewer, %s launch overhead saved", a, c);
+	if (!strcmp(str(blk, "group"), "imported"))
+		sets(vb, o, "launch_reduction", "launches unavailable: an imported run has no device model");
+	else
+		setf(vb, o, "launch_reduction", "%s launch(es) fewer, %s launch overhead saved", a, c);
 	/* the primary metric: the host p95 of each variant with its CI */
 	f_quantile(a, sizeof a, get(get(base, "latency"), "p95"));
 	f_quantile(c, sizeof c, get(get(cand, "latency"), "p95"));
@@ -1102,17 +1105,39 @@ static void view_inputs(struct vb *vb, json_t *view, json_t *f)
 	sets(vb, prof, "compiler", str(meta, "compiler"));
 	sets(vb, prof, "runtime", str(meta, "runtime"));
 	sets(vb, prof, "firmware", str(meta, "firmware"));
+	/* an imported run: the source, and no model, traffic or quality inputs */
+	json_t *imp = get(f, "imported");
+	if (json_is_object(imp)) {
+		json_t *io = json_object();
+		set(vb, view, "imported", io);
+		if (vb->oom)
+			return;
+		const char *ik[] = {"format", "path", "sha256", "tool", "device", "date_from"};
+		for (size_t i = 0; i < sizeof ik / sizeof *ik; i++)
+			sets(vb, io, ik[i], str(imp, ik[i]));
+	}
 
 	json_t *in = json_array();
 	set(vb, view, "sla_rows", in);
 	if (vb->oom)
 		return;
-	char p95[32], p99[32];
-	f_us(p95, sizeof p95, num(sla, "p95_us"));
-	f_us(p99, sizeof p99, num(sla, "p99_us"));
-	snprintf(a, sizeof a, "p95 <= %s, p99 <= %s, throughput >= %.0f rps, regression <= %.1f%% over baseline",
-		 p95, p99, num(sla, "min_throughput_rps"), 100 * num(sla, "max_regression"));
-	kv(vb, in, "SLA", a);
+	if (imp && !isfinite(num(sla, "p95_us"))) {
+		snprintf(a, sizeof a, "unavailable: no SLA was given to ingest; regression <= %.1f%% over baseline",
+			 100 * num(sla, "max_regression"));
+		kv(vb, in, "SLA", a);
+	} else {
+		char p95[32], p99[32];
+		f_us(p95, sizeof p95, num(sla, "p95_us"));
+		f_us(p99, sizeof p99, num(sla, "p99_us"));
+		snprintf(a, sizeof a, "p95 <= %s, p99 <= %s, throughput >= %.0f rps, regression <= %.1f%% over baseline",
+			 p95, p99, num(sla, "min_throughput_rps"), 100 * num(sla, "max_regression"));
+		kv(vb, in, "SLA", a);
+	}
+	if (imp) {
+		kv(vb, in, "precision, traffic",
+		   "unavailable: an imported run has no outputs to check and no pipeline simulation");
+		goto envelope;
+	}
 	snprintf(a, sizeof a, "rel L2 fp32 %.3g, fp16 %.3g, bf16 %.3g; int8 %.3g LSB", num(pr, "fp32_max_rel_l2"),
 		 num(pr, "fp16_max_rel_l2"), num(pr, "bf16_max_rel_l2"), num(pr, "int8_max_abs_lsb"));
 	kv(vb, in, "precision", a);
@@ -1123,11 +1148,18 @@ static void view_inputs(struct vb *vb, json_t *view, json_t *f)
 		 num(tr, "batch_timeout_us"), str(tr, "placement"));
 	kv(vb, in, "batching", a);
 
+envelope:;
 	json_t *en = json_array();
 	set(vb, view, "envelope_rows", en);
 	if (vb->oom)
 		return;
 	sets(vb, view, "envelope_name", str(env, "name"));
+	if (imp) {
+		sets(vb, view, "power_mode", "not modelled");
+		kv(vb, en, "device model", "unavailable: an imported run's device is not modelled");
+		kv(vb, en, "measured on", str(imp, "device"));
+		goto host;
+	}
 	sets(vb, view, "power_mode", str(env, "power_mode"));
 	kv(vb, en, "source", str(env, "source"));
 	snprintf(a, sizeof a, "%.0f at %.2f GHz", num(env, "cores"), num(env, "clock_ghz"));
@@ -1159,6 +1191,7 @@ static void view_inputs(struct vb *vb, json_t *view, json_t *f)
 	f_us(a, sizeof a, num(env, "launch_overhead_us"));
 	kv(vb, en, "launch overhead", a);
 
+host:;
 	json_t *hr = json_array();
 	set(vb, view, "host_rows", hr);
 	if (vb->oom)
@@ -1192,10 +1225,14 @@ static void view_inputs(struct vb *vb, json_t *view, json_t *f)
 		}
 	}
 	f_bytes(c, sizeof c, num(host, "mem_total_bytes"));
-	snprintf(a, sizeof a, "%s, %s", str(host, "hostname"), c);
+	snprintf(a, sizeof a, "%s, %s", str(host, "hostname"),
+		 imp ? "memory unavailable: the source does not give it" : c);
 	kv(vb, hr, "host name, memory", a);
 	/* without PAPI its read cost was not measured: never a 0 */
-	if (!strcmp(str(f, "papi_status"), "ok"))
+	if (imp)
+		snprintf(a, sizeof a, "unavailable: opreview took no samples itself (PAPI: %s)",
+			 str(f, "papi_status"));
+	else if (!strcmp(str(f, "papi_status"), "ok"))
 		snprintf(a, sizeof a, "clock read %.1f ns, PAPI read %.1f ns", num(ov, "clock_read_ns"),
 			 num(ov, "papi_read_ns"));
 	else

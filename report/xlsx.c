@@ -1021,7 +1021,7 @@ static void sheet_environment(struct xw *x, lxw_worksheet *ws, json_t *f)
 	static const struct col cols[] = {
 		{"section", 0, NULL, F_TEXT, 14}, {"key", 0, NULL, F_TEXT, 30}, {"value", 0, NULL, F_WRAP, 70}};
 	static const char *const sections[] = {
-		"host", "profile", "envelope", "overhead", "papi_status", "sla", "precision",
+		"host", "profile", "imported", "envelope", "overhead", "papi_status", "sla", "precision",
 		"traffic", "reproduce", "owners", "archive", "findings_version"};
 	write_head(x, ws, 0, 0, cols, NCOLS(cols));
 	set_widths(x, ws, 0, cols, NCOLS(cols));

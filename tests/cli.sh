@@ -196,4 +196,7 @@ check "replay detects a changed output digest (4)" test "$rc5" = 4
 # --- the review across runs: history, trend, compare, shapes --------------------
 . tests/cli_review.sh
 
+# --- outside measurements: ingest ------------------------------------------------
+. tests/cli_ingest.sh
+
 echo "1..$n"

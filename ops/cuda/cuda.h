@@ -1,0 +1,166 @@
+/* ops/cuda/cuda.h: the contract of the CUDA backend: the operators and their
+ * fused groups of ops/ run as CUDA kernels on an NVIDIA GPU (built for the
+ * H200, sm_90a), driven by the same workloads, plans and references as the
+ * host. Built only by `make cuda`; the default build never includes it.
+ *
+ * How the device model maps onto the GPU:
+ *   GLOBAL  = HBM (cudaMalloc'd device memory)
+ *   SHARED  = a thread block's shared memory; capacity = the device's
+ *             sharedMemPerBlockOptin (227 KiB on an H200)
+ *   LOCAL   = registers
+ *   core    = an SM (cores = multiProcessorCount, 132 on an H200)
+ *   tile    = a thread block (the plan's tile shape sets the block's work)
+ *   launch  = a kernel launch on the instance's stream
+ *   DMA     = per kernel, below: plain coalesced 16-byte loads into
+ *             registers where the data is used once (streaming), loads
+ *             staged through shared memory where a tile is reused or
+ *             transposed. No kernel uses cp.async or TMA: every kernel here
+ *             either streams (activation, qgemm's B, permute rows), where a
+ *             copy engine adds a trip through shared memory for nothing, or
+ *             gathers (conv's implicit GEMM, padded/strided patches) in
+ *             shapes a TMA box (<= 256 elements per dimension, no
+ *             dilation) does not describe.
+ *
+ * Per kernel (the plan parameters are those of ops_plan_params):
+ *   activation  a block per tile of tile_elems elements (contiguous after
+ *               dimension coalescing), 256 threads, 16-byte loads straight
+ *               into registers; double_buffer: four vectors in flight per
+ *               thread before the first is used, else one. Strided views:
+ *               one element per thread through the coalesced index.
+ *   permute     row copy (the output's innermost dimension is contiguous in
+ *               the input): a block per run of the innermost dimension,
+ *               16-byte loads; transpose: a tile_rows x tile_cols (32 or 64)
+ *               tile staged through shared memory (padded by one element
+ *               against bank conflicts), read along the input's contiguous
+ *               dimension and written along the output's; grid x walks
+ *               the input-contiguous dimension. Grid y and z are
+ *               at most 65535 on the GPU: larger counts are covered by
+ *               striding over blockIdx.y/z inside the kernel, i.e. the
+ *               split happens where the hardware limit bites, not at the
+ *               model's dma.max_last_dim (65535 elements per transfer), which
+ *               a GPU load does not have.
+ *   qgemm       grid (ceil(n/tile_n), parts) from ops_qgemm_tiles_get with
+ *               cores = SMs; 512 threads; each of 16 warps owns 4 columns
+ *               of the n tile (tile_n <= 64); dp4a on 16-byte loads of A
+ *               and B (B streamed once, A re-read per n tile through L2);
+ *               int32 sums per K tile of tile_kk (<= 65536: exact), widened
+ *               to int64 in shared memory; split-K parts add into an int64
+ *               [m,n] accumulator in HBM with 64-bit atomics and the last
+ *               part of an n tile (a ticket counter) runs the epilogue
+ *               (dequantise + bias + activation, or requantise) and resets
+ *               the accumulator and its ticket for the next launch.
+ *   conv2d      untiled: a thread per output; direct: a block of
+ *               tile_oh x tile_ow threads, tile_k output channels per
+ *               thread in registers, the input patch and the weights of
+ *               tile_c channels staged in shared memory; im2col: an
+ *               implicit GEMM (M = n*oh*ow, N = k/groups, K = c/groups*r*s)
+ *               in 64x64x32 block tiles (32x64 when 64-row tiles would give
+ *               fewer than two blocks an SM) gathered into shared memory
+ *               through a (c, r, s) offset table, weight rows as 16-byte
+ *               vectors; fp16 and
+ *               bf16 on the tensor cores (mma.sync m16n8k16, fp32
+ *               accumulators), fp32 with FFMA (TF32 off: it would change
+ *               the numerics the references hold fp32 to).
+ *   fused groups  fused: one kernel, the epilogue applied to the tile in
+ *               registers; unfused: a kernel per op, intermediates in HBM
+ *               (as on the host, in the storage dtype).
+ *
+ * Errors: every CUDA call is checked; a failure is OPR_EIO with CUDA's
+ * message. */
+#ifndef OPS_CUDA_H
+#define OPS_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#include "../ops.h"
+
+/* What the device reports, for the envelope and the archive. */
+struct ops_cuda_info {
+	char name[256];
+	int device;
+	int cc_major, cc_minor;
+	int sm_count;
+	size_t shared_per_block_optin; /* bytes */
+	size_t shared_per_sm;          /* bytes */
+	size_t l2_bytes;
+	size_t global_bytes;
+	int clock_khz;                 /* SM clock, cudaDevAttrClockRate */
+	int mem_clock_khz;
+	int mem_bus_bits;
+	int driver_version;            /* e.g. 13000 */
+	int runtime_version;
+};
+
+struct ops_cuda;
+
+/* Opens device `device` (a stream, timing events, an L2 flush buffer of
+ * twice the L2). Caller frees with ops_cuda_free. OPR_EIO when there is no
+ * usable device. */
+int ops_cuda_new(int device, struct ops_cuda **out, struct opr_error *err);
+void ops_cuda_free(struct ops_cuda *cu); /* NULL is fine */
+const struct ops_cuda_info *ops_cuda_info(const struct ops_cuda *cu);
+/* An envelope for this device: cores = SMs, SHARED capacity from the device,
+ * clocks from the device; bandwidths and rates are the H200's datasheet
+ * values scaled by SM count and clock (leads until `calibrate` measures
+ * them on the device). */
+void ops_cuda_envelope(const struct ops_cuda *cu, struct ops_envelope *env);
+/* Writes `bytes` to the L2 flush buffer, so the next launch finds its
+ * operands in HBM (cold). Asynchronous on the backend's stream. */
+int ops_cuda_flush_l2(struct ops_cuda *cu, struct opr_error *err);
+int ops_cuda_sync(struct ops_cuda *cu, struct opr_error *err);
+
+/* A workload instance on the GPU: device copies of the instance's tensors,
+ * scratch, and the launches of its plan. */
+struct ops_cuda_inst;
+/* Uploads inst's inputs; inst must outlive the returned object. */
+int ops_cuda_inst_new(struct ops_cuda *cu, struct ops_instance *inst,
+		      struct ops_cuda_inst **out, struct opr_error *err);
+void ops_cuda_inst_free(struct ops_cuda_inst *gi); /* NULL is fine */
+/* Enqueues the plan's launches (asynchronous). */
+int ops_cuda_inst_launch(struct ops_cuda_inst *gi, struct opr_error *err);
+/* A checked run: poisons the device outputs (0xFF) and inst's host
+ * outputs, launches, waits and copies the outputs (and qgemm's exact int64
+ * accumulators) back into inst, so ops_instance_quality checks the GPU's
+ * results against the fp64 / exact reference. */
+int ops_cuda_inst_run_checked(struct ops_cuda_inst *gi, struct opr_error *err);
+/* Kernel launches per run of the plan. */
+int ops_cuda_inst_launches(const struct ops_cuda_inst *gi);
+/* "act_contig<fp32,relu> grid 572x1x1 block 256" for the last launch
+ * shape of the instance (tables, logs). */
+const char *ops_cuda_inst_shape(const struct ops_cuda_inst *gi);
+
+/* Times the instances interleaved: round r runs v[(r + i) % nv] for i < nv
+ * (A B, B A, ...), each sample one run between two CUDA events, the L2
+ * flushed before each sample when flush_l2 (cold HBM, the default), else
+ * warm. ns[i * samples + s] is sample s of v[i], in nanoseconds. */
+int ops_cuda_time(struct ops_cuda *cu, struct ops_cuda_inst *const *v, int nv,
+		  int samples, int flush_l2, double *ns, struct opr_error *err);
+/* Times `reps` back-to-back runs of one instance captured in a CUDA graph
+ * (for launches so short that the launch gaps dominate): the mean ns per run. */
+int ops_cuda_time_graph(struct ops_cuda *cu, struct ops_cuda_inst *gi, int reps,
+			double *ns_per_run, struct opr_error *err);
+
+/* y = act(x) over strided views (host tensors, strides in elements, rank
+ * 0..8) on the GPU: the spans of x and y are copied to the device, y's span
+ * is poisoned, the kernel runs and y's span is copied back. x and y must be
+ * distinct host buffers unless in place (x == y with equal strides). */
+int ops_cuda_activation_strided(struct ops_cuda *cu, enum ops_act a, enum ops_dtype t,
+				int rank, const int64_t *dims, const void *x,
+				const int64_t *xstride, void *y, const int64_t *ystride,
+				struct opr_error *err);
+
+/* A device-to-device copy of `bytes` (a float4 grid-stride kernel), timed:
+ * the reference for bandwidth ratios. Median of `samples` in ns. */
+int ops_cuda_copy_bench(struct ops_cuda *cu, size_t bytes, int samples, double *median_ns,
+			struct opr_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,286 @@
+/* ops/cuda/permute.cu: permute/copy of rank 1..8 on the GPU: row copies
+ * with 16-byte vectors where the output's innermost dimension is contiguous
+ * in the input, shared-memory tile transposes where it is not; optionally
+ * with the activation fused into the store. Units: elements. */
+#include "cuda_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The permutation coalesced: output dims o[] (innermost last) with the input
+ * stride s[] of each, as ops/permute.c's geometry computes them. */
+struct pgeo {
+	int r;
+	int64_t n;
+	int64_t o[OPS_MAX_RANK], s[OPS_MAX_RANK], os[OPS_MAX_RANK];
+};
+
+static void pgeo_of(const struct ops_permute_job *j, struct pgeo *g)
+{
+	int64_t is[OPS_MAX_RANK];
+	int64_t st = 1;
+	int r = 0;
+
+	memset(g, 0, sizeof *g);
+	g->n = 1;
+	for (int k = j->rank - 1; k >= 0; k--) {
+		is[k] = st;
+		st *= j->dims[k] > 0 ? j->dims[k] : 1;
+		g->n *= j->dims[k];
+	}
+	for (int i = 0; i < j->rank; i++) {
+		int64_t d = j->dims[j->perm[i]], s = is[j->perm[i]];
+		if (d == 1)
+			continue;
+		if (r > 0 && g->s[r - 1] == s * d) {
+			g->o[r - 1] *= d;
+			g->s[r - 1] = s;
+			continue;
+		}
+		g->o[r] = d;
+		g->s[r] = s;
+		r++;
+	}
+	if (r == 0) {
+		g->o[0] = 1;
+		g->s[0] = 1;
+		r = 1;
+	}
+	g->r = r;
+	g->os[r - 1] = 1;
+	for (int i = r - 2; i >= 0; i--)
+		g->os[i] = g->os[i + 1] * g->o[i + 1];
+}
+
+/* The outer index space of a kernel: dims with input and output strides. */
+struct pouter {
+	int r;
+	int64_t d[OPS_MAX_RANK], is[OPS_MAX_RANK], os[OPS_MAX_RANK];
+};
+
+__device__ __forceinline__ void outer_offsets(const struct pouter &p, int64_t i, int64_t *xo,
+					      int64_t *yo)
+{
+	int64_t a = 0, b = 0;
+	for (int k = p.r - 1; k >= 0; k--) {
+		int64_t q = i / p.d[k], c = i - q * p.d[k];
+		a += c * p.is[k];
+		b += c * p.os[k];
+		i = q;
+	}
+	*xo = a;
+	*yo = b;
+}
+
+template <typename T, int A> __device__ __forceinline__ T maybe_act(T v)
+{
+	if constexpr (A != OPS_ACT_NONE)
+		return cu_from_f<T>(cu_act(A, cu_to_f(v)));
+	else
+		return v;
+}
+
+/* Row copy: rows of L elements, contiguous in both x and y; blockIdx.x a
+ * chunk of the row, blockIdx.y (striding by gridDim.y <= 65535) the row. */
+template <typename T, int A>
+__global__ void __launch_bounds__(256) k_perm_rows(const T *__restrict__ x, T *__restrict__ y,
+						   int64_t L, int64_t rows, int64_t chunk,
+						   struct pouter po)
+{
+	for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
+		int64_t xo, yo;
+		outer_offsets(po, row, &xo, &yo);
+		const int64_t c0 = (int64_t)blockIdx.x * chunk;
+		const int64_t c1 = c0 + chunk < L ? c0 + chunk : L;
+		for (int64_t i = c0 + threadIdx.x; i < c1; i += blockDim.x)
+			y[yo + i] = maybe_act<T, A>(x[xo + i]);
+	}
+}
+
+/* The same on 16-byte vectors (L, the strides and both bases in vectors). */
+template <typename T, int A>
+__global__ void __launch_bounds__(256) k_perm_rows_vec(const uint4 *__restrict__ x,
+						       uint4 *__restrict__ y, int64_t L,
+						       int64_t rows, int64_t chunk,
+						       struct pouter po)
+{
+	constexpr int V = 16 / sizeof(T);
+	for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
+		int64_t xo, yo;
+		outer_offsets(po, row, &xo, &yo);
+		const int64_t c0 = (int64_t)blockIdx.x * chunk;
+		const int64_t c1 = c0 + chunk < L ? c0 + chunk : L;
+		for (int64_t i = c0 + threadIdx.x; i < c1; i += blockDim.x) {
+			uint4 u = __ldcs(x + xo + i);
+			if constexpr (A != OPS_ACT_NONE) {
+				T e[V];
+				memcpy(e, &u, 16);
+#pragma unroll
+				for (int k = 0; k < V; k++)
+					e[k] = maybe_act<T, A>(e[k]);
+				memcpy(&u, e, 16);
+			}
+			__stcs(y + yo + i, u);
+		}
+	}
+}
+
+/* Tile transpose: dim a is contiguous in x (stride 1) and has output stride
+ * osa; dim b is contiguous in y and has input stride sb. A TS x TS tile
+ * (TS = 32 or 64) is read along a into shared memory (rows padded by one
+ * element: the column reads of the store phase hit 32 distinct banks for
+ * 4-byte elements) and written along b. blockIdx.x: tiles of a, so that
+ * neighbouring blocks read neighbouring stretches of each input row (on
+ * [4096,70000] with x over b the transpose ran at 0.44 of copy);
+ * blockIdx.y: tiles of b, blockIdx.z: the outer index, both striding past
+ * 65535. */
+template <typename T, int A, int TS>
+__global__ void __launch_bounds__(256) k_perm_tile(const T *__restrict__ x, T *__restrict__ y,
+						   int64_t oa, int64_t osa, int64_t ob, int64_t sb,
+						   int64_t nb, int64_t nouter, struct pouter po)
+{
+	__shared__ T tile[TS][TS + 1];
+	const int64_t a0 = (int64_t)blockIdx.x * TS;
+	for (int64_t z = blockIdx.z; z < nouter; z += gridDim.z) {
+		int64_t xo, yo;
+		outer_offsets(po, z, &xo, &yo);
+		for (int64_t tb = blockIdx.y; tb < nb; tb += gridDim.y) {
+			const int64_t b0 = tb * TS;
+#pragma unroll
+			for (int ib = threadIdx.y; ib < TS; ib += 8) {
+#pragma unroll
+				for (int ia = threadIdx.x; ia < TS; ia += 32) {
+					if (a0 + ia < oa && b0 + ib < ob)
+						tile[ib][ia] = x[xo + (a0 + ia) + (b0 + ib) * sb];
+				}
+			}
+			__syncthreads();
+#pragma unroll
+			for (int ia = threadIdx.y; ia < TS; ia += 8) {
+#pragma unroll
+				for (int ib = threadIdx.x; ib < TS; ib += 32) {
+					if (a0 + ia < oa && b0 + ib < ob)
+						y[yo + (a0 + ia) * osa + (b0 + ib)] =
+							maybe_act<T, A>(tile[ib][ia]);
+				}
+			}
+			__syncthreads();
+		}
+	}
+}
+
+template <typename T, int A>
+static int perm_launch(cudaStream_t s, const struct pgeo *g, const void *x, void *y, int64_t ts_req,
+		       char *shape, size_t shape_len, struct opr_error *err)
+{
+	const int es = (int)sizeof(T);
+	struct pouter po;
+	memset(&po, 0, sizeof po);
+
+	if (g->s[g->r - 1] == 1) {
+		/* row copy */
+		int64_t L = g->o[g->r - 1], rows = g->n / L;
+		int vec = (L * es) % 16 == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)y % 16 == 0;
+		for (int k = 0; k < g->r - 1; k++)
+			vec = vec && (g->s[k] * es) % 16 == 0 && (g->os[k] * es) % 16 == 0;
+		int64_t unit = vec ? 16 / es : 1;
+		po.r = g->r - 1;
+		for (int k = 0; k < po.r; k++) {
+			po.d[k] = g->o[k];
+			po.is[k] = g->s[k] / unit;
+			po.os[k] = g->os[k] / unit;
+		}
+		int64_t Lu = L / unit, chunk = 256 * 8;
+		int64_t nx = (Lu + chunk - 1) / chunk;
+		dim3 grid((unsigned)nx, (unsigned)(rows < 65535 ? rows : 65535)), block(256);
+		if (vec)
+			k_perm_rows_vec<T, A><<<grid, block, 0, s>>>((const uint4 *)x, (uint4 *)y, Lu,
+								    rows, chunk, po);
+		else
+			k_perm_rows<T, A><<<grid, block, 0, s>>>((const T *)x, (T *)y, Lu, rows, chunk,
+								po);
+		if (shape)
+			snprintf(shape, shape_len, "perm_rows%s grid %ux%u block 256 (rows %lld)",
+				 vec ? "_vec" : "", grid.x, grid.y, (long long)rows);
+		CU_LAUNCHED("permute row kernel");
+		return 0;
+	}
+	/* transpose: b = innermost output dim, a = the dim of input stride 1 */
+	int b = g->r - 1, a = -1;
+	for (int k = 0; k < g->r; k++)
+		if (g->s[k] == 1)
+			a = k;
+	if (a < 0)
+		return opr_error_set(err, OPR_EINTERNAL, "permute without an input-contiguous dim");
+	po.r = 0;
+	for (int k = 0; k < g->r; k++) {
+		if (k == a || k == b)
+			continue;
+		po.d[po.r] = g->o[k];
+		po.is[po.r] = g->s[k];
+		po.os[po.r] = g->os[k];
+		po.r++;
+	}
+	int64_t oa = g->o[a], ob = g->o[b];
+	int64_t nouter = g->n / (oa * ob);
+	const int TS = ts_req >= 64 ? 64 : 32;
+	int64_t na = (oa + TS - 1) / TS, nb = (ob + TS - 1) / TS;
+	if (na > 2147483647LL)
+		return opr_error_set(err, OPR_ELIMIT, "permute: %lld tiles in grid x", (long long)na);
+	dim3 grid((unsigned)na, (unsigned)(nb < 65535 ? nb : 65535),
+		  (unsigned)(nouter < 65535 ? nouter : 65535)),
+		block(32, 8);
+	if (TS == 64)
+		k_perm_tile<T, A, 64><<<grid, block, 0, s>>>((const T *)x, (T *)y, oa, g->os[a], ob,
+							     g->s[b], nb, nouter, po);
+	else
+		k_perm_tile<T, A, 32><<<grid, block, 0, s>>>((const T *)x, (T *)y, oa, g->os[a], ob,
+							     g->s[b], nb, nouter, po);
+	if (shape)
+		snprintf(shape, shape_len,
+			 "perm_tile<%d> grid %ux%ux%u block 32x8 (b tiles %lld, outer %lld%s)", TS,
+			 grid.x, grid.y, grid.z, (long long)nb, (long long)nouter,
+			 nb > 65535 || nouter > 65535 ? ", strided past 65535" : "");
+	CU_LAUNCHED("permute tile kernel");
+	return 0;
+}
+
+int cu_permute(cudaStream_t s, const struct ops_permute_job *j, const void *x, void *y,
+	       int fused_act, char *shape, size_t shape_len, int *launches,
+	       struct opr_error *err)
+{
+	struct pgeo g;
+	int rc;
+
+	pgeo_of(j, &g);
+	if (g.n == 0)
+		return 0;
+	int64_t ts = j->tile_rows > j->tile_cols ? j->tile_rows : j->tile_cols;
+	enum ops_act a = fused_act ? j->act : OPS_ACT_NONE;
+	*launches += 1;
+	if (a == OPS_ACT_NONE) {
+		switch (ops_dtype_size(j->dtype)) {
+		case 1:
+			return perm_launch<uint8_t, OPS_ACT_NONE>(s, &g, x, y, ts, shape, shape_len, err);
+		case 2:
+			return perm_launch<uint16_t, OPS_ACT_NONE>(s, &g, x, y, ts, shape, shape_len, err);
+		case 4:
+			return perm_launch<uint32_t, OPS_ACT_NONE>(s, &g, x, y, ts, shape, shape_len, err);
+		default:
+			return opr_error_set(err, OPR_EINPUT, "permute dtype '%s' not supported",
+					     ops_dtype_name(j->dtype));
+		}
+	}
+	enum ops_dtype t = j->dtype;
+#define L_PERM(T, A) rc = perm_launch<T, A>(s, &g, x, y, ts, shape, shape_len, err)
+	switch (t) {
+	case OPS_F32: ACT_SWITCH(L_PERM, float); break;
+	case OPS_F16: ACT_SWITCH(L_PERM, __half); break;
+	case OPS_BF16: ACT_SWITCH(L_PERM, __nv_bfloat16); break;
+	default:
+		return opr_error_set(err, OPR_EINPUT, "permute+activation needs a float dtype, not '%s'",
+				     ops_dtype_name(t));
+	}
+#undef L_PERM
+	return rc;
+}

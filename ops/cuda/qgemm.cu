@@ -1,0 +1,339 @@
+/* ops/cuda/qgemm.cu: the INT8 quantised GEMM on the GPU for small M/N and
+ * large K: exact dp4a accumulation (int32 per K tile, widened to int64),
+ * split-K across SMs through an int64 accumulator in HBM, and the epilogues
+ * (dequantise + bias + activation, requantise), fused into the GEMM kernel
+ * or as kernels of their own. A [m,k] (u8 or s8) and B [n,k] (s8) are
+ * row-major with K contiguous, as on the host. Units: elements, bytes. */
+#include "cuda_int.h"
+
+#include <stdio.h>
+
+#define QG_RG 8     /* rows of A per register tile */
+#define QG_CW 4     /* columns per warp */
+#define QG_WARPS 16 /* so tile_n <= 64 on the GPU */
+#define QG_THREADS (32 * QG_WARPS)
+
+static_assert(QG_CW * QG_RG == 32 && QG_CW == 4, "xstep's reduce-scatter assumes 32 sums and 4 columns a warp");
+
+enum { QG_MODE_ACC = 0, QG_MODE_DEQUANT = 1, QG_MODE_REQUANT = 2 };
+
+struct qg_args {
+	const uint8_t *a;
+	const int8_t *b;
+	int64_t m, n, k;
+	int32_t zp;
+	int64_t tn, kk, ntk, parts;
+	int vec;
+	unsigned long long *gacc;
+	unsigned *tickets;
+	int mode;
+	void *out;
+	int accb;
+	const float *scale;
+	int per_channel;
+	const float *bias;
+	int act;
+	double a_scale, out_scale;
+	int out_zp;
+	long long *acc_check;
+};
+
+/* d = c + sum of the four byte products of a and b; a's bytes unsigned (u8
+ * A) or signed, b's signed. Exact in int32 within a K tile (qgemm_int.h). */
+template <int ASIGNED> __device__ __forceinline__ int dp4(int a, int b, int c)
+{
+	int d;
+	if (ASIGNED)
+		asm("dp4a.s32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+	else
+		asm("dp4a.u32.s32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+	return d;
+}
+
+/* 16 bytes of a row from q on: one vector load when the whole vector is in
+ * range and aligned (full), else bytes with zeros past kt1 (a zero byte adds
+ * nothing to a sum or a column sum). */
+__device__ __forceinline__ int4 ld16(const void *row, int64_t q, int64_t kt1, bool full,
+				     bool stream)
+{
+	if (full) {
+		const int4 *p = reinterpret_cast<const int4 *>((const uint8_t *)row + q);
+		return stream ? __ldcs(p) : __ldg(p);
+	}
+	unsigned w[4] = { 0, 0, 0, 0 };
+	const uint8_t *p = (const uint8_t *)row;
+	for (int i = 0; i < 16; i++)
+		if (q + i < kt1)
+			w[i / 4] |= (unsigned)p[q + i] << (8 * (i % 4));
+	return make_int4((int)w[0], (int)w[1], (int)w[2], (int)w[3]);
+}
+
+/* One step of a warp reduce-scatter over 2N values: a lane with bit `off`
+ * of its index set keeps the upper N, its partner the lower N, and each adds
+ * the partner's copy of the half it keeps. Indices stay compile-time (a
+ * select, not a register array indexed at run time). */
+template <int N> __device__ __forceinline__ void xstep(int *v, int off, int lane)
+{
+	const bool up = (lane & off) != 0;
+#pragma unroll
+	for (int i = 0; i < N; i++) {
+		const int mine = up ? v[N + i] : v[i];
+		const int other = up ? v[i] : v[N + i];
+		v[i] = mine + __shfl_xor_sync(0xffffffffu, other, off);
+	}
+}
+
+/* The epilogue of one accumulator: element (i, j) of y. */
+__device__ __forceinline__ void qg_epi(const qg_args &q, int64_t i, int64_t j, long long v)
+{
+	const int64_t e = i * q.n + j;
+	if (q.acc_check)
+		q.acc_check[e] = v;
+	if (q.mode == QG_MODE_ACC) {
+		if (q.accb == 4)
+			((int *)q.out)[e] = (int)v;
+		else
+			((long long *)q.out)[e] = v;
+		return;
+	}
+	const double bs = (double)q.scale[q.per_channel ? j : 0];
+	/* the host's expressions, in the same order (IEEE double on both) */
+	if (q.mode == QG_MODE_DEQUANT) {
+		float y = (float)(q.a_scale * bs * (double)v);
+		if (q.bias)
+			y = y + q.bias[j];
+		if (q.act != OPS_ACT_NONE)
+			y = cu_act(q.act, y);
+		((float *)q.out)[e] = y;
+	} else {
+		double r = rint(q.a_scale * bs * (double)v / q.out_scale) + q.out_zp;
+		((int8_t *)q.out)[e] = (int8_t)(r < -128 ? -128 : r > 127 ? 127 : r);
+	}
+}
+
+/* Block (jt, part): the n tile [jt*tn, +w) over the K tiles of the part,
+ * [part*ntk/parts, (part+1)*ntk/parts). Warp w (of 16) owns columns w + 16c
+ * (c < 4) and every K vector of the tile: per 16-byte step a lane loads the
+ * 8 A rows and its 4 B columns first (12 loads in flight; with each B load
+ * behind the previous column's arithmetic the block waited on one load at a
+ * time: 73 us at K = 2^20), then runs the dp4a. Per K tile each lane sums in
+ * int32, the warp reduces (xstep), and each lane widens the one sum it holds:
+ * sum (a - zp) b = sum a b - zp sum b, into int64 in shared memory (plain
+ * stores: with 64-bit shared atomics from lane 0 a block's 31 K tiles of 256
+ * took 537 us against 73 us for 2 of 4096, i.e. ~16 us a K tile). The block's
+ * sums go to gacc with 64-bit atomics; the last part to finish (ticket)
+ * applies the epilogue and zeroes gacc and its ticket for the next launch. */
+template <int ASIGNED>
+__global__ void __launch_bounds__(QG_THREADS, 1) k_qgemm(qg_args q)
+{
+	__shared__ unsigned long long sacc[QG_RG][QG_WARPS * QG_CW];
+	__shared__ int last;
+	const int64_t jt = blockIdx.x, part = blockIdx.y;
+	const int64_t j0 = jt * q.tn, w = q.n - j0 < q.tn ? q.n - j0 : q.tn;
+	const int cw = threadIdx.x / 32, lane = threadIdx.x % 32;
+	const int64_t tb = part * q.ntk / q.parts, te = (part + 1) * q.ntk / q.parts;
+
+	for (int64_t r0 = 0; r0 < q.m; r0 += QG_RG) {
+		for (int e = threadIdx.x; e < QG_RG * QG_WARPS * QG_CW; e += blockDim.x)
+			(&sacc[0][0])[e] = 0;
+		__syncthreads();
+		for (int64_t t = tb; t < te; t++) {
+			const int64_t kt0 = t * q.kk, kt1 = kt0 + q.kk < q.k ? kt0 + q.kk : q.k;
+			int acc[QG_CW][QG_RG];
+			int cs[QG_CW];
+#pragma unroll
+			for (int c = 0; c < QG_CW; c++) {
+				cs[c] = 0;
+#pragma unroll
+				for (int r = 0; r < QG_RG; r++)
+					acc[c][r] = 0;
+			}
+			for (int64_t p = kt0 + 16 * lane; p < kt1; p += 16 * 32) {
+				const bool full = q.vec && p + 16 <= kt1;
+				int4 av[QG_RG], bv[QG_CW];
+#pragma unroll
+				for (int r = 0; r < QG_RG; r++)
+					av[r] = r0 + r < q.m ? ld16(q.a + (r0 + r) * q.k, p, kt1, full, false)
+							     : make_int4(0, 0, 0, 0);
+#pragma unroll
+				for (int c = 0; c < QG_CW; c++) {
+					const int64_t col = cw + QG_WARPS * c;
+					bv[c] = col < w ? ld16(q.b + (j0 + col) * q.k, p, kt1, full, true)
+							: make_int4(0, 0, 0, 0);
+				}
+#pragma unroll
+				for (int c = 0; c < QG_CW; c++) {
+#pragma unroll
+					for (int r = 0; r < QG_RG; r++) {
+						int s = acc[c][r];
+						s = dp4<ASIGNED>(av[r].x, bv[c].x, s);
+						s = dp4<ASIGNED>(av[r].y, bv[c].y, s);
+						s = dp4<ASIGNED>(av[r].z, bv[c].z, s);
+						s = dp4<ASIGNED>(av[r].w, bv[c].w, s);
+						acc[c][r] = s;
+					}
+					int s = cs[c];
+					s = dp4<1>(0x01010101, bv[c].x, s);
+					s = dp4<1>(0x01010101, bv[c].y, s);
+					s = dp4<1>(0x01010101, bv[c].z, s);
+					s = dp4<1>(0x01010101, bv[c].w, s);
+					cs[c] = s;
+				}
+			}
+			/* reduce-scatter across the warp: 32 sums and 4 column sums in
+			 * 31 + 6 shuffles (a warp_sum each would take 180); lane L
+			 * ends with the sum of entry L of acc (column c = L/8, row
+			 * L%8) and the column sum of c */
+			int v[QG_CW * QG_RG];
+#pragma unroll
+			for (int c = 0; c < QG_CW; c++)
+#pragma unroll
+				for (int r = 0; r < QG_RG; r++)
+					v[c * QG_RG + r] = acc[c][r];
+			xstep<16>(v, 16, lane);
+			xstep<8>(v, 8, lane);
+			xstep<4>(v, 4, lane);
+			xstep<2>(v, 2, lane);
+			xstep<1>(v, 1, lane);
+			xstep<2>(cs, 16, lane);
+			xstep<1>(cs, 8, lane);
+			int csum = cs[0];
+			csum += __shfl_xor_sync(0xffffffffu, csum, 4);
+			csum += __shfl_xor_sync(0xffffffffu, csum, 2);
+			csum += __shfl_xor_sync(0xffffffffu, csum, 1);
+			{
+				const int64_t col = cw + QG_WARPS * (lane >> 3);
+				const int r = lane & (QG_RG - 1);
+				/* one lane of one warp owns each (row, column) */
+				if (col < w && r0 + r < q.m)
+					sacc[r][col] += (unsigned long long)((long long)v[0] -
+									     (long long)q.zp * csum);
+			}
+		}
+		__syncthreads();
+		for (int e = threadIdx.x; e < QG_RG * w; e += blockDim.x) {
+			const int r = e / (int)w, c = e % (int)w;
+			if (r0 + r < q.m)
+				atomicAdd(&q.gacc[(r0 + r) * q.n + j0 + c], sacc[r][c]);
+		}
+		__syncthreads();
+	}
+	__threadfence();
+	__syncthreads();
+	if (threadIdx.x == 0)
+		last = atomicAdd(&q.tickets[jt], 1u) == (unsigned)(q.parts - 1);
+	__syncthreads();
+	if (!last)
+		return;
+	__threadfence();
+	for (int64_t e = threadIdx.x; e < q.m * w; e += blockDim.x) {
+		const int64_t i = e / w, j = j0 + e % w;
+		unsigned long long *g = &q.gacc[i * q.n + j];
+		const long long v = (long long)__ldcg(g);
+		*g = 0;
+		qg_epi(q, i, j, v);
+	}
+	if (threadIdx.x == 0)
+		q.tickets[jt] = 0;
+}
+
+/* The unfused epilogue stages: accumulators (accb bytes) to y, one element
+ * per thread. */
+__global__ void __launch_bounds__(256) k_qg_stage(qg_args q, const void *acc)
+{
+	for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < q.m * q.n;
+	     e += (int64_t)gridDim.x * blockDim.x) {
+		long long v = q.accb == 4 ? (long long)((const int *)acc)[e] : ((const long long *)acc)[e];
+		qg_args s = q;
+		s.acc_check = NULL;
+		qg_epi(s, e / q.n, e % q.n, v);
+	}
+}
+
+int cu_qgemm_run(cudaStream_t s, const struct cu_qgemm *c, int fused, char *shape,
+		 size_t shape_len, int *launches, struct opr_error *err)
+{
+	const struct ops_workload *w = c->w;
+	const int fused_group = w->group == OPS_G_QGEMM_DQ_BIAS_ACT;
+	const int requant = w->quant.out == OPS_S8;
+	qg_args q;
+	int rc;
+
+	memset(&q, 0, sizeof q);
+	q.a = (const uint8_t *)c->a;
+	q.b = c->b;
+	q.m = w->gemm.m;
+	q.n = w->gemm.n;
+	q.k = w->gemm.k;
+	q.zp = w->quant.a_zero_point;
+	q.tn = c->t.tn;
+	q.kk = c->t.kk;
+	q.ntk = c->t.ntk;
+	q.parts = c->t.parts;
+	q.vec = q.k % 16 == 0 && q.kk % 16 == 0;
+	q.gacc = (unsigned long long *)c->gacc;
+	q.tickets = c->tickets;
+	q.accb = c->accb;
+	q.scale = c->scale;
+	q.per_channel = w->quant.b_per_channel;
+	q.a_scale = c->a_scale;
+	q.out_scale = c->out_scale;
+	q.out_zp = w->quant.out_zero_point;
+	q.acc_check = c->acc_check;
+	q.act = OPS_ACT_NONE;
+	if (q.tn > QG_CW * QG_WARPS)
+		return opr_error_set(err, OPR_ELIMIT,
+				     "qgemm tile_n %lld exceeds the GPU kernel's 64 columns per block",
+				     (long long)q.tn);
+	/* one launch: the plain group, or the fused group fused */
+	const int one = !fused_group || fused;
+	if (one) {
+		q.mode = requant ? QG_MODE_REQUANT : QG_MODE_DEQUANT;
+		q.out = c->y;
+		if (fused_group && !requant) {
+			q.bias = c->bias;
+			q.act = w->act;
+		}
+	} else {
+		q.mode = QG_MODE_ACC;
+		q.out = c->acc_out;
+	}
+	dim3 grid((unsigned)c->t.ntn, (unsigned)c->t.parts), block(QG_THREADS);
+	if (c->t.parts > 65535)
+		return opr_error_set(err, OPR_ELIMIT, "qgemm split_k %lld exceeds grid y",
+				     (long long)c->t.parts);
+	if (w->quant.a == OPS_S8)
+		k_qgemm<1><<<grid, block, 0, s>>>(q);
+	else
+		k_qgemm<0><<<grid, block, 0, s>>>(q);
+	CU_LAUNCHED("qgemm kernel");
+	*launches += 1;
+	if (shape)
+		snprintf(shape, shape_len, "qgemm<%s> grid %ux%u block %d tile_n %lld tile_kk %lld parts %lld",
+			 ops_dtype_name(w->quant.a), grid.x, grid.y, QG_THREADS, (long long)q.tn,
+			 (long long)q.kk, (long long)q.parts);
+	if (one)
+		return 0;
+	/* unfused: dequantise (or requantise), then bias, then activation, each
+	 * a kernel reading and writing HBM */
+	int64_t mn = q.m * q.n, blocks = (mn + 255) / 256;
+	dim3 g2((unsigned)(blocks < 65536 ? blocks : 65536)), b2(256);
+	q.mode = requant ? QG_MODE_REQUANT : QG_MODE_DEQUANT;
+	q.out = c->y;
+	q.bias = NULL;
+	q.act = OPS_ACT_NONE;
+	k_qg_stage<<<g2, b2, 0, s>>>(q, c->acc_out);
+	CU_LAUNCHED("qgemm epilogue kernel");
+	*launches += 1;
+	if (requant)
+		return 0;
+	if ((rc = cu_bias_add(s, OPS_F32, c->y, c->bias, mn, 1, q.n, err)) < 0)
+		return rc;
+	*launches += 1;
+	if (w->act == OPS_ACT_NONE)
+		return 0;
+	if ((rc = cu_act_contig(s, w->act, OPS_F32, c->y, c->y, mn, 0, 1, NULL, 0, err)) < 0)
+		return rc;
+	*launches += 1;
+	return 0;
+}
