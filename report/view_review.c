@@ -94,7 +94,8 @@ static void f_val(char *b, size_t n, double v, const char *unit)
 		snprintf(b, n, "%.1f us", v / 1e3);
 }
 
-static void f_ci(char *b, size_t n, double lo, double hi, const char *unit)
+/* The CI in the unit f_val gives the value v: "10.84 ms [10.74, 10.87]". */
+static void f_ci(char *b, size_t n, double v, double lo, double hi, const char *unit)
 {
 	if (!isfinite(lo) || !isfinite(hi)) {
 		snprintf(b, n, "no CI");
@@ -102,6 +103,8 @@ static void f_ci(char *b, size_t n, double lo, double hi, const char *unit)
 	}
 	if (!strcmp(unit, "1/s"))
 		snprintf(b, n, "[%.1f, %.1f]", lo, hi);
+	else if (fabs(v) >= 1e7)
+		snprintf(b, n, "[%.2f, %.2f]", lo / 1e6, hi / 1e6);
 	else
 		snprintf(b, n, "[%.1f, %.1f]", lo / 1e3, hi / 1e3);
 }
@@ -122,7 +125,7 @@ static void value_text(char *b, size_t n, json_t *v)
 	}
 	char val[48], ci[64];
 	f_val(val, sizeof val, num(v, "value"), str(v, "unit"));
-	f_ci(ci, sizeof ci, num(v, "lo"), num(v, "hi"), str(v, "unit"));
+	f_ci(ci, sizeof ci, num(v, "value"), num(v, "lo"), num(v, "hi"), str(v, "unit"));
 	if (!strcmp(ci, "no CI"))
 		snprintf(b, n, "%s (%s%s%s)", val, str(v, "provenance"), *str(v, "reason") ? "; no CI: " : "",
 			 str(v, "reason"));
@@ -194,7 +197,7 @@ static void view_trend(struct rb *r, json_t *view, json_t *f)
 			return;
 		char val[48], ci[64];
 		f_val(val, sizeof val, num(p, "value"), unit);
-		f_ci(ci, sizeof ci, num(p, "lo"), num(p, "hi"), unit);
+		f_ci(ci, sizeof ci, num(p, "value"), num(p, "lo"), num(p, "hi"), unit);
 		setf(r, row, "n", "%zu", i + 1);
 		setf(r, row, "started", "%s", str(p, "started_utc"));
 		setf(r, row, "digest", "%.12s%s", str(p, "digest"), strcmp(str(p, "digest"), me) ? "" : " (this run)");
