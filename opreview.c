@@ -7,6 +7,7 @@
 #include "analyze/analyze.h"
 #include "collect/calibrate.h"
 #include "collect/collect.h"
+#include "ops/ops.h"
 #include "report/report.h"
 
 struct command {
@@ -65,6 +66,15 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 			printf("%s\n", commands[i].name);
 		return OPR_EXIT_OK;
+	}
+	/* the kernel path is fixed before any command runs: a bad OPREVIEW_ISA
+	 * (an unknown name, or a path this CPU lacks) is bad input, exit 2 */
+	struct opr_error err;
+	memset(&err, 0, sizeof err);
+	int rc = ops_isa_from_env(&err);
+	if (rc) {
+		opr_error_print(&err, stderr);
+		return opr_exit_status(rc);
 	}
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (!strcmp(name, commands[i].name))

@@ -15,6 +15,7 @@
 
 #include "../ops/activation_int.h"
 #include "../ops/device_int.h"
+#include "test_isa.h"
 
 static const enum ops_act all_acts[] = {
 	OPS_ACT_RELU, OPS_ACT_GELU_ERF, OPS_ACT_GELU_TANH,
@@ -85,7 +86,7 @@ static void store(enum ops_dtype t, void *p, int64_t i, float v)
 
 static void test_act_f32_accuracy(void **state)
 {
-	(void)state;
+	isa_use(state);
 	const size_t n = 10007; /* not a multiple of 8: the tail runs too */
 	float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *z = malloc(n * sizeof *z);
 	assert_non_null(x);
@@ -125,7 +126,7 @@ static void test_act_f32_accuracy(void **state)
 
 static void test_act_f32_tails_of_the_range(void **state)
 {
-	(void)state;
+	isa_use(state);
 	/* wide inputs: exp must neither wrap nor lose accuracy */
 	float x[64], y[64];
 	for (int i = 0; i < 64; i++)
@@ -274,7 +275,7 @@ static void run_case(const struct ops_envelope *env, enum ops_dtype t, enum ops_
 
 static void test_strided_random_views(void **state)
 {
-	(void)state;
+	isa_use(state);
 	struct ops_envelope env;
 	test_envelope(&env, 4.0); /* small SHARED: many tiles, partial ones */
 	const enum ops_dtype types[3] = { OPS_F32, OPS_F16, OPS_BF16 };
@@ -594,7 +595,7 @@ static void apply_ref(enum ops_act a, enum ops_dtype t, const unsigned char *src
  * record does not. */
 static void test_one_pass_equals_staged(void **state)
 {
-	(void)state;
+	isa_use(state);
 	static const enum ops_dtype dts[] = { OPS_F32, OPS_F16, OPS_BF16 };
 	struct ops_envelope env;
 	test_envelope(&env, 4.0); /* 512 fp32 elements per tile */
@@ -721,14 +722,14 @@ static void test_strided_tiny_call_is_cheap(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_act_f32_accuracy),
-		cmocka_unit_test(test_act_f32_tails_of_the_range),
-		cmocka_unit_test(test_strided_random_views),
+		ISA_TESTS(test_act_f32_accuracy),
+		ISA_TESTS(test_act_f32_tails_of_the_range),
+		ISA_TESTS(test_strided_random_views),
 		cmocka_unit_test(test_strided_large_last_dim),
 		cmocka_unit_test(test_strided_exact_counters),
 		cmocka_unit_test(test_strided_zero_size_and_errors),
 		cmocka_unit_test(test_tiny_path_equals_general_path),
-		cmocka_unit_test(test_one_pass_equals_staged),
+		ISA_TESTS(test_one_pass_equals_staged),
 		cmocka_unit_test(test_strided_tiny_call_is_cheap),
 	};
 	return cmocka_run_group_tests_name("activation", tests, NULL, NULL);

@@ -14,6 +14,7 @@
 #include <papi.h>
 
 #include "../ops/device_int.h"
+#include "test_isa.h"
 
 /* 2 cores, round numbers so that model times can be computed by hand. */
 static struct ops_envelope test_env(void)
@@ -119,7 +120,7 @@ static void test_names(void **state)
 
 static void test_fp16_bf16(void **state)
 {
-	(void)state;
+	isa_use(state);
 	assert_int_equal(ops_f32_to_f16(1.0f), 0x3c00);
 	assert_int_equal(ops_f32_to_f16(65504.0f), 0x7bff);
 	assert_true(ops_f16_to_f32(0x7bff) == 65504.0f);
@@ -149,7 +150,7 @@ static void test_fp16_bf16(void **state)
  * subnormals and exact ties included), for every length tail. */
 static void test_vector_conv(void **state)
 {
-	(void)state;
+	isa_use(state);
 	enum { N = 1037 };
 	float *src = malloc(N * sizeof *src), *back = malloc(N * sizeof *back);
 	uint16_t *h = malloc(N * sizeof *h);
@@ -310,7 +311,7 @@ static void test_envelope_checks(void **state)
  * nothing between the destination's rows is written. */
 static void test_dma_transpose_blocks(void **state)
 {
-	(void)state;
+	isa_use(state);
 	struct ops_envelope e = test_env();
 	struct ops_device *dev = new_dev(&e, 0);
 	struct opr_error err = { 0 };
@@ -360,7 +361,7 @@ static void test_dma_transpose_blocks(void **state)
  * and transfers are counted per space pair. */
 static void test_dma_pattern(void **state)
 {
-	(void)state;
+	isa_use(state);
 	struct ops_envelope e = test_env();
 	struct ops_device *dev = new_dev(&e, 0);
 	struct opr_error err = { 0 };
@@ -837,12 +838,12 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
-		cmocka_unit_test(test_fp16_bf16),
-		cmocka_unit_test(test_vector_conv),
+		ISA_TESTS(test_fp16_bf16),
+		ISA_TESTS(test_vector_conv),
 		cmocka_unit_test(test_rng),
 		cmocka_unit_test(test_envelope_checks),
-		cmocka_unit_test(test_dma_pattern),
-		cmocka_unit_test(test_dma_transpose_blocks),
+		ISA_TESTS(test_dma_pattern),
+		ISA_TESTS(test_dma_transpose_blocks),
 		cmocka_unit_test(test_dma_limit_split),
 		cmocka_unit_test(test_capacity),
 		cmocka_unit_test(test_model),
