@@ -484,22 +484,21 @@ static void compute_direct(const struct conv_ctx *cx, const struct tile_pos *tp,
 			   float *acc, int first)
 {
 	const struct ops_kern *kern = ops_kern;
-	const int64_t PB = kern->direct_pb, KW = kern->direct_kw;
-	int64_t nkb = ceil_div(tp->nk, DIRECT_KB), npb = ceil_div(tp->npix, PB);
+	int64_t nkb = ceil_div(tp->nk, DIRECT_KB);
 	int64_t kb, pb, j, l;
 	float tmp[OPS_KERN_MAX_PB * 2 * DIRECT_KB];
 	const float *pix[OPS_KERN_MAX_PB];
 
-	for (kb = 0; kb < nkb; kb += KW / DIRECT_KB) {
+	for (kb = 0; kb < nkb;) {
 		const float *wp = w32 + kb * terms * DIRECT_KB;
-		int two = KW > DIRECT_KB && kb + 1 < nkb;
-		int64_t nkl = min64(two ? 2 * DIRECT_KB : DIRECT_KB, tp->nk - kb * DIRECT_KB);
+		int two = kern->direct_pb[1] > 0 && kb + 1 < nkb;
+		int64_t PB = kern->direct_pb[two], KW = two ? 2 * DIRECT_KB : DIRECT_KB;
+		int64_t nkl = min64(KW, tp->nk - kb * DIRECT_KB), npb = ceil_div(tp->npix, PB);
 
 		for (pb = 0; pb < npb; pb++) {
 			int64_t np = min64(PB, tp->npix - pb * PB);
 
-			/* a partial block repeats its last pixel (not stored); a
-			 * missing second panel repeats the first (not stored) */
+			/* a partial block repeats its last pixel (not stored) */
 			for (j = 0; j < PB; j++)
 				pix[j] = x32 + pix_off(cx, tp, pb * PB + min64(j, np - 1));
 			kern->conv_direct(pix, cx->off, terms, wp, two ? terms * DIRECT_KB : 0, tmp);
@@ -514,6 +513,7 @@ static void compute_direct(const struct conv_ctx *cx, const struct tile_pos *tp,
 						row[j] += tmp[j * KW + l];
 			}
 		}
+		kb += two ? 2 : 1;
 	}
 }
 

@@ -18,12 +18,14 @@ struct ops_kern {
 	enum ops_isa isa;
 	const char *path[OPS_NKFAMS];   /* what ops_kfam_path says */
 
-	/* conv2d direct: a block of direct_pb output pixels x direct_kw (16 or
-	 * 32) output channels in registers. For i < nterm:
+	/* conv2d direct: a block of output pixels x one or two 16-channel weight
+	 * panels in registers. For i < nterm, with kw = 16 (wstride 0: one
+	 * panel, direct_pb[0] pixels) or 32 (direct_pb[1] pixels):
 	 *   out[p*kw + k]      += pix[p][off[i]] * wp[16*i + k]            k < 16
 	 *   out[p*kw + 16 + k] += pix[p][off[i]] * wp[wstride + 16*i + k]  (kw 32)
-	 * out overwritten (starts at 0). */
-	int direct_pb, direct_kw;
+	 * out overwritten (starts at 0). direct_pb[1] == 0: no two-panel kernel
+	 * (the caller passes one panel at a time). */
+	int direct_pb[2];
 	void (*conv_direct)(const float *const *pix, const int32_t *off, int64_t nterm,
 			    const float *wp, int64_t wstride, float *out);
 	/* fp32 GEMM of the im2col strategy: 6 rows x gemm_nw (16 or 32) columns,

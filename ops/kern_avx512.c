@@ -144,51 +144,62 @@ static void avx512_act_f32_stream(enum ops_act a, const float *x, float *y, size
 	avx512_act_f32(a, x, y, n);
 }
 
-/* ---- conv2d direct: 12 pixels x 32 channels ------------------------------------- */
+/* ---- conv2d direct: 12 pixels x 32 channels, or 14 x 16 --------------------------
+ * Two weight panels: 24 accumulators, two weight vectors and the broadcasts
+ * as memory operands of the FMAs, 24 FMAs per 2 + 12 loads. One panel (a
+ * tile of 16 output channels, as the planner often picks): 14 accumulators,
+ * 14 FMAs per 1 + 14 loads; 14 pixels are half of a 28-wide output row. So
+ * the two FMA pipes, not the load ports, bound the loop either way. Pixels
+ * one apart (a unit-stride run inside one output row, the common case) are
+ * addressed from one pointer; others each from their own. */
+#define DPB2 12
+#define DPB1 14
 
-#define DPB 12
-
-/* 24 accumulators, two weight vectors and the broadcasts as memory operands
- * of the FMAs: 24 FMAs per 2 + 12 loads, so the two FMA pipes, not the load
- * ports, bound the loop. Pixels one apart (a unit-stride run inside one
- * output row, the common case) are addressed from one pointer. */
-ALWAYS_INLINE void direct_body(int contiguous, const float *const *pix, const int32_t *off,
-			       int64_t nterm, const float *wp, const float *wq, float *out)
+ALWAYS_INLINE void direct_body(int np, int two, int contiguous, const float *const *pix,
+			       const int32_t *off, int64_t nterm, const float *wp,
+			       const float *wq, float *out)
 {
-	__m512 c0[DPB], c1[DPB];
+	__m512 c0[DPB1], c1[DPB1];
 	const float *x0 = pix[0];
+	const int kw = two ? 32 : 16;
 
-	for (int p = 0; p < DPB; p++)
+	for (int p = 0; p < np; p++)
 		c0[p] = c1[p] = _mm512_setzero_ps();
 	for (int64_t i = 0; i < nterm; i++) {
 		__m512 w0 = _mm512_loadu_ps(wp + 16 * i);
-		__m512 w1 = _mm512_loadu_ps(wq + 16 * i);
+		__m512 w1 = two ? _mm512_loadu_ps(wq + 16 * i) : w0;
 		int32_t o = off[i];
 
-#pragma GCC unroll 12
-		for (int p = 0; p < DPB; p++) {
+#pragma GCC unroll 14
+		for (int p = 0; p < np; p++) {
 			__m512 b = _mm512_set1_ps(contiguous ? x0[o + p] : pix[p][o]);
 			c0[p] = _mm512_fmadd_ps(b, w0, c0[p]);
-			c1[p] = _mm512_fmadd_ps(b, w1, c1[p]);
+			if (two)
+				c1[p] = _mm512_fmadd_ps(b, w1, c1[p]);
 		}
 	}
-	for (int p = 0; p < DPB; p++) {
-		_mm512_storeu_ps(out + 32 * p, c0[p]);
-		_mm512_storeu_ps(out + 32 * p + 16, c1[p]);
+	for (int p = 0; p < np; p++) {
+		_mm512_storeu_ps(out + kw * p, c0[p]);
+		if (two)
+			_mm512_storeu_ps(out + kw * p + 16, c1[p]);
 	}
 }
 
 static void avx512_conv_direct(const float *const *pix, const int32_t *off, int64_t nterm,
 			       const float *wp, int64_t wstride, float *out)
 {
-	int contiguous = 1;
+	int two = wstride != 0, np = two ? DPB2 : DPB1, contiguous = 1;
 
-	for (int p = 1; p < DPB; p++)
+	for (int p = 1; p < np; p++)
 		contiguous &= pix[p] == pix[0] + p;
-	if (contiguous)
-		direct_body(1, pix, off, nterm, wp, wp + wstride, out);
+	if (two && contiguous)
+		direct_body(DPB2, 1, 1, pix, off, nterm, wp, wp + wstride, out);
+	else if (two)
+		direct_body(DPB2, 1, 0, pix, off, nterm, wp, wp + wstride, out);
+	else if (contiguous)
+		direct_body(DPB1, 0, 1, pix, off, nterm, wp, wp, out);
 	else
-		direct_body(0, pix, off, nterm, wp, wp + wstride, out);
+		direct_body(DPB1, 0, 0, pix, off, nterm, wp, wp, out);
 }
 
 /* ---- the fp32 GEMM: 6 rows x 32 columns ------------------------------------------- */
@@ -411,15 +422,14 @@ static void avx512_f32_to_half(enum ops_dtype t, const float *s, uint16_t *d, si
 const struct ops_kern ops_kern_avx512 = {
 	.isa = OPS_ISA_AVX512,
 	.path = {
-		[OPS_KF_CONV] = "avx512 (fma, 12x32 direct)",
+		[OPS_KF_CONV] = "avx512 (fma, 12x32 or 14x16 direct)",
 		[OPS_KF_GEMM] = "avx512 (fma, 6x32)",
 		[OPS_KF_QGEMM] = "avx512 (vnni vpdpbusd)",
 		[OPS_KF_ACT] = "avx512 (fma, 16 lanes)",
 		[OPS_KF_PERMUTE] = "avx512 (avx2 8x8 transposes, 64-byte streamed stores)",
 		[OPS_KF_CONVERT] = "avx512 (vcvtph2ps/vcvtps2ph, integer bf16)",
 	},
-	.direct_pb = DPB,
-	.direct_kw = 32,
+	.direct_pb = { DPB1, DPB2 },
 	.conv_direct = avx512_conv_direct,
 	.gemm_nw = 32,
 	.conv_gemm = avx512_conv_gemm,
