@@ -611,6 +611,8 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 	snprintf(cal->cpu, sizeof cal->cpu, "%s", host.cpu_model);
 	utc_now(cal->date, sizeof cal->date);
 	cal->cpus_online = host.cpus_online > 0 ? host.cpus_online : 1;
+	/* every loop below runs the chosen path's kernels: the envelope says which */
+	snprintf(cal->kernel_isa, sizeof cal->kernel_isa, "%s", ops_isa_name(ops_isa_active()));
 
 	/* SHARED plays the private L2 (a tile buffer reused across a launch
 	 * lives there; L1d is too small for the tiles the planner forms);
@@ -839,7 +841,10 @@ int col_calibration_yaml(const struct ops_envelope *e, const struct col_calibrat
 	quoted(&b, cal->date);
 	out(&b, "\n  cpu: ");
 	quoted(&b, cal->cpu);
-	out(&b, "\n  cpus_online: %lld\n  values:\n", (long long)cal->cpus_online);
+	out(&b, "\n  cpus_online: %lld\n", (long long)cal->cpus_online);
+	if (cal->kernel_isa[0])
+		out(&b, "  kernel_isa: %s\n", cal->kernel_isa);
+	out(&b, "  values:\n");
 	for (int i = 0; i < cal->nv; i++) {
 		const struct col_cal_value *v = &cal->v[i];
 		out(&b, "    %s: {median: %.6g, spread: %.4f, samples: %lld,\n      method: ", v->key,
