@@ -35,10 +35,11 @@ struct ops_kern {
 	void (*conv_gemm)(const float *a, const float *b, int64_t bstride, int64_t kdim,
 			  float *out, int64_t ldo, int accumulate);
 
-	/* qgemm (qgemm_int.h states the contract of both). */
-	void (*qgemm)(enum ops_dtype at, const void *a, const int8_t *b, int64_t m,
-		      int64_t tn, int64_t kk, int32_t *c, int16_t *a16);
-	void (*qgemm_colsum)(const int8_t *b, int64_t tn, int64_t kk, int32_t *cs);
+	/* qgemm (qgemm_int.h states the contract of both: ops_qgemm_kernel_ld,
+	 * ops_qgemm_colsum_ld). */
+	void (*qgemm)(enum ops_dtype at, const void *a, int64_t lda, const int8_t *b,
+		      int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int16_t *a16);
+	void (*qgemm_colsum)(const int8_t *b, int64_t ldb, int64_t tn, int64_t kk, int32_t *cs);
 
 	/* activations over contiguous fp32 (ops_act_f32's contract); the
 	 * stream form writes whole vectors of y by non-temporal stores and

@@ -360,19 +360,19 @@ static void qg_widen(enum ops_dtype at, const void *a, int64_t lda, int64_t m,
 	}
 }
 
-static void avx2_qgemm(enum ops_dtype at, const void *a, const int8_t *b,
-		      int64_t m, int64_t tn, int64_t kk, int32_t *c, int16_t *a16)
+static void avx2_qgemm(enum ops_dtype at, const void *a, int64_t lda, const int8_t *b,
+		       int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int16_t *a16)
 {
 	int32_t sums[8];
 
 	memset(c, 0, (size_t)(m * tn) * sizeof *c);
 	for (int64_t c0 = 0; c0 < kk; c0 += OPS_QGEMM_KC) {
 		int64_t len = kk - c0 < OPS_QGEMM_KC ? kk - c0 : OPS_QGEMM_KC;
-		qg_widen(at, a, kk, m, c0, len, a16);
+		qg_widen(at, a, lda, m, c0, len, a16);
 		/* j outer: a B chunk is read from memory once and reused by every
 		 * row block from L1; A's widened chunk (m*2 KiB) stays in L1/L2 */
 		for (int64_t j = 0; j < tn; j++) {
-			const int8_t *bj = b + j * kk + c0;
+			const int8_t *bj = b + j * ldb + c0;
 			for (int64_t i0 = 0; i0 < m; i0 += 8) {
 				int R = m - i0 < 8 ? (int)(m - i0) : 8;
 				memset(sums, 0, sizeof sums);
@@ -384,12 +384,12 @@ static void avx2_qgemm(enum ops_dtype at, const void *a, const int8_t *b,
 	}
 }
 
-static void avx2_qgemm_colsum(const int8_t *b, int64_t tn, int64_t kk, int32_t *cs)
+static void avx2_qgemm_colsum(const int8_t *b, int64_t ldb, int64_t tn, int64_t kk, int32_t *cs)
 {
 	const __m256i flip = _mm256_set1_epi8((char)0x80);
 
 	for (int64_t j = 0; j < tn; j++) {
-		const int8_t *bj = b + j * kk;
+		const int8_t *bj = b + j * ldb;
 		__m256i s = _mm256_setzero_si256();
 		int64_t q = 0, tot;
 		uint64_t l[4];

@@ -241,59 +241,141 @@ static void avx512_conv_gemm(const float *a, const float *b, int64_t bstride, in
  * is read as a ^ 0x80 = a + 128 (u8), and 128 * sum(b) comes off after:
  * the column sums ride along as vpdpbusd of ones with b. */
 
+/* One 64-byte step of K for R rows and J columns (tailm masks the tail); it
+ * prefetches the same rows' next K tile (kk bytes on) into L2, a whole tile
+ * ahead: each 1 KiB run of a row starts a new page for the hardware
+ * prefetcher, which left the loop waiting on DRAM. (A prefetch never
+ * faults, so past the end is harmless.) The accumulators are named
+ * variables, not arrays: with arrays gcc kept some of them on the stack. */
+#define VNNI_LOAD(p, masked) \
+	((masked) ? _mm512_maskz_loadu_epi8(tailm, (p) + q) : _mm512_loadu_si512((p) + q))
+#define VNNI_ROW(k, masked)                                                             \
+	do {                                                                            \
+		if (R > k) {                                                            \
+			__m512i av = VNNI_LOAD(ap##k, masked);                          \
+			if (s8a)                                                        \
+				av = _mm512_xor_si512(av, flip);                        \
+			x##k##0 = _mm512_dpbusd_epi32(x##k##0, av, b0);                 \
+			if (J > 1)                                                      \
+				x##k##1 = _mm512_dpbusd_epi32(x##k##1, av, b1);         \
+		}                                                                       \
+	} while (0)
+#define VNNI_STEP(masked)                                                               \
+	do {                                                                            \
+		__m512i b0 = VNNI_LOAD(b0p, masked);                                    \
+		__m512i b1 = J > 1 ? VNNI_LOAD(b1p, masked) : b0;                       \
+		_mm_prefetch((const char *)(b0p + q + kk), _MM_HINT_T1);                \
+		if (J > 1)                                                              \
+			_mm_prefetch((const char *)(b1p + q + kk), _MM_HINT_T1);        \
+		if (s8a) {                                                              \
+			cs0 = _mm512_dpbusd_epi32(cs0, ones, b0);                       \
+			if (J > 1)                                                      \
+				cs1 = _mm512_dpbusd_epi32(cs1, ones, b1);               \
+		}                                                                       \
+		VNNI_ROW(0, masked);								\
+		VNNI_ROW(1, masked);								\
+		VNNI_ROW(2, masked);								\
+		VNNI_ROW(3, masked);								\
+		VNNI_ROW(4, masked);								\
+		VNNI_ROW(5, masked);								\
+		VNNI_ROW(6, masked);								\
+		VNNI_ROW(7, masked);								\
+	} while (0)
+
 /* c[i*tn + j] for R rows from i0 and J (1 or 2) columns from j0, the whole
  * kk: R x J accumulators stay in registers; A's rows come from L1/L2. */
-ALWAYS_INLINE void vnni_block(int R, int J, int s8a, const uint8_t *a, const int8_t *b,
-			      int64_t tn, int64_t kk, int64_t i0, int64_t j0, int32_t *c)
+ALWAYS_INLINE void vnni_block(int R, int J, int s8a, const uint8_t *a, int64_t lda,
+			      const int8_t *b, int64_t ldb, int64_t tn, int64_t kk, int64_t i0,
+			      int64_t j0, int32_t *c)
 {
-	__m512i acc[8][2], cs[2];
+	const __m512i z = _mm512_setzero_si512();
 	const __m512i flip = _mm512_set1_epi8((char)0x80), ones = _mm512_set1_epi8(1);
-	const int8_t *bj[2] = { b + j0 * kk, b + (j0 + J - 1) * kk };
+	const int8_t *b0p = b + j0 * ldb, *b1p = b + (j0 + J - 1) * ldb;
+	__m512i cs0 = z, cs1 = z;
+	__m512i x00 = z, x01 = z;
+	const uint8_t *ap0 = a + (i0 + (R > 0 ? 0 : 0)) * lda;
+	__m512i x10 = z, x11 = z;
+	const uint8_t *ap1 = a + (i0 + (R > 1 ? 1 : 0)) * lda;
+	__m512i x20 = z, x21 = z;
+	const uint8_t *ap2 = a + (i0 + (R > 2 ? 2 : 0)) * lda;
+	__m512i x30 = z, x31 = z;
+	const uint8_t *ap3 = a + (i0 + (R > 3 ? 3 : 0)) * lda;
+	__m512i x40 = z, x41 = z;
+	const uint8_t *ap4 = a + (i0 + (R > 4 ? 4 : 0)) * lda;
+	__m512i x50 = z, x51 = z;
+	const uint8_t *ap5 = a + (i0 + (R > 5 ? 5 : 0)) * lda;
+	__m512i x60 = z, x61 = z;
+	const uint8_t *ap6 = a + (i0 + (R > 6 ? 6 : 0)) * lda;
+	__m512i x70 = z, x71 = z;
+	const uint8_t *ap7 = a + (i0 + (R > 7 ? 7 : 0)) * lda;
+	__mmask64 tailm = ~(__mmask64)0;
 	int64_t q = 0;
 
-	for (int r = 0; r < R; r++)
-		acc[r][0] = acc[r][1] = _mm512_setzero_si512();
-	cs[0] = cs[1] = _mm512_setzero_si512();
-	for (; q < kk; q += 64) {
-		__mmask64 m = kk - q >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (kk - q)) - 1;
-		__m512i bv[2];
-
-		for (int t = 0; t < J; t++) {
-			bv[t] = _mm512_maskz_loadu_epi8(m, bj[t] + q);
-			if (s8a)
-				cs[t] = _mm512_dpbusd_epi32(cs[t], ones, bv[t]);
-		}
-#pragma GCC unroll 8
-		for (int r = 0; r < R; r++) {
-			__m512i av = _mm512_maskz_loadu_epi8(m, a + (i0 + r) * kk + q);
-			if (s8a)
-				av = _mm512_xor_si512(av, flip);
-			for (int t = 0; t < J; t++)
-				acc[r][t] = _mm512_dpbusd_epi32(acc[r][t], av, bv[t]);
-		}
+	for (; q + 64 <= kk; q += 64)
+		VNNI_STEP(0);
+	if (q < kk) {
+		tailm = ((__mmask64)1 << (kk - q)) - 1;
+		VNNI_STEP(1);
 	}
-	for (int t = 0; t < J; t++) {
-		int32_t corr = s8a ? 128 * _mm512_reduce_add_epi32(cs[t]) : 0;
-		for (int r = 0; r < R; r++)
-			c[(i0 + r) * tn + j0 + t] = _mm512_reduce_add_epi32(acc[r][t]) - corr;
+	int32_t corr0 = s8a ? 128 * _mm512_reduce_add_epi32(cs0) : 0;
+	int32_t corr1 = s8a ? 128 * _mm512_reduce_add_epi32(cs1) : 0;
+	if (R > 0) {
+		c[(i0 + 0) * tn + j0] = _mm512_reduce_add_epi32(x00) - corr0;
+		if (J > 1)
+			c[(i0 + 0) * tn + j0 + 1] = _mm512_reduce_add_epi32(x01) - corr1;
+	}
+	if (R > 1) {
+		c[(i0 + 1) * tn + j0] = _mm512_reduce_add_epi32(x10) - corr0;
+		if (J > 1)
+			c[(i0 + 1) * tn + j0 + 1] = _mm512_reduce_add_epi32(x11) - corr1;
+	}
+	if (R > 2) {
+		c[(i0 + 2) * tn + j0] = _mm512_reduce_add_epi32(x20) - corr0;
+		if (J > 1)
+			c[(i0 + 2) * tn + j0 + 1] = _mm512_reduce_add_epi32(x21) - corr1;
+	}
+	if (R > 3) {
+		c[(i0 + 3) * tn + j0] = _mm512_reduce_add_epi32(x30) - corr0;
+		if (J > 1)
+			c[(i0 + 3) * tn + j0 + 1] = _mm512_reduce_add_epi32(x31) - corr1;
+	}
+	if (R > 4) {
+		c[(i0 + 4) * tn + j0] = _mm512_reduce_add_epi32(x40) - corr0;
+		if (J > 1)
+			c[(i0 + 4) * tn + j0 + 1] = _mm512_reduce_add_epi32(x41) - corr1;
+	}
+	if (R > 5) {
+		c[(i0 + 5) * tn + j0] = _mm512_reduce_add_epi32(x50) - corr0;
+		if (J > 1)
+			c[(i0 + 5) * tn + j0 + 1] = _mm512_reduce_add_epi32(x51) - corr1;
+	}
+	if (R > 6) {
+		c[(i0 + 6) * tn + j0] = _mm512_reduce_add_epi32(x60) - corr0;
+		if (J > 1)
+			c[(i0 + 6) * tn + j0 + 1] = _mm512_reduce_add_epi32(x61) - corr1;
+	}
+	if (R > 7) {
+		c[(i0 + 7) * tn + j0] = _mm512_reduce_add_epi32(x70) - corr0;
+		if (J > 1)
+			c[(i0 + 7) * tn + j0 + 1] = _mm512_reduce_add_epi32(x71) - corr1;
 	}
 }
 
 #define VNNI_ROWS(R)                                                                     \
-	static void vnni_rows##R(int s8a, const uint8_t *a, const int8_t *b, int64_t tn,  \
-				 int64_t kk, int64_t i0, int32_t *c)                       \
+	static void vnni_rows##R(int s8a, const uint8_t *a, int64_t lda, const int8_t *b,  \
+				 int64_t ldb, int64_t tn, int64_t kk, int64_t i0, int32_t *c) \
 	{                                                                                  \
 		int64_t j = 0;                                                             \
 		for (; j + 2 <= tn; j += 2)                                                \
 			if (s8a)                                                           \
-				vnni_block(R, 2, 1, a, b, tn, kk, i0, j, c);               \
+				vnni_block(R, 2, 1, a, lda, b, ldb, tn, kk, i0, j, c);     \
 			else                                                               \
-				vnni_block(R, 2, 0, a, b, tn, kk, i0, j, c);               \
+				vnni_block(R, 2, 0, a, lda, b, ldb, tn, kk, i0, j, c);     \
 		if (j < tn) {                                                              \
 			if (s8a)                                                           \
-				vnni_block(R, 1, 1, a, b, tn, kk, i0, j, c);               \
+				vnni_block(R, 1, 1, a, lda, b, ldb, tn, kk, i0, j, c);     \
 			else                                                               \
-				vnni_block(R, 1, 0, a, b, tn, kk, i0, j, c);               \
+				vnni_block(R, 1, 0, a, lda, b, ldb, tn, kk, i0, j, c);     \
 		}                                                                          \
 	}
 VNNI_ROWS(1)
@@ -305,11 +387,11 @@ VNNI_ROWS(6)
 VNNI_ROWS(7)
 VNNI_ROWS(8)
 
-static void avx512_qgemm(enum ops_dtype at, const void *a, const int8_t *b, int64_t m,
-			 int64_t tn, int64_t kk, int32_t *c, int16_t *a16)
+static void avx512_qgemm(enum ops_dtype at, const void *a, int64_t lda, const int8_t *b,
+			 int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int16_t *a16)
 {
-	static void (*const rows[9])(int, const uint8_t *, const int8_t *, int64_t, int64_t,
-				     int64_t, int32_t *) = {
+	static void (*const rows[9])(int, const uint8_t *, int64_t, const int8_t *, int64_t,
+				     int64_t, int64_t, int64_t, int32_t *) = {
 		NULL, vnni_rows1, vnni_rows2, vnni_rows3, vnni_rows4,
 		vnni_rows5, vnni_rows6, vnni_rows7, vnni_rows8
 	};
@@ -318,16 +400,17 @@ static void avx512_qgemm(enum ops_dtype at, const void *a, const int8_t *b, int6
 	(void)a16;
 	for (int64_t i0 = 0; i0 < m; i0 += 8) {
 		int R = m - i0 < 8 ? (int)(m - i0) : 8;
-		rows[R](s8a, a, b, tn, kk, i0, c);
+		rows[R](s8a, a, lda, b, ldb, tn, kk, i0, c);
 	}
 }
 
-static void avx512_qgemm_colsum(const int8_t *b, int64_t tn, int64_t kk, int32_t *cs)
+static void avx512_qgemm_colsum(const int8_t *b, int64_t ldb, int64_t tn, int64_t kk,
+				int32_t *cs)
 {
 	const __m512i flip = _mm512_set1_epi8((char)0x80);
 
 	for (int64_t j = 0; j < tn; j++) {
-		const int8_t *bj = b + j * kk;
+		const int8_t *bj = b + j * ldb;
 		__m512i s = _mm512_setzero_si512();
 		int64_t q = 0, tot;
 		/* b ^ 0x80 read as u8 is b + 128; SAD against zero sums 8 bytes */

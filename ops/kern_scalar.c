@@ -133,21 +133,21 @@ static void scalar_conv_gemm(const float *a, const float *b, int64_t bstride, in
 /* ---- qgemm ---------------------------------------------------------------------- */
 
 /* int32 per K tile is exact: kk <= OPS_QGEMM_MAX_TILE_KK bounds the sum. */
-static void scalar_qgemm(enum ops_dtype at, const void *a, const int8_t *b, int64_t m,
-			 int64_t tn, int64_t kk, int32_t *c, int16_t *a16)
+static void scalar_qgemm(enum ops_dtype at, const void *a, int64_t lda, const int8_t *b,
+			 int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int16_t *a16)
 {
 	(void)a16;
 	for (int64_t i = 0; i < m; i++)
 		for (int64_t j = 0; j < tn; j++) {
-			const int8_t *bj = b + j * kk;
+			const int8_t *bj = b + j * ldb;
 			int32_t s = 0;
 
 			if (at == OPS_U8) {
-				const uint8_t *ai = (const uint8_t *)a + i * kk;
+				const uint8_t *ai = (const uint8_t *)a + i * lda;
 				for (int64_t q = 0; q < kk; q++)
 					s += (int32_t)ai[q] * bj[q];
 			} else {
-				const int8_t *ai = (const int8_t *)a + i * kk;
+				const int8_t *ai = (const int8_t *)a + i * lda;
 				for (int64_t q = 0; q < kk; q++)
 					s += (int32_t)ai[q] * bj[q];
 			}
@@ -155,13 +155,14 @@ static void scalar_qgemm(enum ops_dtype at, const void *a, const int8_t *b, int6
 		}
 }
 
-static void scalar_qgemm_colsum(const int8_t *b, int64_t tn, int64_t kk, int32_t *cs)
+static void scalar_qgemm_colsum(const int8_t *b, int64_t ldb, int64_t tn, int64_t kk,
+				int32_t *cs)
 {
 	for (int64_t j = 0; j < tn; j++) {
 		int32_t s = 0;
 
 		for (int64_t q = 0; q < kk; q++)
-			s += b[j * kk + q];
+			s += b[j * ldb + q];
 		cs[j] = s;
 	}
 }
