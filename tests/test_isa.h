@@ -7,6 +7,7 @@
 #define TESTS_TEST_ISA_H
 
 #include "../ops/ops.h"
+#include "skip.h"
 
 static const enum ops_isa ISA_PATHS[OPS_NISAS] = { OPS_ISA_SCALAR, OPS_ISA_AVX2, OPS_ISA_AVX512 };
 
@@ -22,10 +23,8 @@ static void isa_use(void **state)
 {
 	enum ops_isa i = *(const enum ops_isa *)*state;
 
-	if (!ops_isa_host_has(i)) {
-		print_message("# host lacks the %s kernel path\n", ops_isa_name(i));
-		skip();
-	}
+	if (!ops_isa_host_has(i))
+		SKIP_BECAUSE("this CPU lacks the %s kernel path", ops_isa_name(i));
 	assert_int_equal(ops_isa_select(i, NULL), 0);
 	assert_int_equal(ops_isa_active(), i);
 }
