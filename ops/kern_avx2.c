@@ -373,6 +373,14 @@ static void avx2_qgemm(enum ops_dtype at, const void *a, int64_t lda, const int8
 		 * row block from L1; A's widened chunk (m*2 KiB) stays in L1/L2 */
 		for (int64_t j = 0; j < tn; j++) {
 			const int8_t *bj = b + j * ldb + c0;
+			/* the row's next chunk (this tile's, or the next tile's
+			 * first: the caller walks K tiles in order) into L2 a
+			 * chunk ahead: a B read in place starts a new page every
+			 * 1 KiB run, which the hardware prefetcher does not
+			 * follow (a prefetch never faults, past the end is
+			 * harmless) */
+			for (int64_t o = 0; o < len; o += 64)
+				_mm_prefetch((const char *)(bj + len + o), _MM_HINT_T1);
 			for (int64_t i0 = 0; i0 < m; i0 += 8) {
 				int R = m - i0 < 8 ? (int)(m - i0) : 8;
 				memset(sums, 0, sizeof sums);
