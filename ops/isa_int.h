@@ -38,7 +38,8 @@ struct ops_kern {
 	/* qgemm (qgemm_int.h states the contract of both: ops_qgemm_kernel_ld,
 	 * ops_qgemm_colsum_ld). */
 	void (*qgemm)(enum ops_dtype at, const void *a, int64_t lda, const int8_t *b,
-		      int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int16_t *a16);
+		      int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int32_t *cs,
+		      int16_t *a16);
 	void (*qgemm_colsum)(const int8_t *b, int64_t ldb, int64_t tn, int64_t kk, int32_t *cs);
 
 	/* activations over contiguous fp32 (ops_act_f32's contract); the

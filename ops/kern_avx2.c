@@ -360,12 +360,17 @@ static void qg_widen(enum ops_dtype at, const void *a, int64_t lda, int64_t m,
 	}
 }
 
+static void avx2_qgemm_colsum(const int8_t *b, int64_t ldb, int64_t tn, int64_t kk, int32_t *cs);
+
 static void avx2_qgemm(enum ops_dtype at, const void *a, int64_t lda, const int8_t *b,
-		       int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int16_t *a16)
+		       int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int32_t *cs,
+		       int16_t *a16)
 {
 	int32_t sums[8];
 
 	memset(c, 0, (size_t)(m * tn) * sizeof *c);
+	if (cs)
+		memset(cs, 0, (size_t)tn * sizeof *cs);
 	for (int64_t c0 = 0; c0 < kk; c0 += OPS_QGEMM_KC) {
 		int64_t len = kk - c0 < OPS_QGEMM_KC ? kk - c0 : OPS_QGEMM_KC;
 		qg_widen(at, a, lda, m, c0, len, a16);
@@ -381,6 +386,11 @@ static void avx2_qgemm(enum ops_dtype at, const void *a, int64_t lda, const int8
 			 * harmless) */
 			for (int64_t o = 0; o < len; o += 64)
 				_mm_prefetch((const char *)(bj + len + o), _MM_HINT_T1);
+			if (cs) { /* the chunk's column sum while it is in L1 */
+				int32_t part;
+				avx2_qgemm_colsum(bj, len, 1, len, &part);
+				cs[j] += part;
+			}
 			for (int64_t i0 = 0; i0 < m; i0 += 8) {
 				int R = m - i0 < 8 ? (int)(m - i0) : 8;
 				memset(sums, 0, sizeof sums);

@@ -268,7 +268,7 @@ static void avx512_conv_gemm(const float *a, const float *b, int64_t bstride, in
 		_mm_prefetch((const char *)(b0p + q + kk), _MM_HINT_T1);                \
 		if (J > 1)                                                              \
 			_mm_prefetch((const char *)(b1p + q + kk), _MM_HINT_T1);        \
-		if (s8a) {                                                              \
+		if (s8a || csum) {                                                      \
 			cs0 = _mm512_dpbusd_epi32(cs0, ones, b0);                       \
 			if (J > 1)                                                      \
 				cs1 = _mm512_dpbusd_epi32(cs1, ones, b1);               \
@@ -306,9 +306,9 @@ static inline __m512i hsum16(const __m512i v[16])
 
 /* c[i*tn + j] for R rows from i0 and J (1 or 2) columns from j0, the whole
  * kk: R x J accumulators stay in registers; A's rows come from L1/L2. */
-ALWAYS_INLINE void vnni_block(int R, int J, int s8a, int add, const uint8_t *a, int64_t lda,
-			      const int8_t *b, int64_t ldb, int64_t tn, int64_t kk, int64_t i0,
-			      int64_t j0, int32_t *c)
+ALWAYS_INLINE void vnni_block(int R, int J, int s8a, int csum, int add, const uint8_t *a,
+			      int64_t lda, const int8_t *b, int64_t ldb, int64_t tn, int64_t kk,
+			      int64_t i0, int64_t j0, int32_t *c, int32_t *cs)
 {
 	const __m512i z = _mm512_setzero_si512();
 	const __m512i flip = _mm512_set1_epi8((char)0x80), ones = _mm512_set1_epi8(1);
@@ -339,8 +339,14 @@ ALWAYS_INLINE void vnni_block(int R, int J, int s8a, int add, const uint8_t *a, 
 		tailm = ((__mmask64)1 << (kk - q)) - 1;
 		VNNI_STEP(1);
 	}
-	int32_t corr0 = s8a ? 128 * _mm512_reduce_add_epi32(cs0) : 0;
-	int32_t corr1 = s8a ? 128 * _mm512_reduce_add_epi32(cs1) : 0;
+	int32_t sum0 = s8a || csum ? _mm512_reduce_add_epi32(cs0) : 0;
+	int32_t sum1 = (s8a || csum) && J > 1 ? _mm512_reduce_add_epi32(cs1) : 0;
+	int32_t corr0 = s8a ? 128 * sum0 : 0, corr1 = s8a ? 128 * sum1 : 0;
+	if (csum) { /* the column sums ride along (once per column: i0 == 0) */
+		cs[j0] = (add ? cs[j0] : 0) + sum0;
+		if (J > 1)
+			cs[j0 + 1] = (add ? cs[j0 + 1] : 0) + sum1;
+	}
 	if (R == 8 && J == 2) {
 		/* the 16 sums at once (hsum16): a third of the instructions of 16
 		 * reductions, which were as many as a 256-byte K tile's loop */
@@ -405,21 +411,26 @@ ALWAYS_INLINE void vnni_block(int R, int J, int s8a, int add, const uint8_t *a, 
 	}
 }
 
+#define VNNI_J(R, J, s8a, csum) \
+	vnni_block(R, J, s8a, csum, add, a, lda, b, ldb, tn, kk, i0, j, c, cs)
 #define VNNI_ROWS(R)                                                                     \
 	static void vnni_rows##R(int s8a, int add, const uint8_t *a, int64_t lda,          \
 				 const int8_t *b, int64_t ldb, int64_t tn, int64_t kk,     \
-				 int64_t i0, int32_t *c)                                   \
+				 int64_t i0, int32_t *c, int32_t *cs)                      \
 	{                                                                                  \
+		const int csum = cs && i0 == 0;                                           \
 		for (int64_t j = 0; j < tn; j += 2) {                                      \
-			int J = tn - j >= 2 ? 2 : 1;                                       \
-			if (J == 2 && s8a)                                                 \
-				vnni_block(R, 2, 1, add, a, lda, b, ldb, tn, kk, i0, j, c); \
-			else if (J == 2)                                                   \
-				vnni_block(R, 2, 0, add, a, lda, b, ldb, tn, kk, i0, j, c); \
-			else if (s8a)                                                      \
-				vnni_block(R, 1, 1, add, a, lda, b, ldb, tn, kk, i0, j, c); \
-			else                                                               \
-				vnni_block(R, 1, 0, add, a, lda, b, ldb, tn, kk, i0, j, c); \
+			if (tn - j >= 2) {                                                 \
+				if (s8a && csum) VNNI_J(R, 2, 1, 1);                       \
+				else if (s8a) VNNI_J(R, 2, 1, 0);                          \
+				else if (csum) VNNI_J(R, 2, 0, 1);                         \
+				else VNNI_J(R, 2, 0, 0);                                   \
+			} else {                                                           \
+				if (s8a && csum) VNNI_J(R, 1, 1, 1);                       \
+				else if (s8a) VNNI_J(R, 1, 1, 0);                          \
+				else if (csum) VNNI_J(R, 1, 0, 1);                         \
+				else VNNI_J(R, 1, 0, 0);                                   \
+			}                                                                  \
 		}                                                                          \
 	}
 VNNI_ROWS(1)
@@ -438,10 +449,11 @@ VNNI_ROWS(8)
 #define VNNI_KC 4096
 
 static void avx512_qgemm(enum ops_dtype at, const void *a, int64_t lda, const int8_t *b,
-			 int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int16_t *a16)
+			 int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int32_t *cs,
+			 int16_t *a16)
 {
 	static void (*const rows[9])(int, int, const uint8_t *, int64_t, const int8_t *, int64_t,
-				     int64_t, int64_t, int64_t, int32_t *) = {
+				     int64_t, int64_t, int64_t, int32_t *, int32_t *) = {
 		NULL, vnni_rows1, vnni_rows2, vnni_rows3, vnni_rows4,
 		vnni_rows5, vnni_rows6, vnni_rows7, vnni_rows8
 	};
@@ -452,7 +464,8 @@ static void avx512_qgemm(enum ops_dtype at, const void *a, int64_t lda, const in
 		int64_t len = kk - q0 < VNNI_KC ? kk - q0 : VNNI_KC;
 		for (int64_t i0 = 0; i0 < m; i0 += 8) {
 			int R = m - i0 < 8 ? (int)(m - i0) : 8;
-			rows[R](s8a, q0 > 0, (const uint8_t *)a + q0, lda, b + q0, ldb, tn, len, i0, c);
+			rows[R](s8a, q0 > 0, (const uint8_t *)a + q0, lda, b + q0, ldb, tn, len, i0, c,
+				cs);
 		}
 	}
 }

@@ -133,10 +133,16 @@ static void scalar_conv_gemm(const float *a, const float *b, int64_t bstride, in
 /* ---- qgemm ---------------------------------------------------------------------- */
 
 /* int32 per K tile is exact: kk <= OPS_QGEMM_MAX_TILE_KK bounds the sum. */
+static void scalar_qgemm_colsum(const int8_t *b, int64_t ldb, int64_t tn, int64_t kk,
+				int32_t *cs);
+
 static void scalar_qgemm(enum ops_dtype at, const void *a, int64_t lda, const int8_t *b,
-			 int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int16_t *a16)
+			 int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int32_t *cs,
+			 int16_t *a16)
 {
 	(void)a16;
+	if (cs)
+		scalar_qgemm_colsum(b, ldb, tn, kk, cs);
 	for (int64_t i = 0; i < m; i++)
 		for (int64_t j = 0; j < tn; j++) {
 			const int8_t *bj = b + j * ldb;

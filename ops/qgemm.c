@@ -42,13 +42,14 @@
 void ops_qgemm_kernel(enum ops_dtype at, const void *a, const int8_t *b,
 		      int64_t m, int64_t tn, int64_t kk, int32_t *c, int16_t *a16)
 {
-	ops_kern->qgemm(at, a, kk, b, kk, m, tn, kk, c, a16);
+	ops_kern->qgemm(at, a, kk, b, kk, m, tn, kk, c, NULL, a16);
 }
 
 void ops_qgemm_kernel_ld(enum ops_dtype at, const void *a, int64_t lda, const int8_t *b,
-			 int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int16_t *a16)
+			 int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int32_t *cs,
+			 int16_t *a16)
 {
-	ops_kern->qgemm(at, a, lda, b, ldb, m, tn, kk, c, a16);
+	ops_kern->qgemm(at, a, lda, b, ldb, m, tn, kk, c, cs, a16);
 }
 
 void ops_qgemm_colsum(const int8_t *b, int64_t tn, int64_t kk, int32_t *cs)
@@ -551,10 +552,10 @@ static int qg_part(struct qg_run *r, int64_t j0, int64_t tn, int64_t part,
 			const int8_t *bt = qg_at(r->b, j0 * k + k0);
 			/* exact per tile in int32, widened to int64 across tiles;
 			 * zero point: sum (a - zp) b = sum a b - zp sum b */
+			/* (B's column sums, for the zero point, in the same pass:
+			 * a second pass read a large K tile of B again) */
 			ops_qgemm_kernel_ld(r->w->quant.a, at, k, bt, k, m, tn, len, pv->raw,
-					    pv->a16);
-			if (zp)
-				ops_qgemm_colsum_ld(bt, k, tn, len, pv->colsum);
+					    zp ? pv->colsum : NULL, pv->a16);
 			for (int64_t i = 0; i < m; i++)
 				for (int64_t j = 0; j < tn; j++)
 					pv->run[i * tn + j] += (int64_t)pv->raw[i * tn + j] -

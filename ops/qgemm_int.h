@@ -92,9 +92,11 @@ int ops_qgemm_transfers(const struct ops_envelope *env, const struct ops_workloa
 void ops_qgemm_kernel(enum ops_dtype at, const void *a, const int8_t *b,
 		      int64_t m, int64_t tn, int64_t kk, int32_t *c, int16_t *a16);
 /* The same with rows lda (A) and ldb (B) elements apart (a K tile read in
- * place from the whole [m,k] and [n,k] matrices). */
+ * place from the whole [m,k] and [n,k] matrices), and, when cs != NULL, B's
+ * column sums of the tile into cs[tn] in the same pass (ops_qgemm_colsum). */
 void ops_qgemm_kernel_ld(enum ops_dtype at, const void *a, int64_t lda, const int8_t *b,
-			 int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int16_t *a16);
+			 int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int32_t *cs,
+			 int16_t *a16);
 /* cs[j] = sum_{q<kk} b[j*kk + q] (the column sums of B used for the zero
  * point: sum (a - zp) b = sum a b - zp sum b); the _ld form with rows ldb
  * apart. */

@@ -150,6 +150,49 @@ static void test_kernel_random(void **state)
 	free(a16);
 }
 
+/* The in-place form: K tiles read out of wider rows (lda, ldb > kk), with
+ * B's column sums from the same pass, on random shapes, at full range. */
+static void test_kernel_strided_colsum(void **state)
+{
+	isa_use(state);
+	int16_t *a16 = aligned_alloc(64, 24 * OPS_QGEMM_KC * 2);
+	assert_non_null(a16);
+	for (int it = 0; it < 40; it++) {
+		int64_t m = rint_in(1, 17), tn = rint_in(1, 35), kk = rint_in(1, 9000);
+		int64_t lda = kk + rint_in(0, 70), ldb = kk + rint_in(0, 70);
+		enum ops_dtype at = it % 2 ? OPS_U8 : OPS_S8;
+		uint8_t *a = malloc((size_t)(m * lda));
+		int8_t *b = malloc((size_t)(tn * ldb));
+		int32_t *c = malloc((size_t)(m * tn) * 4), *cs = malloc((size_t)tn * 4);
+		assert_true(a && b && c && cs);
+		for (int64_t e = 0; e < m * lda; e++)
+			a[e] = (uint8_t)rnd();
+		for (int64_t e = 0; e < tn * ldb; e++)
+			b[e] = (int8_t)rnd();
+		memset(c, 0xA5, (size_t)(m * tn) * 4);
+		memset(cs, 0xA5, (size_t)tn * 4);
+		ops_qgemm_kernel_ld(at, a, lda, b, ldb, m, tn, kk, c, cs, a16);
+		for (int64_t j = 0; j < tn; j++) {
+			int64_t sb = 0;
+			for (int64_t q = 0; q < kk; q++)
+				sb += b[j * ldb + q];
+			assert_int_equal(cs[j], sb);
+			for (int64_t i = 0; i < m; i++) {
+				int64_t r = 0;
+				for (int64_t q = 0; q < kk; q++)
+					r += (at == OPS_U8 ? (int64_t)a[i * lda + q]
+							   : (int64_t)(int8_t)a[i * lda + q]) * b[j * ldb + q];
+				assert_int_equal(c[i * tn + j], r);
+			}
+		}
+		free(a);
+		free(b);
+		free(c);
+		free(cs);
+	}
+	free(a16);
+}
+
 /* The largest K tile at the worst products: 65536 * 255 * -128 still fits. */
 static void test_kernel_tile_bound(void **state)
 {
@@ -522,6 +565,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		ISA_TESTS(test_kernel_random),
+		ISA_TESTS(test_kernel_strided_colsum),
 		ISA_TESTS(test_kernel_tile_bound),
 		ISA_TESTS(test_random_shapes),
 		ISA_TESTS(test_k22_extremes),
