@@ -7,6 +7,7 @@
 #include "analyze/analyze.h"
 #include "collect/calibrate.h"
 #include "collect/collect.h"
+#include "ops/ops.h"
 #include "report/report.h"
 
 struct command {
@@ -44,7 +45,9 @@ static void usage(FILE *fp)
 	fprintf(fp, "\n'opreview <command> --help' describes a command; 'man opreview' has the rest.\n"
 		    "exit codes: 0 success or SHIP, 1 failure, 2 bad usage or input, 3 not implemented,\n"
 		    "4 verify/replay mismatch, 5 output exists or is being written, 10 SHIP WITH MITIGATIONS,\n"
-		    "11 HOLD, 12 ROLLBACK, 130/143 interrupted by SIGINT/SIGTERM (output removed)\n");
+		    "11 HOLD, 12 ROLLBACK, 130/143 interrupted by SIGINT/SIGTERM (output removed)\n"
+		    "environment: OPREVIEW_ISA=scalar|avx2|avx512 forces the host kernel path (default:\n"
+		    "the best this CPU runs)\n");
 }
 
 int main(int argc, char **argv)
@@ -66,6 +69,15 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 			printf("%s\n", commands[i].name);
 		return OPR_EXIT_OK;
+	}
+	/* the kernel path is fixed before any command runs: a bad OPREVIEW_ISA
+	 * (an unknown name, or a path this CPU lacks) is bad input, exit 2 */
+	struct opr_error err;
+	memset(&err, 0, sizeof err);
+	int rc = ops_isa_from_env(&err);
+	if (rc) {
+		opr_error_print(&err, stderr);
+		return opr_exit_status(rc);
 	}
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (!strcmp(name, commands[i].name))

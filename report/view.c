@@ -852,11 +852,17 @@ host:;
 	if (vb->oom)
 		return;
 	const char *hk[] = { "cpu_model", "caches", "kernel", "governor", "compiler", "cflags",
-			     "versions", "tool_version", "git_revision", "hostname" };
+			     "kernel_isa", "kernel_paths", "versions", "tool_version",
+			     "git_revision", "hostname" };
 	const char *hn[] = { "CPU", "caches", "kernel", "governor", "compiler", "flags",
-			     "libraries", "opreview", "git revision", "host name" };
+			     "host kernel path", "kernel path per family", "libraries", "opreview",
+			     "git revision", "host name" };
 	for (size_t i = 0; i < sizeof hk / sizeof hk[0]; i++) {
-		kv(vb, hr, hn[i], str(host, hk[i]));
+		const char *hv = str(host, hk[i]);
+		/* findings written before the kernel paths were recorded */
+		if (!*hv && !strncmp(hk[i], "kernel_", 7))
+			hv = "unavailable: not in these findings";
+		kv(vb, hr, hn[i], hv);
 		if (i == 0) {
 			f_count(a, sizeof a, num(host, "cpus_online"));
 			kv(vb, hr, "CPUs online", a);
