@@ -16,7 +16,7 @@ WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
 OPT     ?= -O2 -g
 # -ffp-contract=off: fp16/bf16 rounding must not depend on contraction; fast
 # kernels use explicit FMA intrinsics instead.
-ARCH    := -mavx2 -mf16c -mfma -ffp-contract=off
+ARCH    := -ffp-contract=off
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ALL_CFLAGS = -std=c11 -D_DEFAULT_SOURCE -D_GNU_SOURCE $(WARN) $(ARCH) $(OPT) \

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "opreview_cmds.h"
+#include "ops/ops.h"
 
 struct command {
 	const char *name;
@@ -41,7 +42,9 @@ static void usage(FILE *fp)
 	fprintf(fp, "\n'opreview <command> --help' describes a command; 'man opreview' has the rest.\n"
 		    "exit codes: 0 success or SHIP, 1 failure, 2 bad usage or input, 3 not implemented,\n"
 		    "4 verify/replay mismatch, 5 output exists or is being written, 10 SHIP WITH MITIGATIONS,\n"
-		    "11 HOLD, 12 ROLLBACK, 130/143 interrupted by SIGINT/SIGTERM (output removed)\n");
+		    "11 HOLD, 12 ROLLBACK, 130/143 interrupted by SIGINT/SIGTERM (output removed)\n"
+		    "environment: OPREVIEW_ISA=scalar|avx2|avx512 forces the host kernel path (default:\n"
+		    "the best this CPU runs)\n");
 }
 
 int main(int argc, char **argv)
@@ -63,6 +66,15 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 			printf("%s\n", commands[i].name);
 		return OPR_EXIT_OK;
+	}
+	/* the kernel path is fixed before any command runs: a bad OPREVIEW_ISA
+	 * (an unknown name, or a path this CPU lacks) is bad input, exit 2 */
+	struct opr_error err;
+	memset(&err, 0, sizeof err);
+	int rc = ops_isa_from_env(&err);
+	if (rc) {
+		opr_error_print(&err, stderr);
+		return opr_exit_status(rc);
 	}
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (!strcmp(name, commands[i].name))

@@ -595,12 +595,13 @@ static json_t *context_json(const struct ana_findings *f)
 						      "model, quality check or pipeline simulation"));
 	}
 	put(&bad, o, "host",
-			    json_pack("{s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:I}", "cpu_model",
+			    json_pack("{s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:s,s:s}", "cpu_model",
 				      h->cpu_model, "cpus_online", h->cpus_online, "caches", h->caches,
 				      "kernel", h->kernel, "governor", h->governor, "compiler", h->compiler,
 				      "cflags", h->cflags, "versions", h->versions, "tool_version",
 				      h->tool_version, "git_revision", h->git_revision, "hostname",
-				      h->hostname, "mem_total_bytes", (json_int_t)h->mem_total_bytes));
+				      h->hostname, "mem_total_bytes", (json_int_t)h->mem_total_bytes,
+				      "kernel_isa", h->kernel_isa, "kernel_paths", h->kernel_paths));
 	put(&bad, o, "papi_status", json_string(run->papi_status));
 	if (p->imported[0])
 		put(&bad, o, "imported", col_import_json(&run->import));

@@ -201,12 +201,13 @@ static json_t *envelope_json(const struct ops_envelope *e, const char *source)
 
 static json_t *host_json(const struct col_host *h)
 {
-	return json_pack("{s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:I}", "cpu_model",
+	return json_pack("{s:s,s:i,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:s,s:s}", "cpu_model",
 			 h->cpu_model, "cpus_online", h->cpus_online, "caches", h->caches,
 			 "kernel", h->kernel, "governor", h->governor, "compiler", h->compiler,
 			 "cflags", h->cflags, "versions", h->versions, "tool_version",
 			 h->tool_version, "git_revision", h->git_revision, "hostname",
-			 h->hostname, "mem_total_bytes", (json_int_t)h->mem_total_bytes);
+			 h->hostname, "mem_total_bytes", (json_int_t)h->mem_total_bytes,
+			 "kernel_isa", h->kernel_isa, "kernel_paths", h->kernel_paths);
 }
 
 static json_t *manifest_json(const struct col_run *run)
@@ -967,6 +968,15 @@ static void load_host(struct col_jr *r, json_t *h, struct col_host *ho)
 	col_jr_str(r, h, "git_revision", ho->git_revision, sizeof ho->git_revision);
 	col_jr_str(r, h, "hostname", ho->hostname, sizeof ho->hostname);
 	ho->mem_total_bytes = (uint64_t)col_jr_int(r, h, "mem_total_bytes", 0, I64);
+	/* an archive written before the kernel paths were recorded says so */
+	if (json_object_get(h, "kernel_isa"))
+		col_jr_str(r, h, "kernel_isa", ho->kernel_isa, sizeof ho->kernel_isa);
+	else
+		snprintf(ho->kernel_isa, sizeof ho->kernel_isa, "unavailable: not in the archive");
+	if (json_object_get(h, "kernel_paths"))
+		col_jr_str(r, h, "kernel_paths", ho->kernel_paths, sizeof ho->kernel_paths);
+	else
+		snprintf(ho->kernel_paths, sizeof ho->kernel_paths, "unavailable: not in the archive");
 }
 
 /* nsamples[b][v]: the manifest's sample counts, for load_samples. */

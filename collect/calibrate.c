@@ -122,82 +122,168 @@ static double clock_ghz(void)
 /* ---- the loops ----------------------------------------------------------------- */
 
 static volatile float sink_f;
-
-/* fp32 peak: 12 independent FMA chains of 8 lanes (more than latency x
- * throughput = 4 x 2 in flight on current x86 cores), no memory traffic.
- * Returns ops/ns (2 ops per lane per FMA). */
-static double fma_rate(int64_t iters)
-{
-	__m256 a[12];
-	const __m256 m = _mm256_set1_ps(0.9999999f), c = _mm256_set1_ps(1e-7f);
-	for (int k = 0; k < 12; k++)
-		a[k] = _mm256_set1_ps(1.0f + (float)k * 1e-3f);
-	int64_t t0 = opr_now_ns();
-	for (int64_t i = 0; i < iters; i++) {
-		a[0] = _mm256_fmadd_ps(a[0], m, c);
-		a[1] = _mm256_fmadd_ps(a[1], m, c);
-		a[2] = _mm256_fmadd_ps(a[2], m, c);
-		a[3] = _mm256_fmadd_ps(a[3], m, c);
-		a[4] = _mm256_fmadd_ps(a[4], m, c);
-		a[5] = _mm256_fmadd_ps(a[5], m, c);
-		a[6] = _mm256_fmadd_ps(a[6], m, c);
-		a[7] = _mm256_fmadd_ps(a[7], m, c);
-		a[8] = _mm256_fmadd_ps(a[8], m, c);
-		a[9] = _mm256_fmadd_ps(a[9], m, c);
-		a[10] = _mm256_fmadd_ps(a[10], m, c);
-		a[11] = _mm256_fmadd_ps(a[11], m, c);
-	}
-	int64_t t1 = opr_now_ns();
-	__m256 s = a[0];
-	for (int k = 1; k < 12; k++)
-		s = _mm256_add_ps(s, a[k]);
-	float out[8];
-	_mm256_storeu_ps(out, s);
-	sink_f = out[0];
-	double ns = (double)(t1 - t0);
-	return ns > 0 ? (double)iters * 12 * 8 * 2 / ns : 0;
-}
-
 static volatile int sink_i;
 
-/* Exact int8 dot-product peak: the instruction the qgemm kernel's exact path
- * uses, vpmaddwd (int8 widened to int16, pairs of products summed into int32
- * without saturation: 16 MACs per 256-bit instruction), in 12 independent
- * chains so that latency x throughput is covered. Each chain feeds its own
- * result back (reinterpreted as int16), so nothing is loop-invariant. Returns
- * ops/ns (2 ops per MAC). */
+/* The peak loops of each kernel path (ops_isa_active: calibration measures
+ * the path that will run). fp32: 12 independent FMA chains (more than
+ * latency x throughput = 4 x 2 in flight on current x86 cores), no memory
+ * traffic, ops/ns at 2 ops per lane per FMA. Exact int8: the instruction of
+ * the path's qgemm kernel (AVX2 vpmaddwd on int16-widened bytes, 16 MACs a
+ * 256-bit instruction; AVX-512 vpdpbusd, 64 MACs a 512-bit instruction;
+ * scalar an int32 multiply-add), 12 chains each feeding its own result
+ * back so that nothing is loop-invariant, ops/ns at 2 ops per MAC. Each is
+ * spelt out: an array of chains was kept in memory, at a third of the rate.
+ * Only the chosen path's function runs, on a host that has its ISA. */
+#define CHAINS12(op)                                                            \
+	do {                                                                    \
+		a0 = op(a0); a1 = op(a1); a2 = op(a2); a3 = op(a3);             \
+		a4 = op(a4); a5 = op(a5); a6 = op(a6); a7 = op(a7);             \
+		a8 = op(a8); a9 = op(a9); a10 = op(a10); a11 = op(a11);         \
+	} while (0)
+
+static double per_ns(int64_t iters, int64_t t0, int64_t t1, double ops_per_iter)
+{
+	double ns = (double)(t1 - t0);
+	return ns > 0 ? (double)iters * ops_per_iter / ns : 0;
+}
+
+static double fma_rate_scalar(int64_t iters)
+{
+	float a0 = 1.000f, a1 = 1.001f, a2 = 1.002f, a3 = 1.003f, a4 = 1.004f, a5 = 1.005f;
+	float a6 = 1.006f, a7 = 1.007f, a8 = 1.008f, a9 = 1.009f, a10 = 1.010f, a11 = 1.011f;
+	volatile float vm = 0.9999999f, vc = 1e-7f;
+	const float m = vm, c = vc;
+#define SC_FMA(x) ((x) * m + c)
+	int64_t t0 = opr_now_ns();
+	for (int64_t i = 0; i < iters; i++)
+		CHAINS12(SC_FMA);
+	int64_t t1 = opr_now_ns();
+#undef SC_FMA
+	sink_f = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11;
+	return per_ns(iters, t0, t1, 12 * 2);
+}
+
+__attribute__((target("avx2,fma"))) static double fma_rate_avx2(int64_t iters)
+{
+	const __m256 m = _mm256_set1_ps(0.9999999f), c = _mm256_set1_ps(1e-7f);
+	__m256 a0 = _mm256_set1_ps(1.000f), a1 = _mm256_set1_ps(1.001f), a2 = _mm256_set1_ps(1.002f);
+	__m256 a3 = _mm256_set1_ps(1.003f), a4 = _mm256_set1_ps(1.004f), a5 = _mm256_set1_ps(1.005f);
+	__m256 a6 = _mm256_set1_ps(1.006f), a7 = _mm256_set1_ps(1.007f), a8 = _mm256_set1_ps(1.008f);
+	__m256 a9 = _mm256_set1_ps(1.009f), a10 = _mm256_set1_ps(1.010f), a11 = _mm256_set1_ps(1.011f);
+#define Y_FMA(x) _mm256_fmadd_ps((x), m, c)
+	int64_t t0 = opr_now_ns();
+	for (int64_t i = 0; i < iters; i++)
+		CHAINS12(Y_FMA);
+	int64_t t1 = opr_now_ns();
+#undef Y_FMA
+	__m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
+				 _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
+	s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
+	sink_f = _mm256_cvtss_f32(s);
+	return per_ns(iters, t0, t1, 12 * 8 * 2);
+}
+
+__attribute__((target("avx512f"))) static double fma_rate_avx512(int64_t iters)
+{
+	const __m512 m = _mm512_set1_ps(0.9999999f), c = _mm512_set1_ps(1e-7f);
+	__m512 a0 = _mm512_set1_ps(1.000f), a1 = _mm512_set1_ps(1.001f), a2 = _mm512_set1_ps(1.002f);
+	__m512 a3 = _mm512_set1_ps(1.003f), a4 = _mm512_set1_ps(1.004f), a5 = _mm512_set1_ps(1.005f);
+	__m512 a6 = _mm512_set1_ps(1.006f), a7 = _mm512_set1_ps(1.007f), a8 = _mm512_set1_ps(1.008f);
+	__m512 a9 = _mm512_set1_ps(1.009f), a10 = _mm512_set1_ps(1.010f), a11 = _mm512_set1_ps(1.011f);
+#define Z_FMA(x) _mm512_fmadd_ps((x), m, c)
+	int64_t t0 = opr_now_ns();
+	for (int64_t i = 0; i < iters; i++)
+		CHAINS12(Z_FMA);
+	int64_t t1 = opr_now_ns();
+#undef Z_FMA
+	__m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+				 _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
+	s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
+	sink_f = _mm512_reduce_add_ps(s);
+	return per_ns(iters, t0, t1, 12 * 16 * 2);
+}
+
+static double fma_rate(int64_t iters)
+{
+	switch (ops_isa_active()) {
+	case OPS_ISA_AVX512:
+		return fma_rate_avx512(iters);
+	case OPS_ISA_AVX2:
+		return fma_rate_avx2(iters);
+	default:
+		return fma_rate_scalar(iters);
+	}
+}
+
+static double int8_rate_scalar(int64_t iters)
+{
+	int32_t a0 = 1, a1 = 2, a2 = 3, a3 = 4, a4 = 5, a5 = 6, a6 = 7, a7 = 8, a8 = 9;
+	int32_t a9 = 10, a10 = 11, a11 = 12;
+	volatile int32_t vw = 1;
+	const int32_t w = vw;
+	/* (x & 0x7f) keeps the chain a product of bytes, as the kernel's */
+#define SC_MAC(x) ((int32_t)((x) & 0x7f) * w + 3)
+	int64_t t0 = opr_now_ns();
+	for (int64_t i = 0; i < iters; i++)
+		CHAINS12(SC_MAC);
+	int64_t t1 = opr_now_ns();
+#undef SC_MAC
+	sink_i = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11;
+	return per_ns(iters, t0, t1, 12 * 2);
+}
+
+__attribute__((target("avx2"))) static double int8_rate_avx2(int64_t iters)
+{
+	const __m256i w = _mm256_set1_epi16(1);
+	__m256i a0 = _mm256_set1_epi16(1), a1 = _mm256_set1_epi16(2), a2 = _mm256_set1_epi16(3);
+	__m256i a3 = _mm256_set1_epi16(4), a4 = _mm256_set1_epi16(5), a5 = _mm256_set1_epi16(6);
+	__m256i a6 = _mm256_set1_epi16(7), a7 = _mm256_set1_epi16(8), a8 = _mm256_set1_epi16(9);
+	__m256i a9 = _mm256_set1_epi16(10), a10 = _mm256_set1_epi16(11), a11 = _mm256_set1_epi16(12);
+#define Y_MAC(x) _mm256_madd_epi16((x), w)
+	int64_t t0 = opr_now_ns();
+	for (int64_t i = 0; i < iters; i++)
+		CHAINS12(Y_MAC);
+	int64_t t1 = opr_now_ns();
+#undef Y_MAC
+	__m256i s = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(a0, a1), _mm256_add_epi32(a2, a3)),
+				     _mm256_add_epi32(_mm256_add_epi32(a4, a5), _mm256_add_epi32(a6, a7)));
+	s = _mm256_add_epi32(s, _mm256_add_epi32(_mm256_add_epi32(a8, a9), _mm256_add_epi32(a10, a11)));
+	sink_i = _mm256_extract_epi32(s, 0);
+	return per_ns(iters, t0, t1, 12 * 16 * 2);
+}
+
+__attribute__((target("avx512f,avx512vnni"))) static double int8_rate_avx512(int64_t iters)
+{
+	const __m512i w = _mm512_set1_epi8(1), u = _mm512_set1_epi8(3);
+	__m512i a0 = _mm512_set1_epi32(1), a1 = _mm512_set1_epi32(2), a2 = _mm512_set1_epi32(3);
+	__m512i a3 = _mm512_set1_epi32(4), a4 = _mm512_set1_epi32(5), a5 = _mm512_set1_epi32(6);
+	__m512i a6 = _mm512_set1_epi32(7), a7 = _mm512_set1_epi32(8), a8 = _mm512_set1_epi32(9);
+	__m512i a9 = _mm512_set1_epi32(10), a10 = _mm512_set1_epi32(11), a11 = _mm512_set1_epi32(12);
+	/* the accumulator is the chain: vpdpbusd's latency and throughput, as
+	 * in the kernel, where each accumulator takes one per 64 bytes of K */
+#define Z_MAC(x) _mm512_dpbusd_epi32((x), u, w)
+	int64_t t0 = opr_now_ns();
+	for (int64_t i = 0; i < iters; i++)
+		CHAINS12(Z_MAC);
+	int64_t t1 = opr_now_ns();
+#undef Z_MAC
+	__m512i s = _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3)),
+				     _mm512_add_epi32(_mm512_add_epi32(a4, a5), _mm512_add_epi32(a6, a7)));
+	s = _mm512_add_epi32(s, _mm512_add_epi32(_mm512_add_epi32(a8, a9), _mm512_add_epi32(a10, a11)));
+	sink_i = _mm512_reduce_add_epi32(s);
+	return per_ns(iters, t0, t1, 12 * 64 * 2);
+}
+
 static double int8_rate(int64_t iters)
 {
-	__m256i v0 = _mm256_set1_epi16(1), v1 = _mm256_set1_epi16(2), v2 = _mm256_set1_epi16(3);
-	__m256i v3 = _mm256_set1_epi16(4), v4 = _mm256_set1_epi16(5), v5 = _mm256_set1_epi16(6);
-	__m256i v6 = _mm256_set1_epi16(7), v7 = _mm256_set1_epi16(8), v8 = _mm256_set1_epi16(9);
-	__m256i v9 = _mm256_set1_epi16(10), v10 = _mm256_set1_epi16(11), v11 = _mm256_set1_epi16(12);
-	const __m256i w = _mm256_set1_epi16(1);
-	int64_t t0 = opr_now_ns();
-	/* (spelt out: an array of chains was kept in memory, at a third of the
-	 * rate) */
-	for (int64_t i = 0; i < iters; i++) {
-		v0 = _mm256_madd_epi16(v0, w);
-		v1 = _mm256_madd_epi16(v1, w);
-		v2 = _mm256_madd_epi16(v2, w);
-		v3 = _mm256_madd_epi16(v3, w);
-		v4 = _mm256_madd_epi16(v4, w);
-		v5 = _mm256_madd_epi16(v5, w);
-		v6 = _mm256_madd_epi16(v6, w);
-		v7 = _mm256_madd_epi16(v7, w);
-		v8 = _mm256_madd_epi16(v8, w);
-		v9 = _mm256_madd_epi16(v9, w);
-		v10 = _mm256_madd_epi16(v10, w);
-		v11 = _mm256_madd_epi16(v11, w);
+	switch (ops_isa_active()) {
+	case OPS_ISA_AVX512:
+		return int8_rate_avx512(iters);
+	case OPS_ISA_AVX2:
+		return int8_rate_avx2(iters);
+	default:
+		return int8_rate_scalar(iters);
 	}
-	int64_t t1 = opr_now_ns();
-	const __m256i v[12] = {v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11};
-	__m256i s = v[0];
-	for (int k = 1; k < 12; k++)
-		s = _mm256_add_epi32(s, v[k]);
-	sink_i = _mm256_extract_epi32(s, 0);
-	double ns = (double)(t1 - t0);
-	return ns > 0 ? (double)iters * 12 * 16 * 2 / ns : 0;
 }
 
 /* A provisional device for the device-level loops: one core, SHARED as
@@ -525,6 +611,8 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 	snprintf(cal->cpu, sizeof cal->cpu, "%s", host.cpu_model);
 	utc_now(cal->date, sizeof cal->date);
 	cal->cpus_online = host.cpus_online > 0 ? host.cpus_online : 1;
+	/* every loop below runs the chosen path's kernels: the envelope says which */
+	snprintf(cal->kernel_isa, sizeof cal->kernel_isa, "%s", ops_isa_name(ops_isa_active()));
 
 	/* SHARED plays the private L2 (a tile buffer reused across a launch
 	 * lives there; L1d is too small for the tiles the planner forms);
@@ -724,7 +812,10 @@ int col_calibration_yaml(const struct ops_envelope *e, const struct col_calibrat
 	quoted(&b, cal->date);
 	opr_buf_printf(&b, "\n  cpu: ");
 	quoted(&b, cal->cpu);
-	opr_buf_printf(&b, "\n  cpus_online: %lld\n  values:\n", (long long)cal->cpus_online);
+	opr_buf_printf(&b, "\n  cpus_online: %lld\n", (long long)cal->cpus_online);
+	if (cal->kernel_isa[0])
+		opr_buf_printf(&b, "  kernel_isa: %s\n", cal->kernel_isa);
+	opr_buf_printf(&b, "  values:\n");
 	for (int i = 0; i < cal->nv; i++) {
 		const struct col_cal_value *v = &cal->v[i];
 		opr_buf_printf(&b, "    %s: {median: %.6g, spread: %.4f, samples: %lld,\n      method: ", v->key,

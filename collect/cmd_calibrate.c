@@ -28,7 +28,9 @@ int cmd_calibrate(int argc, char **argv)
 		"the computing thread (dma.serial: true). Each value is written with its\n"
 		"median, spread (IQR / median) and sample count under calibration:, with the\n"
 		"host and the date. A profile whose envelope is calibrated gets a model\n"
-		"validation: modelled vs measured times per block, variant and plan.",
+		"validation: modelled vs measured times per block, variant and plan.\n"
+		"Every loop runs the host kernel path that will run (OPREVIEW_ISA or the best\n"
+		"this CPU has), recorded as calibration.kernel_isa.",
 		"Exit status: 0 written, 1 failure, 2 bad usage, 5 FILE exists (pass --force) or is\n"
 		"being written by another opreview, 130/143 interrupted (nothing left behind).", opts};
 	struct opr_error err = {0};

@@ -33,6 +33,11 @@ struct col_host {
 	char git_revision[64];
 	char hostname[128];
 	uint64_t mem_total_bytes;
+	/* The host kernel path that ran (ops_isa_active at detection: "scalar",
+	 * "avx2", "avx512"; "... (OPREVIEW_ISA; the host has ...)" when forced
+	 * below the best), and each kernel family's path with its instructions. */
+	char kernel_isa[96];
+	char kernel_paths[512];  /* "conv2d avx512 (fma, ...); gemm_f32 ...; ..." */
 };
 void col_host_detect(struct col_host *h);
 

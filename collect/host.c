@@ -101,6 +101,17 @@ void col_host_detect(struct col_host *h)
 	snprintf(h->git_revision, sizeof h->git_revision, "%s", OPR_GIT_REVISION);
 	if (gethostname(h->hostname, sizeof h->hostname))
 		snprintf(h->hostname, sizeof h->hostname, "unknown");
+	enum ops_isa isa = ops_isa_active(), best = ops_isa_host_best();
+	if (isa == best)
+		snprintf(h->kernel_isa, sizeof h->kernel_isa, "%s", ops_isa_name(isa));
+	else
+		snprintf(h->kernel_isa, sizeof h->kernel_isa, "%s (OPREVIEW_ISA; the host has %s)",
+			 ops_isa_name(isa), ops_isa_name(best));
+	size_t used = 0;
+	for (int f = 0; f < OPS_NKFAMS && used < sizeof h->kernel_paths; f++)
+		used += (size_t)snprintf(h->kernel_paths + used, sizeof h->kernel_paths - used,
+					 "%s%s %s", f ? "; " : "", ops_kfam_name((enum ops_kfam)f),
+					 ops_kfam_path((enum ops_kfam)f));
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	if (pages > 0 && psize > 0)
 		h->mem_total_bytes = (uint64_t)pages * (uint64_t)psize;

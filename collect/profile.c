@@ -410,13 +410,15 @@ static const char *const cal_names[] = {"fp32_tops", "int8_peak_tops", "fp16_top
 	"bf16_tops", "int8_tops", "vector_tops", "vector_half_tops", "global_bandwidth_gbps",
 	"shared_bandwidth_gbps", "dma_setup_ns", "launch_overhead_us", NULL};
 
-/* calibration: {host, date, cpu, cpus_online, values: {NAME: {median, spread,
- * samples, method}}}: what `opreview calibrate` measured, kept beside the
- * envelope's values so a run can say its model was checked on this host. */
+/* calibration: {host, date, cpu, cpus_online, kernel_isa, values: {NAME:
+ * {median, spread, samples, method}}}: what `opreview calibrate` measured (on
+ * the host kernel path kernel_isa), kept beside the envelope's values so a
+ * run can say its model was checked on this host. */
 static int parse_calibration(const struct ld *c, const struct col_ynode *m,
 			     struct col_calibration *cal)
 {
-	static const char *const keys[] = {"host", "date", "cpu", "cpus_online", "values", NULL};
+	static const char *const keys[] = {"host", "date", "cpu", "cpus_online", "kernel_isa",
+					   "values", NULL};
 	static const char *const vkeys[] = {"median", "spread", "samples", "method", NULL};
 	struct col_ynode *v, *vals;
 	int rc;
@@ -432,6 +434,13 @@ static int parse_calibration(const struct ld *c, const struct col_ynode *m,
 		return rc;
 	if ((rc = opt_int(c, m, "cpus_online", 1, 1 << 20, &cal->cpus_online)))
 		return rc;
+	if ((v = col_ymap_get(m, "kernel_isa", NULL))) {
+		enum ops_isa isa;
+		if ((rc = get_str(c, v, "kernel_isa", cal->kernel_isa, sizeof cal->kernel_isa, 0)))
+			return rc;
+		if (ops_isa_parse(cal->kernel_isa, &isa))
+			return fail(c, v, "'kernel_isa' must be scalar, avx2 or avx512");
+	}
 	if ((rc = req_map(c, m, "values", cal_names, &vals)))
 		return rc;
 	for (size_t i = 0; i < vals->n && cal->nv < COL_CAL_MAX_VALUES; i++) {

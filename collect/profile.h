@@ -30,6 +30,7 @@ struct col_calibration {
 	int present;               /* the envelope has a calibration: mapping */
 	char host[COL_TEXT_MAX], date[COL_NAME_MAX], cpu[COL_TEXT_MAX];
 	int64_t cpus_online;       /* the machine's CPUs (the executor uses one) */
+	char kernel_isa[COL_NAME_MAX]; /* the host kernel path measured ("" if not said) */
 	struct col_cal_value v[COL_CAL_MAX_VALUES];
 	int nv;
 };

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "conv2d_int.h"
+#include "isa_int.h"
 
 static const char *const conv_params[] = {
 	"tile_k", "tile_oh", "tile_ow", "tile_c", NULL
@@ -23,7 +24,9 @@ static const char *const conv_params[] = {
 #define CONV_DIM_MAX ((int64_t)1 << 31)
 
 /* Output channels per packed weight block: 16 for the direct microkernel
- * (two vectors of k), 6 for the GEMM microkernel (six broadcast rows). */
+ * (a panel of k), 6 for the GEMM microkernel (six broadcast rows); pixels per
+ * block of the device's microkernels (DIRECT_PB, GEMM_PB), which the counts
+ * follow whatever block the host path computes at a time. */
 #define DIRECT_KB 16
 #define DIRECT_PB 6
 #define GEMM_KB 6
@@ -473,50 +476,59 @@ static void fill_offsets(struct conv_ctx *cx, int64_t nc)
 							 i * d->dh * cx->pwm + j * d->dw);
 }
 
-/* acc[nk][npix] (=, or += when !first) over the terms of one channel block. */
+/* acc[nk][npix] (=, or += when !first) over the terms of one channel block,
+ * by the chosen path's direct kernel: blocks of direct_pb pixels x one or
+ * two 16-channel weight panels. */
 static void compute_direct(const struct conv_ctx *cx, const struct tile_pos *tp,
 			   int64_t terms, const float *x32, const float *w32,
 			   float *acc, int first)
 {
-	int64_t nkb = ceil_div(tp->nk, DIRECT_KB), npb = ceil_div(tp->npix, DIRECT_PB);
+	const struct ops_kern *kern = ops_kern;
+	int64_t nkb = ceil_div(tp->nk, DIRECT_KB);
 	int64_t kb, pb, j, l;
-	float tmp[DIRECT_PB * DIRECT_KB];
-	const float *pix[DIRECT_PB];
+	float tmp[OPS_KERN_MAX_PB * 2 * DIRECT_KB];
+	const float *pix[OPS_KERN_MAX_PB];
 
-	for (kb = 0; kb < nkb; kb++) {
+	for (kb = 0; kb < nkb;) {
 		const float *wp = w32 + kb * terms * DIRECT_KB;
-		int64_t nkl = min64(DIRECT_KB, tp->nk - kb * DIRECT_KB);
+		int two = kern->direct_pb[1] > 0 && kb + 1 < nkb;
+		int64_t PB = kern->direct_pb[two], KW = two ? 2 * DIRECT_KB : DIRECT_KB;
+		int64_t nkl = min64(KW, tp->nk - kb * DIRECT_KB), npb = ceil_div(tp->npix, PB);
 
 		for (pb = 0; pb < npb; pb++) {
-			int64_t np = min64(DIRECT_PB, tp->npix - pb * DIRECT_PB);
+			int64_t np = min64(PB, tp->npix - pb * PB);
 
 			/* a partial block repeats its last pixel (not stored) */
-			for (j = 0; j < DIRECT_PB; j++)
-				pix[j] = x32 + pix_off(cx, tp, pb * DIRECT_PB + min64(j, np - 1));
-			ops_conv_kern_direct_6x16(pix, cx->off, terms, wp, tmp);
+			for (j = 0; j < PB; j++)
+				pix[j] = x32 + pix_off(cx, tp, pb * PB + min64(j, np - 1));
+			kern->conv_direct(pix, cx->off, terms, wp, two ? terms * DIRECT_KB : 0, tmp);
 			for (l = 0; l < nkl; l++) {
-				float *row = acc + (kb * DIRECT_KB + l) * tp->npix + pb * DIRECT_PB;
+				float *row = acc + (kb * DIRECT_KB + l) * tp->npix + pb * PB;
 
 				if (first)
 					for (j = 0; j < np; j++)
-						row[j] = tmp[j * DIRECT_KB + l];
+						row[j] = tmp[j * KW + l];
 				else
 					for (j = 0; j < np; j++)
-						row[j] += tmp[j * DIRECT_KB + l];
+						row[j] += tmp[j * KW + l];
 			}
 		}
+		kb += two ? 2 : 1;
 	}
 }
 
 /* im2col of the patch into GEMM_PB-pixel panels col[pb][term][16], then
- * acc[nk][npix] (=, or +=) = packed weights x col by the 6x16 kernel. */
+ * acc[nk][npix] (=, or +=) = packed weights x col by the chosen path's
+ * GEMM kernel (6 rows x one or two panels). */
 static void compute_im2col(const struct conv_ctx *cx, const struct tile_pos *tp,
 			   int64_t terms, const float *x32, const float *w32,
 			   float *col, float *acc, int first)
 {
+	const struct ops_kern *kern = ops_kern;
+	const int64_t NW = kern->gemm_nw;
 	int64_t nkb = ceil_div(tp->nk, GEMM_KB), npb = ceil_div(tp->npix, GEMM_PB);
 	int64_t kb, pb, i, j, l;
-	float tmp[GEMM_KB * GEMM_PB];
+	float tmp[GEMM_KB * 2 * GEMM_PB];
 
 	for (pb = 0; pb < npb; pb++) {
 		int64_t po[GEMM_PB];
@@ -543,21 +555,24 @@ static void compute_im2col(const struct conv_ctx *cx, const struct tile_pos *tp,
 		const float *a = w32 + kb * terms * GEMM_KB;
 		int64_t nkl = min64(GEMM_KB, tp->nk - kb * GEMM_KB);
 
-		for (pb = 0; pb < npb; pb++) {
-			int64_t np = min64(GEMM_PB, tp->npix - pb * GEMM_PB);
+		for (pb = 0; pb < npb; pb += NW / GEMM_PB) {
+			int two = NW > GEMM_PB && pb + 1 < npb;
+			int64_t np = min64(two ? 2 * GEMM_PB : GEMM_PB, tp->npix - pb * GEMM_PB);
+			int64_t bstride = two ? terms * GEMM_PB : 0;
+			const float *b = col + pb * terms * GEMM_PB;
 
-			if (nkl == GEMM_KB && np == GEMM_PB) {
+			if (nkl == GEMM_KB && np == NW) {
 				/* a full block goes straight to the accumulator */
-				ops_conv_kern_gemm_6x16(a, col + pb * terms * GEMM_PB, terms,
-							acc + kb * GEMM_KB * tp->npix + pb * GEMM_PB,
-							tp->npix, !first);
+				kern->conv_gemm(a, b, bstride, terms,
+						acc + kb * GEMM_KB * tp->npix + pb * GEMM_PB,
+						tp->npix, !first);
 				continue;
 			}
-			ops_conv_kern_gemm_6x16(a, col + pb * terms * GEMM_PB, terms, tmp,
-						GEMM_PB, 0);
+			/* (a missing second panel repeats the first, not stored) */
+			kern->conv_gemm(a, b, bstride, terms, tmp, NW, 0);
 			for (l = 0; l < nkl; l++) {
 				float *row = acc + (kb * GEMM_KB + l) * tp->npix + pb * GEMM_PB;
-				const float *tr = tmp + l * GEMM_PB;
+				const float *tr = tmp + l * NW;
 
 				if (first)
 					memcpy(row, tr, (size_t)np * sizeof *row);

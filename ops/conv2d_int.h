@@ -1,5 +1,5 @@
 /* ops/conv2d_int.h: internals of conv2d shared with its tests: the normalised
- * shape, the resolved tile plan, the AVX2 microkernels and the closed form of
+ * shape, the resolved tile plan and the closed form of
  * the direct strategy's GLOBAL traffic. Never included outside ops/ and tests/. */
 #ifndef OPS_CONV2D_INT_H
 #define OPS_CONV2D_INT_H
@@ -56,15 +56,6 @@ void ops_conv_reference(const struct ops_conv_dims *d, enum ops_dtype t,
 			const void *x, const void *wt, const float *bias,
 			enum ops_act act, double *ref);
 
-/* Direct microkernel: 6 output pixels x 16 output channels in registers.
- * For i < nterm: acc[p][k] += pix[p][off[i]] * wp[16*i + k], with acc the
- * 6x16 fp32 block out (overwritten, row p = pixel p). */
-void ops_conv_kern_direct_6x16(const float *const pix[6], const int32_t *off,
-			       int64_t nterm, const float *wp, float *out);
-/* GEMM microkernel: 6 rows x 16 columns, out[r*ldo + col] (=, or += when
- * accumulate) sum_i a[6*i + r] * b[16*i + col] over i < kdim (packed
- * panels). */
-void ops_conv_kern_gemm_6x16(const float *a, const float *b, int64_t kdim,
-			     float *out, int64_t ldo, int accumulate);
+/* The microkernels of each host path are in ops_kern (isa_int.h). */
 
 #endif

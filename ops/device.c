@@ -4,8 +4,9 @@
  * of a launch is in ops/model.c. How the host executes it (pooled on-chip
  * buffers, streaming stores for large GLOBAL writes) never changes a count. */
 #include "device_int.h"
+#include "isa_int.h"
 
-#include <immintrin.h>
+#include <immintrin.h> /* _mm_sfence (SSE, baseline x86-64) */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -351,126 +352,8 @@ void ops_buf_release(struct ops_device *dev, struct ops_buf *buf)
 
 /* ---- DMA ---------------------------------------------------------------------- */
 
-/* dst[j * ldd + i] = src[i * lds + j] for i < rows, j < cols, 4-byte
- * elements, in 8 x 8 blocks transposed in AVX2 registers. */
-static inline __attribute__((always_inline)) void tr8x8_f32(const float *s, int64_t lds,
-							      float *d, int64_t ldd)
-{
-	__m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds);
-	__m256 r2 = _mm256_loadu_ps(s + 2 * lds), r3 = _mm256_loadu_ps(s + 3 * lds);
-	__m256 r4 = _mm256_loadu_ps(s + 4 * lds), r5 = _mm256_loadu_ps(s + 5 * lds);
-	__m256 r6 = _mm256_loadu_ps(s + 6 * lds), r7 = _mm256_loadu_ps(s + 7 * lds);
-	__m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-	__m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-	__m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-	__m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-	__m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
-	__m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
-	__m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
-	__m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
-
-	_mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
-	_mm256_storeu_ps(d + ldd, _mm256_permute2f128_ps(u1, u5, 0x20));
-	_mm256_storeu_ps(d + 2 * ldd, _mm256_permute2f128_ps(u2, u6, 0x20));
-	_mm256_storeu_ps(d + 3 * ldd, _mm256_permute2f128_ps(u3, u7, 0x20));
-	_mm256_storeu_ps(d + 4 * ldd, _mm256_permute2f128_ps(u0, u4, 0x31));
-	_mm256_storeu_ps(d + 5 * ldd, _mm256_permute2f128_ps(u1, u5, 0x31));
-	_mm256_storeu_ps(d + 6 * ldd, _mm256_permute2f128_ps(u2, u6, 0x31));
-	_mm256_storeu_ps(d + 7 * ldd, _mm256_permute2f128_ps(u3, u7, 0x31));
-}
-
-/* The same for 2-byte elements: an 8 x 8 block of uint16 in SSE2 registers
- * (three rounds of interleaves: 16-, 32- and 64-bit). */
-static inline __attribute__((always_inline)) void tr8x8_u16(const uint16_t *s, int64_t lds,
-							      uint16_t *d, int64_t ldd)
-{
-	__m128i r[8], t[8], u[8];
-
-	for (int k = 0; k < 8; k++)
-		r[k] = _mm_loadu_si128((const __m128i *)(s + k * lds));
-	for (int k = 0; k < 4; k++) {
-		t[2 * k] = _mm_unpacklo_epi16(r[2 * k], r[2 * k + 1]);
-		t[2 * k + 1] = _mm_unpackhi_epi16(r[2 * k], r[2 * k + 1]);
-	}
-	/* u[0..3]: columns 0-1, 2-3, 4-5, 6-7 of rows 0-3; u[4..7] of rows 4-7 */
-	for (int h = 0; h < 2; h++) {
-		const __m128i *tt = t + 4 * h;
-		u[4 * h] = _mm_unpacklo_epi32(tt[0], tt[2]);
-		u[4 * h + 1] = _mm_unpackhi_epi32(tt[0], tt[2]);
-		u[4 * h + 2] = _mm_unpacklo_epi32(tt[1], tt[3]);
-		u[4 * h + 3] = _mm_unpackhi_epi32(tt[1], tt[3]);
-	}
-	for (int k = 0; k < 4; k++) {
-		_mm_storeu_si128((__m128i *)(d + (2 * k) * ldd), _mm_unpacklo_epi64(u[k], u[k + 4]));
-		_mm_storeu_si128((__m128i *)(d + (2 * k + 1) * ldd),
-				 _mm_unpackhi_epi64(u[k], u[k + 4]));
-	}
-}
-
-/* The same for bytes: an 8 x 8 block of uint8, each row in the low half of
- * an SSE2 register, interleaved at 8, 16 and 32 bits; each register then
- * holds two destination rows. */
-static inline __attribute__((always_inline)) void tr8x8_u8(const uint8_t *s, int64_t lds,
-							     uint8_t *d, int64_t ldd)
-{
-	__m128i r[8], t[4], u[4];
-
-	for (int k = 0; k < 8; k++)
-		r[k] = _mm_loadl_epi64((const __m128i *)(s + k * lds));
-	for (int k = 0; k < 4; k++)
-		t[k] = _mm_unpacklo_epi8(r[2 * k], r[2 * k + 1]);
-	u[0] = _mm_unpacklo_epi16(t[0], t[1]);
-	u[1] = _mm_unpackhi_epi16(t[0], t[1]);
-	u[2] = _mm_unpacklo_epi16(t[2], t[3]);
-	u[3] = _mm_unpackhi_epi16(t[2], t[3]);
-	for (int k = 0; k < 2; k++) {
-		__m128i lo = _mm_unpacklo_epi32(u[k], u[k + 2]); /* columns 4k, 4k+1 */
-		__m128i hi = _mm_unpackhi_epi32(u[k], u[k + 2]); /* columns 4k+2, 4k+3 */
-		_mm_storel_epi64((__m128i *)(d + (4 * k) * ldd), lo);
-		_mm_storel_epi64((__m128i *)(d + (4 * k + 1) * ldd), _mm_unpackhi_epi64(lo, lo));
-		_mm_storel_epi64((__m128i *)(d + (4 * k + 2) * ldd), hi);
-		_mm_storel_epi64((__m128i *)(d + (4 * k + 3) * ldd), _mm_unpackhi_epi64(hi, hi));
-	}
-}
-
-/* TR_SRC_RUN bytes of each source row per pass: 16 source rows are read as
- * contiguous runs of up to 2 KiB, 16 sequential streams the prefetchers
- * follow, instead of 64 x 64 blocks that hop between 64 rows every 256 bytes
- * (the gather of a transposing permute was bound by the latency of those
- * misses). The destination block stays within 2 KiB x 16 (L2). Each step
- * transposes 16 rows x 8 columns as two 8 x 8 register blocks; the ragged
- * edges are copied element by element. (A cache-blocked scalar loop for
- * 2-byte elements ran at a third of the fp32 rate on half the bytes.) */
-#define TR_SRC_RUN 2048
-#define DEFINE_TRANSPOSE(name, type, block8)                                            \
-	static void name(const type *src, int64_t lds, type *dst, int64_t ldd,           \
-			 int64_t rows, int64_t cols)                                      \
-	{                                                                                \
-		const int64_t run = TR_SRC_RUN / (int64_t)sizeof(type);                  \
-		for (int64_t j0 = 0; j0 < cols; j0 += run) {                             \
-			int64_t j1 = j0 + run < cols ? j0 + run : cols;                  \
-			int64_t j8 = j0 + (j1 - j0) / 8 * 8;                             \
-			int64_t i = 0;                                                   \
-			for (; i + 16 <= rows; i += 16)                                  \
-				for (int64_t j = j0; j < j8; j += 8) {                   \
-					block8(src + i * lds + j, lds, dst + j * ldd + i, ldd); \
-					block8(src + (i + 8) * lds + j, lds,             \
-					       dst + j * ldd + i + 8, ldd);              \
-				}                                                        \
-			for (; i + 8 <= rows; i += 8)                                    \
-				for (int64_t j = j0; j < j8; j += 8)                     \
-					block8(src + i * lds + j, lds, dst + j * ldd + i, ldd); \
-			for (int64_t k = 0; k < i; k++) /* the columns past j8 */        \
-				for (int64_t j = j8; j < j1; j++)                        \
-					dst[j * ldd + k] = src[k * lds + j];             \
-			for (; i < rows; i++) /* the rows past the last 8 */              \
-				for (int64_t j = j0; j < j1; j++)                        \
-					dst[j * ldd + i] = src[i * lds + j];             \
-		}                                                                        \
-	}
-DEFINE_TRANSPOSE(transpose_f32, float, tr8x8_f32)
-DEFINE_TRANSPOSE(transpose_u16, uint16_t, tr8x8_u16)
-DEFINE_TRANSPOSE(transpose_u8, uint8_t, tr8x8_u8)
+/* dst[j * ldd + i] = src[i * lds + j] for i < rows, j < cols: elements of
+ * 1, 2 and 4 bytes by the chosen kernel path (register-blocked transposes). */
 
 /* 8-byte elements: cache-blocked scalar copies (no operator moves them). */
 #define TR_BLOCK 64
@@ -492,13 +375,13 @@ static void transpose_any(size_t eb, const void *src, int64_t lds, void *dst, in
 {
 	switch (eb) {
 	case 1:
-		transpose_u8(src, lds, dst, ldd, rows, cols);
+		ops_kern->transpose[0](src, lds, dst, ldd, rows, cols);
 		break;
 	case 2:
-		transpose_u16(src, lds, dst, ldd, rows, cols);
+		ops_kern->transpose[1](src, lds, dst, ldd, rows, cols);
 		break;
 	case 4:
-		transpose_f32(src, lds, dst, ldd, rows, cols);
+		ops_kern->transpose[2](src, lds, dst, ldd, rows, cols);
 		break;
 	default:
 		transpose_u64(src, lds, dst, ldd, rows, cols);
@@ -507,43 +390,10 @@ static void transpose_any(size_t eb, const void *src, int64_t lds, void *dst, in
 }
 
 /* memcpy(d, s, n) with the whole 64-byte lines of d written by
- * non-temporal stores (the partial lines at either end by ordinary ones, so
- * no line is written both ways). The caller fences. */
+ * non-temporal stores; the caller fences. */
 static inline void stream_bytes(unsigned char *d, const unsigned char *s, size_t n)
 {
-	size_t head = (64 - ((uintptr_t)d & 63)) & 63;
-
-	if (head >= n) {
-		memcpy(d, s, n);
-		return;
-	}
-	if (head) { /* (no library calls for empty ends: rows are often aligned) */
-		memcpy(d, s, head);
-		d += head;
-		s += head;
-		n -= head;
-	}
-	for (; n >= 128; n -= 128, d += 128, s += 128) {
-		__m256i a = _mm256_loadu_si256((const __m256i *)s);
-		__m256i b = _mm256_loadu_si256((const __m256i *)(s + 32));
-		__m256i c = _mm256_loadu_si256((const __m256i *)(s + 64));
-		__m256i e = _mm256_loadu_si256((const __m256i *)(s + 96));
-		_mm256_stream_si256((__m256i *)d, a);
-		_mm256_stream_si256((__m256i *)(d + 32), b);
-		_mm256_stream_si256((__m256i *)(d + 64), c);
-		_mm256_stream_si256((__m256i *)(d + 96), e);
-	}
-	if (n >= 64) {
-		__m256i a = _mm256_loadu_si256((const __m256i *)s);
-		__m256i b = _mm256_loadu_si256((const __m256i *)(s + 32));
-		_mm256_stream_si256((__m256i *)d, a);
-		_mm256_stream_si256((__m256i *)(d + 32), b);
-		d += 64;
-		s += 64;
-		n -= 64;
-	}
-	if (n)
-		memcpy(d, s, n);
+	ops_kern->stream_bytes(d, s, n);
 }
 
 #define STREAM_MIN_ROW 256 /* bytes: shorter rows are mostly partial lines */

@@ -1,9 +1,9 @@
 /* ops/dtype.c: names and sizes of dtypes, spaces, activations and groups;
- * fp16 (F16C) and bf16 (software, round to nearest even) conversions, scalar
- * and vectorised; the fp64 reference activations. */
-#include "ops.h"
+ * fp16 and bf16 conversions (round to nearest even): the portable scalar
+ * ones and the entry to the vector ones of the chosen path; the fp64
+ * reference activations. */
+#include "isa_int.h"
 
-#include <immintrin.h>
 #include <math.h>
 #include <string.h>
 
@@ -42,15 +42,61 @@ int ops_dtype_parse(const char *s, enum ops_dtype *out)
 
 /* ---- scalar conversions -------------------------------------------------------- */
 
+/* The same results as F16C's vcvtps2ph (imm 0) and vcvtph2ps, bit for bit:
+ * round to nearest even, subnormals kept, overflow to inf, a NaN quieted
+ * with the top bits of its payload. */
 uint16_t ops_f32_to_f16(float f)
 {
-	/* imm 0 = round to nearest even; overflow gives inf, NaN stays NaN */
-	return (uint16_t)_cvtss_sh(f, 0);
+	uint32_t u, a, sign, h, rem;
+
+	memcpy(&u, &f, sizeof u);
+	sign = (u >> 16) & 0x8000u;
+	a = u & 0x7fffffffu;
+	if (a > 0x7f800000u)
+		return (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
+	if (a >= 0x477ff000u) /* 65520 and above round to inf */
+		return (uint16_t)(sign | 0x7c00u);
+	if (a < 0x38800000u) { /* below 2^-14: a subnormal half (or zero) */
+		uint32_t e = a >> 23, mant = (a & 0x7fffffu) | 0x800000u, shift, half;
+
+		if (a <= 0x33000000u) /* at most 2^-25: the tie goes to even 0 */
+			return (uint16_t)sign;
+		shift = 126 - e; /* 14..24 */
+		h = mant >> shift;
+		rem = mant & ((1u << shift) - 1);
+		half = 1u << (shift - 1);
+		if (rem > half || (rem == half && (h & 1u)))
+			h++;
+		return (uint16_t)(sign | h);
+	}
+	h = (a - 0x38000000u) >> 13; /* exponent rebiased from 127 to 15 */
+	rem = a & 0x1fffu;
+	if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
+		h++;
+	return (uint16_t)(sign | h);
 }
 
 float ops_f16_to_f32(uint16_t h)
 {
-	return _cvtsh_ss(h);
+	uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+	uint32_t u;
+	float f;
+
+	if (e == 0x1f)
+		u = sign | 0x7f800000u | ((m ? m | 0x200u : 0) << 13);
+	else if (e == 0 && m == 0)
+		u = sign;
+	else if (e == 0) { /* subnormal: m * 2^-24, normalised */
+		e = 113;
+		while (!(m & 0x400u)) {
+			m <<= 1;
+			e--;
+		}
+		u = sign | (e << 23) | ((m & 0x3ffu) << 13);
+	} else
+		u = sign | ((e + 112) << 23) | (m << 13);
+	memcpy(&f, &u, sizeof f);
+	return f;
 }
 
 /* bf16 is the top half of an fp32. Round to nearest even: add 0x7fff plus the
@@ -75,25 +121,7 @@ float ops_bf16_to_f32(uint16_t b)
 	return f;
 }
 
-/* ---- vector conversions ------------------------------------------------------ */
-
-/* 8 fp32 lanes -> 8 bf16 in the low 128 bits, same rounding as the scalar. */
-static __m128i bf16_pack8(__m256 v)
-{
-	const __m256i u = _mm256_castps_si256(v);
-	const __m256i one = _mm256_set1_epi32(1);
-	const __m256i bias = _mm256_set1_epi32(0x7fff);
-	__m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), one);
-	__m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(bias, lsb)), 16);
-	__m256i quiet = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
-	__m256i isnan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
-	__m256i r = _mm256_blendv_epi8(rounded, quiet, isnan);
-	/* values are <= 0xffff: pack with unsigned saturation (per 128-bit lane),
-	 * then put the two lanes' halves next to each other */
-	__m256i p = _mm256_packus_epi32(r, r);
-	p = _mm256_permute4x64_epi64(p, 0x08);
-	return _mm256_castsi256_si128(p);
-}
+/* ---- vector conversions: the chosen path's for fp16 and bf16 ---------------- */
 
 void ops_to_f32(enum ops_dtype t, const void *src, float *dst, size_t n)
 {
@@ -103,27 +131,10 @@ void ops_to_f32(enum ops_dtype t, const void *src, float *dst, size_t n)
 	case OPS_F32:
 		memmove(dst, src, n * sizeof(float));
 		return;
-	case OPS_F16: {
-		const uint16_t *s = src;
-		for (; i + 8 <= n; i += 8) {
-			__m128i h = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-			_mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
-		}
-		for (; i < n; i++)
-			dst[i] = ops_f16_to_f32(s[i]);
+	case OPS_F16:
+	case OPS_BF16:
+		ops_kern->half_to_f32(t, src, dst, n);
 		return;
-	}
-	case OPS_BF16: {
-		const uint16_t *s = src;
-		for (; i + 8 <= n; i += 8) {
-			__m128i h = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-			__m256i w = _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
-			_mm256_storeu_ps(dst + i, _mm256_castsi256_ps(w));
-		}
-		for (; i < n; i++)
-			dst[i] = ops_bf16_to_f32(s[i]);
-		return;
-	}
 	case OPS_S8: {
 		const int8_t *s = src;
 		for (; i < n; i++)
@@ -167,25 +178,10 @@ void ops_from_f32(enum ops_dtype t, const float *src, void *dst, size_t n)
 	case OPS_F32:
 		memmove(dst, src, n * sizeof(float));
 		return;
-	case OPS_F16: {
-		uint16_t *d = dst;
-		for (; i + 8 <= n; i += 8) {
-			__m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), 0);
-			_mm_storeu_si128((__m128i *)(void *)(d + i), h);
-		}
-		for (; i < n; i++)
-			d[i] = ops_f32_to_f16(src[i]);
+	case OPS_F16:
+	case OPS_BF16:
+		ops_kern->f32_to_half(t, src, dst, n);
 		return;
-	}
-	case OPS_BF16: {
-		uint16_t *d = dst;
-		for (; i + 8 <= n; i += 8)
-			_mm_storeu_si128((__m128i *)(void *)(d + i),
-					 bf16_pack8(_mm256_loadu_ps(src + i)));
-		for (; i < n; i++)
-			d[i] = ops_f32_to_bf16(src[i]);
-		return;
-	}
 	case OPS_S8: {
 		int8_t *d = dst;
 		for (; i < n; i++)

@@ -21,7 +21,8 @@ size_t ops_dtype_size(enum ops_dtype t);
 /* Parses "fp32|fp16|bf16|int8|s8|u8|s32"; "int8" means s8. 0 or OPR_EINPUT. */
 int ops_dtype_parse(const char *s, enum ops_dtype *out);
 
-/* Scalar conversions: fp16 via F16C, bf16 round to nearest even (NaN kept). */
+/* Scalar conversions, portable C: fp16 and bf16 round to nearest even, an
+ * overflow gives inf, a NaN stays a (quiet) NaN. */
 uint16_t ops_f32_to_f16(float f);
 float ops_f16_to_f32(uint16_t h);
 uint16_t ops_f32_to_bf16(float f);
@@ -30,6 +31,39 @@ float ops_bf16_to_f32(uint16_t b);
  * (OPS_F32 copies). */
 void ops_to_f32(enum ops_dtype t, const void *src, float *dst, size_t n);
 void ops_from_f32(enum ops_dtype t, const float *src, void *dst, size_t n);
+
+/* ---- host kernel paths (ISA) --------------------------------------------------
+ * Every host kernel family has a portable C path, an AVX2 path (AVX2, FMA,
+ * F16C) and an AVX-512 path (F, BW, VL, DQ, VNNI; BF16 and FP16 where the
+ * host has them). One is chosen at start-up: the best the host's CPUID
+ * allows, or the one OPREVIEW_ISA names (scalar, avx2, avx512). Only the
+ * functions of the chosen path run; the rest of the binary is baseline
+ * x86-64, so it runs (on the portable path) on a CPU without AVX2. */
+enum ops_isa { OPS_ISA_SCALAR, OPS_ISA_AVX2, OPS_ISA_AVX512, OPS_NISAS };
+/* The kernel families, each of which names the path it runs. */
+enum ops_kfam {
+	OPS_KF_CONV, OPS_KF_GEMM, OPS_KF_QGEMM, OPS_KF_ACT, OPS_KF_PERMUTE,
+	OPS_KF_CONVERT, OPS_NKFAMS
+};
+
+const char *ops_isa_name(enum ops_isa i);  /* "scalar", "avx2", "avx512" */
+/* Parses the names above. 0 or OPR_EINPUT. */
+int ops_isa_parse(const char *s, enum ops_isa *out);
+/* 1 when the host (CPUID and the OS's saved register state) runs path i. */
+int ops_isa_host_has(enum ops_isa i);
+enum ops_isa ops_isa_host_best(void);
+/* The path the kernels run now. */
+enum ops_isa ops_isa_active(void);
+/* Switches every family to path i: OPR_ELIMIT (nothing changed) when the
+ * host lacks it. Not thread-safe: call it while no kernel runs. */
+int ops_isa_select(enum ops_isa i, struct opr_error *err);
+/* Applies OPREVIEW_ISA when set: OPR_EINPUT for an unknown name, OPR_ELIMIT
+ * for a path the host lacks (the message says which the host has). */
+int ops_isa_from_env(struct opr_error *err);
+const char *ops_kfam_name(enum ops_kfam f); /* "conv2d", "gemm_f32", "qgemm", ... */
+/* The path family f runs now, with the instructions it uses, e.g.
+ * "avx512 (vnni vpdpbusd)" or "scalar". Static storage. */
+const char *ops_kfam_path(enum ops_kfam f);
 
 /* ---- activations ------------------------------------------------------------ */
 

@@ -80,17 +80,28 @@ int ops_qgemm_transfers(const struct ops_envelope *env, const struct ops_workloa
 			const struct ops_plan *plan, uint64_t *transfers,
 			uint64_t *splits, struct opr_error *err);
 
-/* The exact AVX2 kernel: c[i*tn + j] = sum_{q<kk} a[i*kk + q] * b[j*kk + q]
- * for i < m, j < tn (A [m,kk] of dtype at = u8 or s8, B [tn,kk] s8, both
- * contiguous; no zero point; c overwritten). kk <= OPS_QGEMM_MAX_TILE_KK.
- * a16 is scratch of m*OPS_QGEMM_KC int16, 32-byte aligned. Bytes are widened
- * to int16 and multiplied with _mm256_madd_epi16, which is exact (pair sums
- * <= 65280), unlike _mm256_maddubs_epi16 that saturates at 32767. */
+/* The exact kernel of the chosen path: c[i*tn + j] = sum_{q<kk} a[i*kk + q] *
+ * b[j*kk + q] for i < m, j < tn (A [m,kk] of dtype at = u8 or s8, B [tn,kk]
+ * s8, both contiguous; no zero point; c overwritten). kk <=
+ * OPS_QGEMM_MAX_TILE_KK. a16 is scratch of m*OPS_QGEMM_KC int16, 32-byte
+ * aligned. Every path is exact: AVX2 widens bytes to int16 and multiplies
+ * with _mm256_madd_epi16 (pair sums <= 65280, unlike _mm256_maddubs_epi16
+ * that saturates at 32767); AVX-512 uses vpdpbusd, which adds four u8 x s8
+ * products into int32 without saturating (an s8 A as a + 128, corrected by
+ * 128 sum b); the portable path sums in int32. */
 void ops_qgemm_kernel(enum ops_dtype at, const void *a, const int8_t *b,
 		      int64_t m, int64_t tn, int64_t kk, int32_t *c, int16_t *a16);
+/* The same with rows lda (A) and ldb (B) elements apart (a K tile read in
+ * place from the whole [m,k] and [n,k] matrices), and, when cs != NULL, B's
+ * column sums of the tile into cs[tn] in the same pass (ops_qgemm_colsum). */
+void ops_qgemm_kernel_ld(enum ops_dtype at, const void *a, int64_t lda, const int8_t *b,
+			 int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int32_t *cs,
+			 int16_t *a16);
 /* cs[j] = sum_{q<kk} b[j*kk + q] (the column sums of B used for the zero
- * point: sum (a - zp) b = sum a b - zp sum b). */
+ * point: sum (a - zp) b = sum a b - zp sum b); the _ld form with rows ldb
+ * apart. */
 void ops_qgemm_colsum(const int8_t *b, int64_t tn, int64_t kk, int32_t *cs);
+void ops_qgemm_colsum_ld(const int8_t *b, int64_t ldb, int64_t tn, int64_t kk, int32_t *cs);
 
 /* Exact int64 reference: acc[i*n + j] = sum_k (a[i*k + q] - zp) * b[j*k + q]
  * with plain scalar code. */

@@ -1091,7 +1091,7 @@ static void view_inputs(struct vb *vb, json_t *view, json_t *f)
 	json_t *p = get(f, "profile"), *meta = get(p, "metadata"), *sla = get(f, "sla"),
 	       *pr = get(f, "precision"), *tr = get(f, "traffic"), *env = get(f, "envelope"),
 	       *host = get(f, "host"), *rp = get(f, "reproduce"), *ov = get(f, "overhead");
-	char a[256], c[128];
+	char a[512], c[128];
 	json_t *prof = json_object();
 	set(vb, view, "profile", prof);
 	if (vb->oom)
@@ -1197,9 +1197,11 @@ host:;
 	if (vb->oom)
 		return;
 	const char *hk[] = { "cpu_model", "caches", "kernel", "governor", "compiler", "cflags",
-			     "versions", "tool_version", "git_revision", "hostname" };
+			     "kernel_isa", "kernel_paths", "versions", "tool_version",
+			     "git_revision", "hostname" };
 	const char *hn[] = { "CPU", "caches", "kernel", "governor", "compiler", "flags",
-			     "libraries", "opreview", "git revision", "host name" };
+			     "host kernel path", "kernel path per family", "libraries", "opreview",
+			     "git revision", "host name" };
 	for (size_t i = 0; i < sizeof hk / sizeof hk[0]; i++) {
 		if (i == 0) {
 			f_count(c, sizeof c, num(host, "cpus_online"));
@@ -1210,8 +1212,17 @@ host:;
 		} else if (!strcmp(hk[i], "kernel")) {
 			snprintf(a, sizeof a, "%s; governor %s", str(host, "kernel"), str(host, "governor"));
 			kv(vb, hr, hn[i], a);
-		} else if (!strcmp(hk[i], "governor")) {
+		} else if (!strcmp(hk[i], "governor") || !strcmp(hk[i], "kernel_paths")) {
 			continue;
+		} else if (!strcmp(hk[i], "kernel_isa")) {
+			/* findings written before the kernel paths were recorded */
+			const char *isa = str(host, "kernel_isa"), *per = str(host, "kernel_paths");
+			if (!*isa && !*per)
+				snprintf(a, sizeof a, "unavailable: not in these findings");
+			else
+				snprintf(a, sizeof a, "%s; per family: %s", *isa ? isa : "unavailable",
+					 *per ? per : "unavailable");
+			kv(vb, hr, "host kernel path", a);
 		} else if (!strcmp(hk[i], "compiler")) {
 			snprintf(a, sizeof a, "%s %s", str(host, "compiler"), str(host, "cflags"));
 			kv(vb, hr, hn[i], a);
@@ -1221,7 +1232,11 @@ host:;
 			snprintf(a, sizeof a, "%s (git %s)", str(host, "tool_version"), str(host, "git_revision"));
 			kv(vb, hr, hn[i], a);
 		} else if (strcmp(hk[i], "git_revision") && strcmp(hk[i], "hostname")) {
-			kv(vb, hr, hn[i], str(host, hk[i]));
+			const char *hv = str(host, hk[i]);
+			/* findings written before the kernel paths were recorded */
+			if (!*hv && !strncmp(hk[i], "kernel_", 7))
+				hv = "unavailable: not in these findings";
+			kv(vb, hr, hn[i], hv);
 		}
 	}
 	f_bytes(c, sizeof c, num(host, "mem_total_bytes"));

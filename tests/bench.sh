@@ -2,7 +2,8 @@
 # tests/bench.sh: `make bench`. Builds tests/bench.c with the operators against
 # oneDNN and OpenBLAS, times two `opreview run` end to end (wall, peak RSS), then
 # runs the single-thread operator benchmark, which writes out/bench.txt and
-# out/bench.json. Needs ./opreview (the Makefile builds it first; OPREVIEW
+# out/bench.json (and, on an AVX-512 host, once more on the AVX2 path into
+# out/avx2/). Needs ./opreview (the Makefile builds it first; OPREVIEW
 # names another binary).
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -69,6 +70,14 @@ echo "bench: operator cases (single thread)" >&2
 # shellcheck disable=SC2046
 ./build/bench/bench --out out $(cat "$tmp/args")
 rc=$?
+# On an AVX-512 host the AVX2 path runs the operator cases too, in the same
+# make bench, against what that path gave before the AVX-512 kernels.
+if grep -qw avx512f /proc/cpuinfo && grep -qw avx512_vnni /proc/cpuinfo; then
+	echo "bench: operator cases again on the AVX2 path (OPREVIEW_ISA=avx2, out/avx2/)" >&2
+	OPREVIEW_ISA=avx2 ./build/bench/bench --out out/avx2 >/dev/null || rc=1
+	echo "bench: AVX2 path: $(grep -c ' PASS ' out/avx2/bench.txt 2>/dev/null) targets met," \
+		"$(grep -c ' MISS ' out/avx2/bench.txt 2>/dev/null) missed (out/avx2/bench.txt)"
+fi
 pass=$(grep -c ' PASS ' out/bench.txt 2>/dev/null)
 miss=$(grep -c ' MISS ' out/bench.txt 2>/dev/null)
 echo "bench: ${pass:-0} targets met, ${miss:-0} missed (out/bench.txt, out/bench.json)"

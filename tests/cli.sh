@@ -52,6 +52,25 @@ sys.exit(0 if ok else 1)"
 check "its packet has the model validation table" sh -c "grep -q '^## Model validation' $T/qh/packet.md && grep -q 'median error is' $T/qh/packet.md && grep -q 'Model validation: modelled vs measured' $T/qh/packet.html"
 check "the archive records measured alternatives" grep -q '"measured_ns": [0-9]' "$T/qh/run/manifest.json"
 
+# --- host kernel paths: OPREVIEW_ISA, the portable path, no stray AVX ------------
+check "OPREVIEW_ISA naming no path exits 2 with one line" sh -c "test \$(OPREVIEW_ISA=avx1024 $OPR ops 2>$T/e >/dev/null; echo \$?) = 2 && test \$(wc -l <$T/e) = 1 && grep -q \"^opreview: OPREVIEW_ISA: 'avx1024' is not a kernel path\" $T/e"
+rc=$(code env OPREVIEW_ISA=scalar $OPR run --profile fixtures/profiles/quick.yaml --out "$T/qs" --quiet --no-papi)
+check "the portable path runs quick.yaml (verdict exit)" sh -c "case $rc in 0|10|11|12) exit 0;; *) exit 1;; esac"
+check "its findings and packet name the portable path" sh -c "grep -q '\"kernel_isa\": \"scalar' $T/qs/findings.json && grep -q '\"kernel_paths\": \"conv2d scalar; gemm_f32 scalar; qgemm scalar' $T/qs/findings.json && grep -q '^| host kernel path | scalar' $T/qs/packet.md"
+# Outside the functions of ops/kern_avx2.c, ops/kern_avx512.c and calibrate's
+# target-attributed peak loops, the binary holds no VEX or EVEX instruction
+# (mnemonics v*, mask k*, ymm/zmm/k registers): it runs on a CPU without AVX.
+KB=${B:-build}
+if command -v objdump >/dev/null && command -v nm >/dev/null && [ -f "$KB/ops/kern_avx2.o" ]; then
+	objdump -d --no-show-raw-insn "$OPR" | awk '/^[0-9a-f]+ <.*>:$/ { fn = $2 }
+		/\t(v[a-z0-9]+|k[a-z]+[bwdq])[ \t]/ || /%[yz]mm|%k[0-7]/ { print fn }' | sort -u >"$T/vexfns"
+	nm "$KB/ops/kern_avx2.o" "$KB/ops/kern_avx512.o" | awk '$2 ~ /^[tT]$/ { print "<" $3 ">:" }' >"$T/allowed"
+	printf '%s\n' '<fma_rate_avx2>:' '<fma_rate_avx512>:' '<int8_rate_avx2>:' '<int8_rate_avx512>:' >>"$T/allowed"
+	check "no AVX instruction outside the dispatched kernels" sh -c "test -s $T/vexfns && ! grep -vxFf $T/allowed $T/vexfns"
+else
+	ok "no AVX instruction outside the dispatched kernels # SKIP objdump, nm or $KB/ops/kern_avx2.o missing"
+fi
+
 # --- bad profiles: one line, file:line:col, exit 2, nothing written ------------
 while read -r name loc substr; do
 	[ -n "$name" ] || continue

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "../ops/conv2d_int.h"
+#include "../ops/isa_int.h"
+#include "test_isa.h"
 
 /* A small accelerator: 4 cores, 256 KiB SHARED, 64 KiB LOCAL. */
 static void test_env(struct ops_envelope *e)
@@ -162,7 +164,7 @@ static void test_random_shapes_vs_reference(void **state)
 	struct ops_envelope env;
 	int iter, di, st;
 
-	(void)state;
+	isa_use(state);
 	test_env(&env);
 	for (iter = 0; iter < 150; iter++) {
 		for (di = 0; di < 3; di++) {
@@ -467,50 +469,70 @@ static void test_check(void **state)
 }
 
 /* The microkernels against scalar sums on random data. */
+/* The chosen path's two microkernels against fp64 sums: the direct one with
+ * its block of pixels and one or two weight panels, the GEMM one with one or
+ * two column panels, set and then accumulated into rows of a wider matrix. */
 static void test_microkernels(void **state)
 {
-	float x[400], wp[16 * 40], a[6 * 40], b[16 * 40], out[96], big[6 * 20];
-	const float *pix[6];
-	int32_t off[40];
+	enum { NT = 40, LDO = 40 };
+	float x[600], wp[2][16 * NT], a[6 * NT], b[2][16 * NT];
+	float out[OPS_KERN_MAX_PB * 32], big[6 * LDO];
+	const float *pix[OPS_KERN_MAX_PB];
+	int32_t off[NT];
 	int i, p, k;
 
-	(void)state;
-	for (i = 0; i < 400; i++)
+	isa_use(state);
+	const struct ops_kern *kn = ops_kern;
+	const int NW = kn->gemm_nw;
+	assert_true(NW == 16 || NW == 32);
+	for (i = 0; i < 600; i++)
 		x[i] = (float)rnd(-1000, 1000) / 1000.0f;
-	for (i = 0; i < 16 * 40; i++) {
-		wp[i] = (float)rnd(-1000, 1000) / 1000.0f;
-		b[i] = (float)rnd(-1000, 1000) / 1000.0f;
-	}
-	for (i = 0; i < 6 * 40; i++)
-		a[i] = (float)rnd(-1000, 1000) / 1000.0f;
-	for (i = 0; i < 40; i++)
-		off[i] = (int32_t)rnd(0, 300);
-	for (p = 0; p < 6; p++)
-		pix[p] = x + p * 13;
-	memset(out, 0xFF, sizeof out);
-	ops_conv_kern_direct_6x16(pix, off, 40, wp, out);
-	for (p = 0; p < 6; p++)
-		for (k = 0; k < 16; k++) {
-			double e = 0.0;
-
-			for (i = 0; i < 40; i++)
-				e += (double)pix[p][off[i]] * wp[16 * i + k];
-			assert_float_equal(out[p * 16 + k], e, 1e-4);
+	for (i = 0; i < 16 * NT; i++)
+		for (k = 0; k < 2; k++) {
+			wp[k][i] = (float)rnd(-1000, 1000) / 1000.0f;
+			b[k][i] = (float)rnd(-1000, 1000) / 1000.0f;
 		}
-	/* into rows 20 apart: set, then accumulated a second time */
+	for (i = 0; i < 6 * NT; i++)
+		a[i] = (float)rnd(-1000, 1000) / 1000.0f;
+	for (i = 0; i < NT; i++)
+		off[i] = (int32_t)rnd(0, 300);
+	/* one panel, then two where the path has that kernel; pixels 13
+	 * apart, then one apart (the unit-stride run of a row) */
+	for (int two = 0; two < 2; two++) {
+		const int PB = kn->direct_pb[two], KW = two ? 32 : 16;
+
+		if (two && PB == 0)
+			break;
+		assert_true(PB >= 1 && PB <= OPS_KERN_MAX_PB);
+		for (int step = 13; step >= 1; step -= 12) {
+			for (p = 0; p < PB; p++)
+				pix[p] = x + p * step;
+			memset(out, 0xFF, sizeof out);
+			kn->conv_direct(pix, off, NT, wp[0], two ? wp[1] - wp[0] : 0, out);
+			for (p = 0; p < PB; p++)
+				for (k = 0; k < KW; k++) {
+					double e = 0.0;
+
+					for (i = 0; i < NT; i++)
+						e += (double)pix[p][off[i]] * wp[k / 16][16 * i + k % 16];
+					assert_float_equal(out[p * KW + k], e, 1e-4);
+				}
+		}
+	}
+	/* into rows LDO apart: set, then accumulated a second time */
 	memset(big, 0xFF, sizeof big);
-	ops_conv_kern_gemm_6x16(a, b, 40, big, 20, 0);
+	kn->conv_gemm(a, b[0], b[1] - b[0], NT, big, LDO, 0);
 	for (p = 0; p < 6; p++)
-		for (k = 16; k < 20; k++)
-			assert_true(isnan(big[p * 20 + k]));
-	ops_conv_kern_gemm_6x16(a, b, 40, big, 20, 1);
+		for (k = NW; k < LDO; k++)
+			assert_true(isnan(big[p * LDO + k]));
+	kn->conv_gemm(a, b[0], b[1] - b[0], NT, big, LDO, 1);
 	for (p = 0; p < 6; p++)
-		for (k = 0; k < 16; k++) {
+		for (k = 0; k < NW; k++) {
 			double e = 0.0;
 
-			for (i = 0; i < 40; i++)
-				e += (double)a[6 * i + p] * b[16 * i + k];
-			assert_float_equal(big[p * 20 + k], 2.0 * e, 2e-4);
+			for (i = 0; i < NT; i++)
+				e += (double)a[6 * i + p] * b[k / 16][16 * i + k % 16];
+			assert_float_equal(big[p * LDO + k], 2.0 * e, 2e-4);
 		}
 }
 
@@ -579,10 +601,10 @@ static void test_dma_splits(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_microkernels),
+		ISA_TESTS(test_microkernels),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_known_values),
-		cmocka_unit_test(test_random_shapes_vs_reference),
+		ISA_TESTS(test_random_shapes_vs_reference),
 		cmocka_unit_test(test_global_bytes_closed_form),
 		cmocka_unit_test(test_untiled_bytes),
 		cmocka_unit_test(test_dry_equals_real),

@@ -14,6 +14,7 @@
 #include <papi.h>
 
 #include "../ops/device_int.h"
+#include "test_isa.h"
 
 /* 2 cores, round numbers so that model times can be computed by hand. */
 static struct ops_envelope test_env(void)
@@ -119,7 +120,7 @@ static void test_names(void **state)
 
 static void test_fp16_bf16(void **state)
 {
-	(void)state;
+	isa_use(state);
 	assert_int_equal(ops_f32_to_f16(1.0f), 0x3c00);
 	assert_int_equal(ops_f32_to_f16(65504.0f), 0x7bff);
 	assert_true(ops_f16_to_f32(0x7bff) == 65504.0f);
@@ -149,7 +150,7 @@ static void test_fp16_bf16(void **state)
  * subnormals and exact ties included), for every length tail. */
 static void test_vector_conv(void **state)
 {
-	(void)state;
+	isa_use(state);
 	enum { N = 1037 };
 	float *src = malloc(N * sizeof *src), *back = malloc(N * sizeof *back);
 	uint16_t *h = malloc(N * sizeof *h);
@@ -191,6 +192,104 @@ static void test_vector_conv(void **state)
 	free(src);
 	free(back);
 	free(h);
+}
+
+/* Every fp16 bit pattern widens to the scalar conversion's bits on this
+ * path (on AVX2 and AVX-512 that is F16C's vcvtph2ps against the portable
+ * C of ops_f16_to_f32, so the portable one is held to the hardware). */
+static void test_f16_exhaustive(void **state)
+{
+	isa_use(state);
+	uint16_t *h = malloc(65536 * sizeof *h);
+	float *f = malloc(65536 * sizeof *f);
+
+	assert_non_null(h);
+	assert_non_null(f);
+	for (uint32_t i = 0; i < 65536; i++)
+		h[i] = (uint16_t)i;
+	memset(f, 0xFF, 65536 * sizeof *f);
+	ops_to_f32(OPS_F16, h, f, 65536);
+	for (uint32_t i = 0; i < 65536; i++)
+		assert_int_equal(f2u(f[i]), f2u(ops_f16_to_f32((uint16_t)i)));
+	/* and back: every finite half survives the round trip */
+	ops_from_f32(OPS_F16, f, h, 65536);
+	for (uint32_t i = 0; i < 65536; i++)
+		if ((i & 0x7c00u) != 0x7c00u || !(i & 0x3ffu))
+			assert_int_equal(h[i], i);
+	free(h);
+	free(f);
+}
+
+/* The scalar fp16 rounding at its edges (round to nearest even). */
+static void test_f16_scalar_edges(void **state)
+{
+	(void)state;
+	assert_int_equal(ops_f32_to_f16(1.0f), 0x3c00);
+	assert_int_equal(ops_f32_to_f16(-2.0f), 0xc000);
+	assert_int_equal(ops_f32_to_f16(65504.0f), 0x7bff);
+	assert_int_equal(ops_f32_to_f16(65519.996f), 0x7bff);
+	assert_int_equal(ops_f32_to_f16(65520.0f), 0x7c00);       /* the tie goes up to inf */
+	assert_int_equal(ops_f32_to_f16(INFINITY), 0x7c00);
+	assert_int_equal(ops_f32_to_f16(ldexpf(1.0f, -24)), 0x0001); /* smallest subnormal */
+	assert_int_equal(ops_f32_to_f16(ldexpf(1.0f, -25)), 0x0000); /* its half: tie to even 0 */
+	assert_int_equal(ops_f32_to_f16(ldexpf(3.0f, -26)), 0x0001);
+	assert_int_equal(ops_f32_to_f16(ldexpf(3.0f, -25)), 0x0002); /* 1.5 ulp: tie to even 2 */
+	assert_int_equal(ops_f32_to_f16(ldexpf(1.0f, -14)), 0x0400); /* smallest normal */
+	assert_int_equal(ops_f32_to_f16(1.0f + ldexpf(1.0f, -11)), 0x3c00); /* tie to even */
+	assert_int_equal(ops_f32_to_f16(1.0f + ldexpf(3.0f, -11)), 0x3c02);
+	assert_int_equal(ops_f32_to_f16(u2f(0x7fc00001u)) & 0x7e00, 0x7e00); /* quiet NaN */
+	assert_true(isnan(ops_f16_to_f32(0x7d00)));
+	assert_true(ops_f16_to_f32(0x0001) == ldexpf(1.0f, -24));
+	assert_true(ops_f16_to_f32(0xfbff) == -65504.0f);
+}
+
+/* The kernel path machinery: names, the host's paths, forcing one, and the
+ * errors of OPREVIEW_ISA (nothing changes on an error). */
+static void test_isa_paths(void **state)
+{
+	(void)state;
+	struct opr_error err;
+	enum ops_isa i;
+
+	assert_int_equal(ops_isa_parse("scalar", &i), 0);
+	assert_int_equal(i, OPS_ISA_SCALAR);
+	assert_int_equal(ops_isa_parse("avx512", &i), 0);
+	assert_int_equal(i, OPS_ISA_AVX512);
+	assert_int_equal(ops_isa_parse("AVX2", &i), OPR_EINPUT);
+	assert_int_equal(ops_isa_parse("", &i), OPR_EINPUT);
+	assert_true(ops_isa_host_has(OPS_ISA_SCALAR));
+	assert_int_equal(ops_isa_host_has(OPS_NISAS), 0);
+	/* the paths nest: AVX-512 implies AVX2 */
+	assert_true(!ops_isa_host_has(OPS_ISA_AVX512) || ops_isa_host_has(OPS_ISA_AVX2));
+	assert_int_equal(ops_isa_active(), ops_isa_host_best());
+	for (int k = 0; k < OPS_NISAS; k++) {
+		if (!ops_isa_host_has((enum ops_isa)k))
+			continue;
+		assert_int_equal(ops_isa_select((enum ops_isa)k, NULL), 0);
+		for (int f = 0; f < OPS_NKFAMS; f++)
+			assert_true(strncmp(ops_kfam_path((enum ops_kfam)f), ops_isa_name((enum ops_isa)k),
+					    strlen(ops_isa_name((enum ops_isa)k))) == 0);
+	}
+	assert_string_equal(ops_kfam_name(OPS_KF_QGEMM), "qgemm");
+	memset(&err, 0, sizeof err);
+	assert_int_equal(ops_isa_select(OPS_NISAS, &err), OPR_EINPUT);
+	assert_int_equal(setenv("OPREVIEW_ISA", "avx1024", 1), 0);
+	memset(&err, 0, sizeof err);
+	assert_int_equal(ops_isa_from_env(&err), OPR_EINPUT);
+	assert_non_null(strstr(err.msg, "'avx1024' is not a kernel path"));
+	assert_int_equal(setenv("OPREVIEW_ISA", "scalar", 1), 0);
+	assert_int_equal(ops_isa_from_env(&err), 0);
+	assert_int_equal(ops_isa_active(), OPS_ISA_SCALAR);
+	assert_int_equal(unsetenv("OPREVIEW_ISA"), 0);
+	assert_int_equal(ops_isa_from_env(&err), 0); /* unset: no change */
+	assert_int_equal(ops_isa_active(), OPS_ISA_SCALAR);
+	for (int k = 0; k < OPS_NISAS; k++)
+		if (!ops_isa_host_has((enum ops_isa)k)) {
+			memset(&err, 0, sizeof err);
+			assert_int_equal(ops_isa_select((enum ops_isa)k, &err), OPR_ELIMIT);
+			assert_int_equal(ops_isa_active(), OPS_ISA_SCALAR);
+		}
+	assert_int_equal(ops_isa_select(ops_isa_host_best(), NULL), 0);
 }
 
 /* ---- generator ------------------------------------------------------------- */
@@ -310,7 +409,7 @@ static void test_envelope_checks(void **state)
  * nothing between the destination's rows is written. */
 static void test_dma_transpose_blocks(void **state)
 {
-	(void)state;
+	isa_use(state);
 	struct ops_envelope e = test_env();
 	struct ops_device *dev = new_dev(&e, 0);
 	struct opr_error err = { 0 };
@@ -360,7 +459,7 @@ static void test_dma_transpose_blocks(void **state)
  * and transfers are counted per space pair. */
 static void test_dma_pattern(void **state)
 {
-	(void)state;
+	isa_use(state);
 	struct ops_envelope e = test_env();
 	struct ops_device *dev = new_dev(&e, 0);
 	struct opr_error err = { 0 };
@@ -837,12 +936,15 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_names),
-		cmocka_unit_test(test_fp16_bf16),
-		cmocka_unit_test(test_vector_conv),
+		ISA_TESTS(test_fp16_bf16),
+		ISA_TESTS(test_vector_conv),
+		ISA_TESTS(test_f16_exhaustive),
+		cmocka_unit_test(test_f16_scalar_edges),
+		cmocka_unit_test(test_isa_paths),
 		cmocka_unit_test(test_rng),
 		cmocka_unit_test(test_envelope_checks),
-		cmocka_unit_test(test_dma_pattern),
-		cmocka_unit_test(test_dma_transpose_blocks),
+		ISA_TESTS(test_dma_pattern),
+		ISA_TESTS(test_dma_transpose_blocks),
 		cmocka_unit_test(test_dma_limit_split),
 		cmocka_unit_test(test_capacity),
 		cmocka_unit_test(test_model),

@@ -13,6 +13,7 @@
 
 #include "../ops/device_int.h"
 #include "../ops/ops_int.h"
+#include "test_isa.h"
 
 static struct ops_envelope test_env(double shared_kib)
 {
@@ -142,7 +143,7 @@ static void check_job(const struct ops_envelope *e, const struct ops_permute_job
 
 static void test_all_rank4(void **state)
 {
-	(void)state;
+	isa_use(state);
 	struct ops_envelope e = test_env(256);
 	int p[4];
 	int nperm = 0;
@@ -173,7 +174,7 @@ static void test_all_rank4(void **state)
 
 static void test_random_perms(void **state)
 {
-	(void)state;
+	isa_use(state);
 	struct ops_envelope e = test_env(64);
 	static const enum ops_dtype types[] = { OPS_F32, OPS_F16, OPS_BF16, OPS_S8, OPS_U8 };
 	uint64_t s = 2024;
@@ -201,7 +202,7 @@ static void test_random_perms(void **state)
 /* Last dimensions around max_last_dim, on both sides of a transpose. */
 static void test_long_last_dims(void **state)
 {
-	(void)state;
+	isa_use(state);
 	struct ops_envelope e = test_env(2048);
 	static const int64_t lens[] = { 1, 65535, 65536, 70000, 131071 };
 	struct opr_error err = { 0 };
@@ -276,7 +277,7 @@ static void test_long_last_dims(void **state)
  * unfused in a second launch; both equal act(permute(x)) computed in fp32. */
 static void test_permute_act(void **state)
 {
-	(void)state;
+	isa_use(state);
 	struct ops_envelope e = test_env(16);
 	static const enum ops_dtype types[] = { OPS_F32, OPS_F16, OPS_BF16 };
 	static const enum ops_act acts[] = { OPS_ACT_GELU_ERF, OPS_ACT_SILU, OPS_ACT_RELU,
@@ -454,10 +455,10 @@ static void test_instances(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_all_rank4),
-		cmocka_unit_test(test_random_perms),
-		cmocka_unit_test(test_long_last_dims),
-		cmocka_unit_test(test_permute_act),
+		ISA_TESTS(test_all_rank4),
+		ISA_TESTS(test_random_perms),
+		ISA_TESTS(test_long_last_dims),
+		ISA_TESTS(test_permute_act),
 		cmocka_unit_test(test_zero_and_bad),
 		cmocka_unit_test(test_instances),
 	};

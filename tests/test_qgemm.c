@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../ops/qgemm_int.h"
+#include "test_isa.h"
 
 /* xorshift64*: the test's own seeded generator */
 static uint64_t rs = 0x9E3779B97F4A7C15ull;
@@ -109,7 +110,7 @@ static uint64_t global_bytes(const struct ops_counters *c)
 
 static void test_kernel_random(void **state)
 {
-	(void)state;
+	isa_use(state);
 	int16_t *a16 = aligned_alloc(64, 24 * OPS_QGEMM_KC * 2);
 	assert_non_null(a16);
 	for (int it = 0; it < 60; it++) {
@@ -149,10 +150,53 @@ static void test_kernel_random(void **state)
 	free(a16);
 }
 
+/* The in-place form: K tiles read out of wider rows (lda, ldb > kk), with
+ * B's column sums from the same pass, on random shapes, at full range. */
+static void test_kernel_strided_colsum(void **state)
+{
+	isa_use(state);
+	int16_t *a16 = aligned_alloc(64, 24 * OPS_QGEMM_KC * 2);
+	assert_non_null(a16);
+	for (int it = 0; it < 40; it++) {
+		int64_t m = rint_in(1, 17), tn = rint_in(1, 35), kk = rint_in(1, 9000);
+		int64_t lda = kk + rint_in(0, 70), ldb = kk + rint_in(0, 70);
+		enum ops_dtype at = it % 2 ? OPS_U8 : OPS_S8;
+		uint8_t *a = malloc((size_t)(m * lda));
+		int8_t *b = malloc((size_t)(tn * ldb));
+		int32_t *c = malloc((size_t)(m * tn) * 4), *cs = malloc((size_t)tn * 4);
+		assert_true(a && b && c && cs);
+		for (int64_t e = 0; e < m * lda; e++)
+			a[e] = (uint8_t)rnd();
+		for (int64_t e = 0; e < tn * ldb; e++)
+			b[e] = (int8_t)rnd();
+		memset(c, 0xA5, (size_t)(m * tn) * 4);
+		memset(cs, 0xA5, (size_t)tn * 4);
+		ops_qgemm_kernel_ld(at, a, lda, b, ldb, m, tn, kk, c, cs, a16);
+		for (int64_t j = 0; j < tn; j++) {
+			int64_t sb = 0;
+			for (int64_t q = 0; q < kk; q++)
+				sb += b[j * ldb + q];
+			assert_int_equal(cs[j], sb);
+			for (int64_t i = 0; i < m; i++) {
+				int64_t r = 0;
+				for (int64_t q = 0; q < kk; q++)
+					r += (at == OPS_U8 ? (int64_t)a[i * lda + q]
+							   : (int64_t)(int8_t)a[i * lda + q]) * b[j * ldb + q];
+				assert_int_equal(c[i * tn + j], r);
+			}
+		}
+		free(a);
+		free(b);
+		free(c);
+		free(cs);
+	}
+	free(a16);
+}
+
 /* The largest K tile at the worst products: 65536 * 255 * -128 still fits. */
 static void test_kernel_tile_bound(void **state)
 {
-	(void)state;
+	isa_use(state);
 	int64_t kk = OPS_QGEMM_MAX_TILE_KK, m = 3, tn = 2;
 	int16_t *a16 = aligned_alloc(64, (size_t)m * OPS_QGEMM_KC * 2);
 	uint8_t *a = malloc((size_t)(m * kk));
@@ -247,7 +291,7 @@ static void run_checked(const struct ops_envelope *env, struct ops_instance *ins
 
 static void test_random_shapes(void **state)
 {
-	(void)state;
+	isa_use(state);
 	struct opr_error err;
 	struct ops_envelope env;
 
@@ -282,7 +326,7 @@ static void test_random_shapes(void **state)
 /* K = 2^22 with every input at its extreme: |a - zp| = 255, b = -128. */
 static void test_k22_extremes(void **state)
 {
-	(void)state;
+	isa_use(state);
 	const struct { enum ops_dtype a; int av, zp, out; } cases[] = {
 		{OPS_U8, 255, 0, OPS_F32},
 		{OPS_U8, 0, 255, OPS_S8},
@@ -520,10 +564,11 @@ static void test_plan_search(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_kernel_random),
-		cmocka_unit_test(test_kernel_tile_bound),
-		cmocka_unit_test(test_random_shapes),
-		cmocka_unit_test(test_k22_extremes),
+		ISA_TESTS(test_kernel_random),
+		ISA_TESTS(test_kernel_strided_colsum),
+		ISA_TESTS(test_kernel_tile_bound),
+		ISA_TESTS(test_random_shapes),
+		ISA_TESTS(test_k22_extremes),
 		cmocka_unit_test(test_fused_vs_unfused),
 		cmocka_unit_test(test_check_errors),
 		cmocka_unit_test(test_plans),

@@ -1,0 +1,143 @@
+/* ops/isa.c: which host kernel path runs: the host's CPUID features (with
+ * the OS's saved register state, as __builtin_cpu_supports checks them), the
+ * OPREVIEW_ISA override, and the table every kernel call goes through. */
+#include "isa_int.h"
+
+#include <cpuid.h>
+#include <stdlib.h>
+#include <string.h>
+
+const struct ops_kern *ops_kern = &ops_kern_scalar;
+
+static const char *const ISA_NAMES[OPS_NISAS] = { "scalar", "avx2", "avx512" };
+static const char *const KFAM_NAMES[OPS_NKFAMS] = {
+	"conv2d", "gemm_f32", "qgemm", "activation", "permute", "convert"
+};
+
+static const struct ops_kern *const TABLES[OPS_NISAS] = {
+	&ops_kern_scalar, &ops_kern_avx2, &ops_kern_avx512
+};
+
+const char *ops_isa_name(enum ops_isa i)
+{
+	return (unsigned)i < OPS_NISAS ? ISA_NAMES[i] : "?";
+}
+
+int ops_isa_parse(const char *s, enum ops_isa *out)
+{
+	for (int i = 0; i < OPS_NISAS; i++)
+		if (s && strcmp(s, ISA_NAMES[i]) == 0) {
+			*out = (enum ops_isa)i;
+			return 0;
+		}
+	return OPR_EINPUT;
+}
+
+/* F16C from CPUID leaf 1 (ECX bit 29): clang's __builtin_cpu_supports does
+ * not know "f16c"; the OS saves the ymm state it needs when "avx2" holds. */
+static int has_f16c(void)
+{
+	unsigned a, b, c, d;
+
+	return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+
+/* The AVX-512 path needs F, BW, VL and DQ for its fp32 and byte kernels and
+ * VNNI for the int8 GEMM (every AVX-512 server core since Cascade Lake has
+ * it); BF16 and FP16 are used, where present, inside functions of their own. */
+int ops_isa_host_has(enum ops_isa i)
+{
+	__builtin_cpu_init();
+	switch (i) {
+	case OPS_ISA_SCALAR:
+		return 1;
+	case OPS_ISA_AVX2:
+		return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+		       has_f16c();
+	case OPS_ISA_AVX512:
+		return ops_isa_host_has(OPS_ISA_AVX2) &&
+		       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+		       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+		       __builtin_cpu_supports("avx512vnni");
+	case OPS_NISAS:
+		break;
+	}
+	return 0;
+}
+
+enum ops_isa ops_isa_host_best(void)
+{
+	int i = OPS_NISAS - 1;
+
+	while (i > 0 && !ops_isa_host_has((enum ops_isa)i))
+		i--;
+	return (enum ops_isa)i;
+}
+
+enum ops_isa ops_isa_active(void)
+{
+	return ops_kern->isa;
+}
+
+static void host_list(char *buf, size_t cap)
+{
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < OPS_NISAS; i++)
+		if (ops_isa_host_has((enum ops_isa)i) && len < cap)
+			len += (size_t)snprintf(buf + len, cap - len, "%s%s", len ? ", " : "",
+						ISA_NAMES[i]);
+}
+
+int ops_isa_select(enum ops_isa i, struct opr_error *err)
+{
+	char have[64];
+
+	if ((unsigned)i >= OPS_NISAS)
+		return opr_error_set(err, OPR_EINPUT, "unknown kernel path %d", (int)i);
+	if (!ops_isa_host_has(i)) {
+		host_list(have, sizeof have);
+		return opr_error_set(err, OPR_ELIMIT,
+				     "kernel path '%s' needs instructions this CPU lacks (it runs %s)",
+				     ISA_NAMES[i], have);
+	}
+	ops_kern = TABLES[i];
+	return 0;
+}
+
+int ops_isa_from_env(struct opr_error *err)
+{
+	const char *s = getenv("OPREVIEW_ISA");
+	enum ops_isa i;
+
+	if (!s)
+		return 0;
+	if (ops_isa_parse(s, &i))
+		return opr_error_set(err, OPR_EINPUT,
+				     "OPREVIEW_ISA: '%s' is not a kernel path (scalar, avx2, avx512)", s);
+	return ops_isa_select(i, err);
+}
+
+/* Start-up: the best path the host runs, or OPREVIEW_ISA's when it names
+ * one the host has (a bad value is reported by ops_isa_from_env, which the
+ * command line calls before anything runs). */
+__attribute__((constructor)) static void isa_startup(void)
+{
+	enum ops_isa i;
+	const char *s = getenv("OPREVIEW_ISA");
+
+	if (!s || ops_isa_parse(s, &i) || !ops_isa_host_has(i))
+		i = ops_isa_host_best();
+	ops_kern = TABLES[i];
+}
+
+const char *ops_kfam_name(enum ops_kfam f)
+{
+	return (unsigned)f < OPS_NKFAMS ? KFAM_NAMES[f] : "?";
+}
+
+const char *ops_kfam_path(enum ops_kfam f)
+{
+	return (unsigned)f < OPS_NKFAMS ? ops_kern->path[f] : "?";
+}

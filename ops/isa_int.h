@@ -1,0 +1,76 @@
+/* ops/isa_int.h: the host kernel table, one per ISA path (portable C, AVX2,
+ * AVX-512), and the pointer to the chosen one. For the files of ops/ and the
+ * tests only. The kernels of a path live in ops/kern_<isa>.c, compiled for
+ * that ISA by a target pragma whatever the build flags, and are reached only
+ * through ops_kern once the host has been checked (ops/isa.c). */
+#ifndef OPS_ISA_INT_H
+#define OPS_ISA_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ops.h"
+
+/* Pixels per block of the direct conv kernel, at most (ops_kern.direct_pb). */
+#define OPS_KERN_MAX_PB 16
+
+struct ops_kern {
+	enum ops_isa isa;
+	const char *path[OPS_NKFAMS];   /* what ops_kfam_path says */
+
+	/* conv2d direct: a block of output pixels x one or two 16-channel weight
+	 * panels in registers. For i < nterm, with kw = 16 (wstride 0: one
+	 * panel, direct_pb[0] pixels) or 32 (direct_pb[1] pixels):
+	 *   out[p*kw + k]      += pix[p][off[i]] * wp[16*i + k]            k < 16
+	 *   out[p*kw + 16 + k] += pix[p][off[i]] * wp[wstride + 16*i + k]  (kw 32)
+	 * out overwritten (starts at 0). direct_pb[1] == 0: no two-panel kernel
+	 * (the caller passes one panel at a time). */
+	int direct_pb[2];
+	void (*conv_direct)(const float *const *pix, const int32_t *off, int64_t nterm,
+			    const float *wp, int64_t wstride, float *out);
+	/* fp32 GEMM of the im2col strategy: 6 rows x gemm_nw (16 or 32) columns,
+	 *   out[r*ldo + c] (=, or += when accumulate) sum_i a[6*i + r] * b[16*i + c]
+	 * for c < 16, and b[bstride + 16*i + c - 16] for 16 <= c < 32 (nw 32). */
+	int gemm_nw;
+	void (*conv_gemm)(const float *a, const float *b, int64_t bstride, int64_t kdim,
+			  float *out, int64_t ldo, int accumulate);
+
+	/* qgemm (qgemm_int.h states the contract of both: ops_qgemm_kernel_ld,
+	 * ops_qgemm_colsum_ld). */
+	void (*qgemm)(enum ops_dtype at, const void *a, int64_t lda, const int8_t *b,
+		      int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int32_t *cs,
+		      int16_t *a16);
+	void (*qgemm_colsum)(const int8_t *b, int64_t ldb, int64_t tn, int64_t kk, int32_t *cs);
+
+	/* activations over contiguous fp32 (ops_act_f32's contract); the
+	 * stream form writes whole vectors of y by non-temporal stores and
+	 * leaves the fence to the caller. */
+	void (*act_f32)(enum ops_act a, const float *x, float *y, size_t n);
+	void (*act_f32_stream)(enum ops_act a, const float *x, float *y, size_t n);
+
+	/* permute/DMA: dst[j*ldd + i] = src[i*lds + j] for i < rows, j < cols,
+	 * elements of 1, 2 and 4 bytes (index 0, 1, 2); and memcpy with the whole
+	 * 64-byte lines of d written by non-temporal stores (caller fences). */
+	void (*transpose[3])(const void *src, int64_t lds, void *dst, int64_t ldd,
+			     int64_t rows, int64_t cols);
+	void (*stream_bytes)(unsigned char *d, const unsigned char *s, size_t n);
+
+	/* fp16/bf16 <-> fp32 of n elements (t is OPS_F16 or OPS_BF16), rounding
+	 * as the scalar conversions of ops.h, bit for bit. */
+	void (*half_to_f32)(enum ops_dtype t, const uint16_t *src, float *dst, size_t n);
+	void (*f32_to_half)(enum ops_dtype t, const float *src, uint16_t *dst, size_t n);
+};
+
+extern const struct ops_kern ops_kern_scalar;
+extern const struct ops_kern ops_kern_avx2;
+extern const struct ops_kern ops_kern_avx512;
+
+/* The AVX2 path's register transposes, which the AVX-512 table shares. */
+void ops_avx2_transpose_u8(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r, int64_t c);
+void ops_avx2_transpose_u16(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r, int64_t c);
+void ops_avx2_transpose_f32(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r, int64_t c);
+
+/* The chosen table: never NULL (the portable one until start-up chooses). */
+extern const struct ops_kern *ops_kern;
+
+#endif

@@ -1,0 +1,593 @@
+/* ops/kern_avx512.c: the AVX-512 path (F, BW, VL, DQ, VNNI) of the host
+ * kernel families: 16-lane fp32 activations (the shared math of
+ * kern_act.h), a 12 x 32 direct conv kernel and a 6 x 32 GEMM kernel on
+ * FMA with embedded broadcasts, the exact int8 GEMM by vpdpbusd, streamed
+ * 64-byte stores, and 16-lane fp16/bf16 conversions. The whole file is
+ * compiled for that ISA by the pragma below, whatever the build flags;
+ * ops/isa.c reaches it only on a host that has it. */
+#include "isa_int.h"
+#include "qgemm_int.h"
+
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")
+#endif
+
+/* ---- activations: the shared math (kern_act.h) on 16 lanes --------------------- */
+
+#define VF __m512
+#define VI __m512i
+#define VM __mmask16
+#define V1(c) _mm512_set1_ps(c)
+#define VADD _mm512_add_ps
+#define VSUB _mm512_sub_ps
+#define VMUL _mm512_mul_ps
+#define VDIV _mm512_div_ps
+#define VMIN _mm512_min_ps
+#define VMAX _mm512_max_ps
+#define VFMA _mm512_fmadd_ps
+#define VFNMA _mm512_fnmadd_ps
+#define VROUND(a) _mm512_roundscale_ps((a), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
+#define VABS(a) _mm512_andnot_ps(V1(-0.0f), (a))
+#define VSIGN(a) _mm512_and_ps(V1(-0.0f), (a))
+#define VOR _mm512_or_ps
+#define VCVTI _mm512_cvtps_epi32
+#define VPOW2(n) _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32((n), \
+				       _mm512_set1_epi32(127)), 23))
+#define VHALF(n) _mm512_srai_epi32((n), 1)
+#define VISUB _mm512_sub_epi32
+#define VEQ(a, b) _mm512_cmp_ps_mask((a), (b), _CMP_EQ_OQ)
+#define VGE(a, b) _mm512_cmp_ps_mask((a), (b), _CMP_GE_OQ)
+#define VLT(a, b) _mm512_cmp_ps_mask((a), (b), _CMP_LT_OQ)
+#define VSEL(m, a, b) _mm512_mask_blend_ps((m), (a), (b))
+#include "kern_act.h"
+
+static inline __mmask16 tail_mask(size_t m)
+{
+	return (__mmask16)((1u << m) - 1u);
+}
+
+/* One pass of f over n floats, 16 at a time; the tail through a masked load
+ * (the other lanes read as 0, never touched in memory) and a masked store. */
+ALWAYS_INLINE void map16(__m512 (*f)(__m512), const float *x, float *y, size_t n)
+{
+	size_t i = 0;
+	for (; i + 16 <= n; i += 16)
+		_mm512_storeu_ps(y + i, f(_mm512_loadu_ps(x + i)));
+	if (i < n) {
+		__mmask16 m = tail_mask(n - i);
+		_mm512_mask_storeu_ps(y + i, m, f(_mm512_maskz_loadu_ps(m, x + i)));
+	}
+}
+
+/* map16 with y's whole 64-byte lines written by non-temporal stores (the
+ * head up to y's alignment and the tail through map16). The caller fences. */
+ALWAYS_INLINE void map16_stream(__m512 (*f)(__m512), const float *x, float *y, size_t n)
+{
+	size_t head = (((size_t)64 - ((uintptr_t)y & 63)) & 63) / sizeof *y;
+	if (((uintptr_t)y & (sizeof *y - 1)) || head > n) {
+		map16(f, x, y, n);
+		return;
+	}
+	map16(f, x, y, head);
+	size_t i = head;
+	for (; i + 16 <= n; i += 16)
+		_mm512_stream_ps(y + i, f(_mm512_loadu_ps(x + i)));
+	map16(f, x + i, y + i, n - i);
+}
+
+static void map_relu(const float *x, float *y, size_t n)
+{
+	/* memory-bound: four vectors per iteration keep more loads in flight */
+	size_t i = 0;
+	for (; i + 64 <= n; i += 64) {
+		__m512 a = _mm512_loadu_ps(x + i), b = _mm512_loadu_ps(x + i + 16);
+		__m512 c = _mm512_loadu_ps(x + i + 32), d = _mm512_loadu_ps(x + i + 48);
+		_mm512_storeu_ps(y + i, v_relu(a));
+		_mm512_storeu_ps(y + i + 16, v_relu(b));
+		_mm512_storeu_ps(y + i + 32, v_relu(c));
+		_mm512_storeu_ps(y + i + 48, v_relu(d));
+	}
+	map16(v_relu, x + i, y + i, n - i);
+}
+
+#define ACT_EXP_CASES(map, x, y, n)              \
+	case OPS_ACT_GELU_ERF:                   \
+		map(v_gelu_erf, x, y, n);        \
+		return;                          \
+	case OPS_ACT_GELU_TANH:                  \
+		map(v_gelu_tanh, x, y, n);       \
+		return;                          \
+	case OPS_ACT_SILU:                       \
+		map(v_silu, x, y, n);            \
+		return;                          \
+	case OPS_ACT_SIGMOID:                    \
+		map(v_sigmoid, x, y, n);         \
+		return;                          \
+	case OPS_ACT_TANH:                       \
+		map(v_tanh, x, y, n);            \
+		return
+
+static void avx512_act_f32(enum ops_act a, const float *x, float *y, size_t n)
+{
+	switch (a) {
+	case OPS_ACT_RELU:
+		map_relu(x, y, n);
+		return;
+	ACT_EXP_CASES(map16, x, y, n);
+	case OPS_ACT_NONE:
+	case OPS_NACTS:
+		break;
+	}
+	/* none (and anything unknown) is the identity */
+	if (x != y)
+		memmove(y, x, n * sizeof *y);
+}
+
+static void avx512_act_f32_stream(enum ops_act a, const float *x, float *y, size_t n)
+{
+	switch (a) {
+	case OPS_ACT_RELU:
+		map16_stream(v_relu, x, y, n);
+		return;
+	ACT_EXP_CASES(map16_stream, x, y, n);
+	case OPS_ACT_NONE:
+	case OPS_NACTS:
+		break;
+	}
+	avx512_act_f32(a, x, y, n);
+}
+
+/* ---- conv2d direct: 12 pixels x 32 channels, or 14 x 16 --------------------------
+ * Two weight panels: 24 accumulators, two weight vectors and the broadcasts
+ * as memory operands of the FMAs, 24 FMAs per 2 + 12 loads. One panel (a
+ * tile of 16 output channels, as the planner often picks): 14 accumulators,
+ * 14 FMAs per 1 + 14 loads; 14 pixels are half of a 28-wide output row. So
+ * the two FMA pipes, not the load ports, bound the loop either way. Pixels
+ * one apart (a unit-stride run inside one output row, the common case) are
+ * addressed from one pointer; others each from their own. */
+#define DPB2 12
+#define DPB1 14
+
+ALWAYS_INLINE void direct_body(int np, int two, int contiguous, const float *const *pix,
+			       const int32_t *off, int64_t nterm, const float *wp,
+			       const float *wq, float *out)
+{
+	__m512 c0[DPB1], c1[DPB1];
+	const float *x0 = pix[0];
+	const int kw = two ? 32 : 16;
+
+	for (int p = 0; p < np; p++)
+		c0[p] = c1[p] = _mm512_setzero_ps();
+	for (int64_t i = 0; i < nterm; i++) {
+		__m512 w0 = _mm512_loadu_ps(wp + 16 * i);
+		__m512 w1 = two ? _mm512_loadu_ps(wq + 16 * i) : w0;
+		int32_t o = off[i];
+
+#pragma GCC unroll 14
+		for (int p = 0; p < np; p++) {
+			__m512 b = _mm512_set1_ps(contiguous ? x0[o + p] : pix[p][o]);
+			c0[p] = _mm512_fmadd_ps(b, w0, c0[p]);
+			if (two)
+				c1[p] = _mm512_fmadd_ps(b, w1, c1[p]);
+		}
+	}
+	for (int p = 0; p < np; p++) {
+		_mm512_storeu_ps(out + kw * p, c0[p]);
+		if (two)
+			_mm512_storeu_ps(out + kw * p + 16, c1[p]);
+	}
+}
+
+static void avx512_conv_direct(const float *const *pix, const int32_t *off, int64_t nterm,
+			       const float *wp, int64_t wstride, float *out)
+{
+	int two = wstride != 0, np = two ? DPB2 : DPB1, contiguous = 1;
+
+	for (int p = 1; p < np; p++)
+		contiguous &= pix[p] == pix[0] + p;
+	if (two && contiguous)
+		direct_body(DPB2, 1, 1, pix, off, nterm, wp, wp + wstride, out);
+	else if (two)
+		direct_body(DPB2, 1, 0, pix, off, nterm, wp, wp + wstride, out);
+	else if (contiguous)
+		direct_body(DPB1, 0, 1, pix, off, nterm, wp, wp, out);
+	else
+		direct_body(DPB1, 0, 0, pix, off, nterm, wp, wp, out);
+}
+
+/* ---- the fp32 GEMM: 6 rows x 32 columns ------------------------------------------- */
+
+static void avx512_conv_gemm(const float *a, const float *b, int64_t bstride, int64_t kdim,
+			     float *out, int64_t ldo, int accumulate)
+{
+	__m512 c0[6], c1[6];
+	const float *b1 = b + bstride;
+
+	for (int r = 0; r < 6; r++)
+		c0[r] = c1[r] = _mm512_setzero_ps();
+	for (int64_t i = 0; i < kdim; i++) {
+		__m512 x0 = _mm512_loadu_ps(b + 16 * i), x1 = _mm512_loadu_ps(b1 + 16 * i);
+
+#pragma GCC unroll 6
+		for (int r = 0; r < 6; r++) {
+			__m512 v = _mm512_set1_ps(a[6 * i + r]);
+			c0[r] = _mm512_fmadd_ps(v, x0, c0[r]);
+			c1[r] = _mm512_fmadd_ps(v, x1, c1[r]);
+		}
+	}
+	for (int r = 0; r < 6; r++) {
+		float *o = out + r * ldo;
+
+		if (accumulate) {
+			c0[r] = _mm512_add_ps(c0[r], _mm512_loadu_ps(o));
+			c1[r] = _mm512_add_ps(c1[r], _mm512_loadu_ps(o + 16));
+		}
+		_mm512_storeu_ps(o, c0[r]);
+		_mm512_storeu_ps(o + 16, c1[r]);
+	}
+}
+
+/* ---- qgemm: vpdpbusd ---------------------------------------------------------------
+ * vpdpbusd adds four u8 x s8 products into each int32 lane without
+ * saturating (unlike vpmaddubsw's int16 pairs), so a K tile's int32 sums are
+ * exact while kk <= OPS_QGEMM_MAX_TILE_KK (255 * 128 * 65536 < 2^31). An s8 A
+ * is read as a ^ 0x80 = a + 128 (u8), and 128 * sum(b) comes off after:
+ * the column sums ride along as vpdpbusd of ones with b. */
+
+/* One 64-byte step of K for R rows and J columns (tailm masks the tail). It
+ * prefetches the same rows' next K chunk (kk bytes on: the tile's next
+ * chunk, or the next tile's first) into L2, a chunk ahead: each 1 KiB run of
+ * a row starts a new page for the hardware prefetcher, which left the loop
+ * waiting on DRAM. (A prefetch never faults: past the end is harmless.) The
+ * accumulators are named variables, not arrays: with arrays gcc kept some of
+ * them on the stack. */
+#define VNNI_LOAD(p, masked) \
+	((masked) ? _mm512_maskz_loadu_epi8(tailm, (p) + q) : _mm512_loadu_si512((p) + q))
+#define VNNI_ROW(k, masked)                                                             \
+	do {                                                                            \
+		if (R > k) {                                                            \
+			__m512i av = VNNI_LOAD(ap##k, masked);                          \
+			if (s8a)                                                        \
+				av = _mm512_xor_si512(av, flip);                        \
+			x##k##0 = _mm512_dpbusd_epi32(x##k##0, av, b0);                 \
+			if (J > 1)                                                      \
+				x##k##1 = _mm512_dpbusd_epi32(x##k##1, av, b1);         \
+		}                                                                       \
+	} while (0)
+#define VNNI_STEP(masked)                                                               \
+	do {                                                                            \
+		__m512i b0 = VNNI_LOAD(b0p, masked);                                    \
+		__m512i b1 = J > 1 ? VNNI_LOAD(b1p, masked) : b0;                       \
+		_mm_prefetch((const char *)(b0p + q + kk), _MM_HINT_T1);                \
+		if (J > 1)                                                              \
+			_mm_prefetch((const char *)(b1p + q + kk), _MM_HINT_T1);        \
+		if (s8a || csum) {                                                      \
+			cs0 = _mm512_dpbusd_epi32(cs0, ones, b0);                       \
+			if (J > 1)                                                      \
+				cs1 = _mm512_dpbusd_epi32(cs1, ones, b1);               \
+		}                                                                       \
+		VNNI_ROW(0, masked);								\
+		VNNI_ROW(1, masked);								\
+		VNNI_ROW(2, masked);								\
+		VNNI_ROW(3, masked);								\
+		VNNI_ROW(4, masked);								\
+		VNNI_ROW(5, masked);								\
+		VNNI_ROW(6, masked);								\
+		VNNI_ROW(7, masked);								\
+	} while (0)
+
+/* [sum(v[0]), ..., sum(v[15])] of sixteen int32 x 16 vectors: pairs of
+ * vectors interleaved and added within 128-bit lanes (32-bit, then 64-bit
+ * interleaves: each lane then holds four vectors' lane sums), then the four
+ * lanes added across vectors by 128-bit shuffles. */
+static inline __m512i hsum16(const __m512i v[16])
+{
+	__m512i u[8], w[4];
+
+	for (int i = 0; i < 8; i++)
+		u[i] = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2 * i], v[2 * i + 1]),
+					_mm512_unpackhi_epi32(v[2 * i], v[2 * i + 1]));
+	for (int i = 0; i < 4; i++)
+		w[i] = _mm512_add_epi32(_mm512_unpacklo_epi64(u[2 * i], u[2 * i + 1]),
+					_mm512_unpackhi_epi64(u[2 * i], u[2 * i + 1]));
+	__m512i x = _mm512_add_epi32(_mm512_shuffle_i32x4(w[0], w[1], 0x88),
+				     _mm512_shuffle_i32x4(w[0], w[1], 0xdd));
+	__m512i y = _mm512_add_epi32(_mm512_shuffle_i32x4(w[2], w[3], 0x88),
+				     _mm512_shuffle_i32x4(w[2], w[3], 0xdd));
+	return _mm512_add_epi32(_mm512_shuffle_i32x4(x, y, 0x88), _mm512_shuffle_i32x4(x, y, 0xdd));
+}
+
+/* c[i*tn + j] for R rows from i0 and J (1 or 2) columns from j0, the whole
+ * kk: R x J accumulators stay in registers; A's rows come from L1/L2. */
+ALWAYS_INLINE void vnni_block(int R, int J, int s8a, int csum, int add, const uint8_t *a,
+			      int64_t lda, const int8_t *b, int64_t ldb, int64_t tn, int64_t kk,
+			      int64_t i0, int64_t j0, int32_t *c, int32_t *cs)
+{
+	const __m512i z = _mm512_setzero_si512();
+	const __m512i flip = _mm512_set1_epi8((char)0x80), ones = _mm512_set1_epi8(1);
+	const int8_t *b0p = b + j0 * ldb, *b1p = b + (j0 + J - 1) * ldb;
+	__m512i cs0 = z, cs1 = z;
+	__m512i x00 = z, x01 = z;
+	const uint8_t *ap0 = a + (i0 + (R > 0 ? 0 : 0)) * lda;
+	__m512i x10 = z, x11 = z;
+	const uint8_t *ap1 = a + (i0 + (R > 1 ? 1 : 0)) * lda;
+	__m512i x20 = z, x21 = z;
+	const uint8_t *ap2 = a + (i0 + (R > 2 ? 2 : 0)) * lda;
+	__m512i x30 = z, x31 = z;
+	const uint8_t *ap3 = a + (i0 + (R > 3 ? 3 : 0)) * lda;
+	__m512i x40 = z, x41 = z;
+	const uint8_t *ap4 = a + (i0 + (R > 4 ? 4 : 0)) * lda;
+	__m512i x50 = z, x51 = z;
+	const uint8_t *ap5 = a + (i0 + (R > 5 ? 5 : 0)) * lda;
+	__m512i x60 = z, x61 = z;
+	const uint8_t *ap6 = a + (i0 + (R > 6 ? 6 : 0)) * lda;
+	__m512i x70 = z, x71 = z;
+	const uint8_t *ap7 = a + (i0 + (R > 7 ? 7 : 0)) * lda;
+	__mmask64 tailm = ~(__mmask64)0;
+	int64_t q = 0;
+
+	for (; q + 64 <= kk; q += 64)
+		VNNI_STEP(0);
+	if (q < kk) {
+		tailm = ((__mmask64)1 << (kk - q)) - 1;
+		VNNI_STEP(1);
+	}
+	int32_t sum0 = s8a || csum ? _mm512_reduce_add_epi32(cs0) : 0;
+	int32_t sum1 = (s8a || csum) && J > 1 ? _mm512_reduce_add_epi32(cs1) : 0;
+	int32_t corr0 = s8a ? 128 * sum0 : 0, corr1 = s8a ? 128 * sum1 : 0;
+	if (csum) { /* the column sums ride along (once per column: i0 == 0) */
+		cs[j0] = (add ? cs[j0] : 0) + sum0;
+		if (J > 1)
+			cs[j0 + 1] = (add ? cs[j0 + 1] : 0) + sum1;
+	}
+	if (R == 8 && J == 2) {
+		/* the 16 sums at once (hsum16): a third of the instructions of 16
+		 * reductions, which were as many as a 256-byte K tile's loop */
+		const __m512i v[16] = { x00, x01, x10, x11, x20, x21, x30, x31,
+					x40, x41, x50, x51, x60, x61, x70, x71 };
+		int32_t t[16];
+		_mm512_storeu_si512(t, hsum16(v));
+		for (int r = 0; r < 8; r++) {
+			int32_t *cr = c + (i0 + r) * tn + j0;
+			cr[0] = (add ? cr[0] : 0) + t[2 * r] - corr0;
+			cr[1] = (add ? cr[1] : 0) + t[2 * r + 1] - corr1;
+		}
+		return;
+	}
+	if (R > 0) {
+		int32_t *cr = c + (i0 + 0) * tn + j0;
+		cr[0] = (add ? cr[0] : 0) + _mm512_reduce_add_epi32(x00) - corr0;
+		if (J > 1)
+			cr[1] = (add ? cr[1] : 0) + _mm512_reduce_add_epi32(x01) - corr1;
+	}
+	if (R > 1) {
+		int32_t *cr = c + (i0 + 1) * tn + j0;
+		cr[0] = (add ? cr[0] : 0) + _mm512_reduce_add_epi32(x10) - corr0;
+		if (J > 1)
+			cr[1] = (add ? cr[1] : 0) + _mm512_reduce_add_epi32(x11) - corr1;
+	}
+	if (R > 2) {
+		int32_t *cr = c + (i0 + 2) * tn + j0;
+		cr[0] = (add ? cr[0] : 0) + _mm512_reduce_add_epi32(x20) - corr0;
+		if (J > 1)
+			cr[1] = (add ? cr[1] : 0) + _mm512_reduce_add_epi32(x21) - corr1;
+	}
+	if (R > 3) {
+		int32_t *cr = c + (i0 + 3) * tn + j0;
+		cr[0] = (add ? cr[0] : 0) + _mm512_reduce_add_epi32(x30) - corr0;
+		if (J > 1)
+			cr[1] = (add ? cr[1] : 0) + _mm512_reduce_add_epi32(x31) - corr1;
+	}
+	if (R > 4) {
+		int32_t *cr = c + (i0 + 4) * tn + j0;
+		cr[0] = (add ? cr[0] : 0) + _mm512_reduce_add_epi32(x40) - corr0;
+		if (J > 1)
+			cr[1] = (add ? cr[1] : 0) + _mm512_reduce_add_epi32(x41) - corr1;
+	}
+	if (R > 5) {
+		int32_t *cr = c + (i0 + 5) * tn + j0;
+		cr[0] = (add ? cr[0] : 0) + _mm512_reduce_add_epi32(x50) - corr0;
+		if (J > 1)
+			cr[1] = (add ? cr[1] : 0) + _mm512_reduce_add_epi32(x51) - corr1;
+	}
+	if (R > 6) {
+		int32_t *cr = c + (i0 + 6) * tn + j0;
+		cr[0] = (add ? cr[0] : 0) + _mm512_reduce_add_epi32(x60) - corr0;
+		if (J > 1)
+			cr[1] = (add ? cr[1] : 0) + _mm512_reduce_add_epi32(x61) - corr1;
+	}
+	if (R > 7) {
+		int32_t *cr = c + (i0 + 7) * tn + j0;
+		cr[0] = (add ? cr[0] : 0) + _mm512_reduce_add_epi32(x70) - corr0;
+		if (J > 1)
+			cr[1] = (add ? cr[1] : 0) + _mm512_reduce_add_epi32(x71) - corr1;
+	}
+}
+
+#define VNNI_J(R, J, s8a, csum) \
+	vnni_block(R, J, s8a, csum, add, a, lda, b, ldb, tn, kk, i0, j, c, cs)
+#define VNNI_ROWS(R)                                                                     \
+	static void vnni_rows##R(int s8a, int add, const uint8_t *a, int64_t lda,          \
+				 const int8_t *b, int64_t ldb, int64_t tn, int64_t kk,     \
+				 int64_t i0, int32_t *c, int32_t *cs)                      \
+	{                                                                                  \
+		const int csum = cs && i0 == 0;                                           \
+		for (int64_t j = 0; j < tn; j += 2) {                                      \
+			if (tn - j >= 2) {                                                 \
+				if (s8a && csum) VNNI_J(R, 2, 1, 1);                       \
+				else if (s8a) VNNI_J(R, 2, 1, 0);                          \
+				else if (csum) VNNI_J(R, 2, 0, 1);                         \
+				else VNNI_J(R, 2, 0, 0);                                   \
+			} else {                                                           \
+				if (s8a && csum) VNNI_J(R, 1, 1, 1);                       \
+				else if (s8a) VNNI_J(R, 1, 1, 0);                          \
+				else if (csum) VNNI_J(R, 1, 0, 1);                         \
+				else VNNI_J(R, 1, 0, 0);                                   \
+			}                                                                  \
+		}                                                                          \
+	}
+VNNI_ROWS(1)
+VNNI_ROWS(2)
+VNNI_ROWS(3)
+VNNI_ROWS(4)
+VNNI_ROWS(5)
+VNNI_ROWS(6)
+VNNI_ROWS(7)
+VNNI_ROWS(8)
+
+/* K is walked in chunks of VNNI_KC bytes for every column: A's chunk of 8
+ * rows (32 KiB) stays in L1 while B streams. A whole large K tile at once
+ * read A from L2 for every pair of columns: a 16 KiB K tile ran 1.8x slower
+ * than a 1 KiB one. Each chunk's sums are exact in int32 like the tile's. */
+#define VNNI_KC 4096
+
+static void avx512_qgemm(enum ops_dtype at, const void *a, int64_t lda, const int8_t *b,
+			 int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int32_t *cs,
+			 int16_t *a16)
+{
+	static void (*const rows[9])(int, int, const uint8_t *, int64_t, const int8_t *, int64_t,
+				     int64_t, int64_t, int64_t, int32_t *, int32_t *) = {
+		NULL, vnni_rows1, vnni_rows2, vnni_rows3, vnni_rows4,
+		vnni_rows5, vnni_rows6, vnni_rows7, vnni_rows8
+	};
+	int s8a = at != OPS_U8;
+
+	(void)a16;
+	for (int64_t q0 = 0; q0 < kk; q0 += VNNI_KC) {
+		int64_t len = kk - q0 < VNNI_KC ? kk - q0 : VNNI_KC;
+		for (int64_t i0 = 0; i0 < m; i0 += 8) {
+			int R = m - i0 < 8 ? (int)(m - i0) : 8;
+			rows[R](s8a, q0 > 0, (const uint8_t *)a + q0, lda, b + q0, ldb, tn, len, i0, c,
+				cs);
+		}
+	}
+}
+
+static void avx512_qgemm_colsum(const int8_t *b, int64_t ldb, int64_t tn, int64_t kk,
+				int32_t *cs)
+{
+	const __m512i flip = _mm512_set1_epi8((char)0x80);
+
+	for (int64_t j = 0; j < tn; j++) {
+		const int8_t *bj = b + j * ldb;
+		__m512i s = _mm512_setzero_si512();
+		int64_t q = 0, tot;
+		/* b ^ 0x80 read as u8 is b + 128; SAD against zero sums 8 bytes */
+		for (; q + 64 <= kk; q += 64) {
+			__m512i v = _mm512_xor_si512(_mm512_loadu_si512(bj + q), flip);
+			s = _mm512_add_epi64(s, _mm512_sad_epu8(v, _mm512_setzero_si512()));
+		}
+		tot = _mm512_reduce_add_epi64(s) - 128 * q;
+		for (; q < kk; q++)
+			tot += bj[q];
+		cs[j] = (int32_t)tot;
+	}
+}
+
+/* ---- permute: streamed 64-byte lines --------------------------------------------- */
+
+static void avx512_stream_bytes(unsigned char *d, const unsigned char *s, size_t n)
+{
+	size_t head = (64 - ((uintptr_t)d & 63)) & 63;
+
+	if (head >= n) {
+		memcpy(d, s, n);
+		return;
+	}
+	if (head) {
+		memcpy(d, s, head);
+		d += head;
+		s += head;
+		n -= head;
+	}
+	for (; n >= 256; n -= 256, d += 256, s += 256) {
+		__m512i a = _mm512_loadu_si512(s), b = _mm512_loadu_si512(s + 64);
+		__m512i c = _mm512_loadu_si512(s + 128), e = _mm512_loadu_si512(s + 192);
+		_mm512_stream_si512((void *)d, a);
+		_mm512_stream_si512((void *)(d + 64), b);
+		_mm512_stream_si512((void *)(d + 128), c);
+		_mm512_stream_si512((void *)(d + 192), e);
+	}
+	for (; n >= 64; n -= 64, d += 64, s += 64)
+		_mm512_stream_si512((void *)d, _mm512_loadu_si512(s));
+	if (n)
+		memcpy(d, s, n);
+}
+
+/* ---- conversions ---------------------------------------------------------------- */
+
+/* 16 fp32 lanes to bf16, the scalar rounding: + 0x7fff + the lowest kept
+ * bit, truncated; a NaN truncated with its quiet bit set. (vcvtneps2bf16
+ * would flush subnormals, which the scalar conversion keeps.) */
+static inline __m256i bf16_pack16(__m512 v)
+{
+	const __m512i u = _mm512_castps_si512(v);
+	__m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+	__m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
+	__m512i quiet = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
+	r = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), r, quiet);
+	return _mm512_cvtepi32_epi16(r);
+}
+
+static void avx512_half_to_f32(enum ops_dtype t, const uint16_t *s, float *d, size_t n)
+{
+	size_t i = 0;
+
+	for (; i < n; i += 16) {
+		__mmask16 m = n - i >= 16 ? (__mmask16)0xffff : tail_mask(n - i);
+		__m256i h = _mm256_maskz_loadu_epi16(m, s + i);
+		__m512 f = t == OPS_F16 ? _mm512_cvtph_ps(h) :
+			   _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+		_mm512_mask_storeu_ps(d + i, m, f);
+	}
+}
+
+static void avx512_f32_to_half(enum ops_dtype t, const float *s, uint16_t *d, size_t n)
+{
+	size_t i = 0;
+
+	for (; i < n; i += 16) {
+		__mmask16 m = n - i >= 16 ? (__mmask16)0xffff : tail_mask(n - i);
+		__m512 v = _mm512_maskz_loadu_ps(m, s + i);
+		__m256i h = t == OPS_F16 ? _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT) :
+			    bf16_pack16(v);
+		_mm256_mask_storeu_epi16(d + i, m, h);
+	}
+}
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+const struct ops_kern ops_kern_avx512 = {
+	.isa = OPS_ISA_AVX512,
+	.path = {
+		[OPS_KF_CONV] = "avx512 (fma, 12x32 or 14x16 direct)",
+		[OPS_KF_GEMM] = "avx512 (fma, 6x32)",
+		[OPS_KF_QGEMM] = "avx512 (vnni vpdpbusd)",
+		[OPS_KF_ACT] = "avx512 (fma, 16 lanes)",
+		[OPS_KF_PERMUTE] = "avx512 (avx2 8x8 transposes, 64-byte streamed stores)",
+		[OPS_KF_CONVERT] = "avx512 (vcvtph2ps/vcvtps2ph, integer bf16)",
+	},
+	.direct_pb = { DPB1, DPB2 },
+	.conv_direct = avx512_conv_direct,
+	.gemm_nw = 32,
+	.conv_gemm = avx512_conv_gemm,
+	.qgemm = avx512_qgemm,
+	.qgemm_colsum = avx512_qgemm_colsum,
+	.act_f32 = avx512_act_f32,
+	.act_f32_stream = avx512_act_f32_stream,
+	.transpose = { ops_avx2_transpose_u8, ops_avx2_transpose_u16, ops_avx2_transpose_f32 },
+	.stream_bytes = avx512_stream_bytes,
+	.half_to_f32 = avx512_half_to_f32,
+	.f32_to_half = avx512_f32_to_half,
+};

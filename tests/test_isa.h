@@ -1,0 +1,35 @@
+/* tests/test_isa.h: runs a kernel test once per host kernel path (portable,
+ * AVX2, AVX-512). ISA_TESTS(f) expands to three cmocka tests whose state is
+ * the path; f starts with isa_use(state), which switches every kernel family
+ * to that path, or skip()s the test when the host lacks it (never a pass).
+ * The teardown puts back the best path the host has. */
+#ifndef TESTS_TEST_ISA_H
+#define TESTS_TEST_ISA_H
+
+#include "../ops/ops.h"
+#include "skip.h"
+
+static const enum ops_isa ISA_PATHS[OPS_NISAS] = { OPS_ISA_SCALAR, OPS_ISA_AVX2, OPS_ISA_AVX512 };
+
+static int isa_teardown(void **state)
+{
+	(void)state;
+	return ops_isa_select(ops_isa_host_best(), NULL);
+}
+
+/* Selects the test's path; skips (cmocka skip(), which does not return)
+ * when the host cannot run it. */
+static void isa_use(void **state)
+{
+	enum ops_isa i = *(const enum ops_isa *)*state;
+
+	if (!ops_isa_host_has(i))
+		SKIP_BECAUSE("this CPU lacks the %s kernel path", ops_isa_name(i));
+	assert_int_equal(ops_isa_select(i, NULL), 0);
+	assert_int_equal(ops_isa_active(), i);
+}
+
+#define ISA_TEST(f, i, n) { #f "/" n, f, NULL, isa_teardown, (void *)&ISA_PATHS[i] }
+#define ISA_TESTS(f) ISA_TEST(f, 0, "scalar"), ISA_TEST(f, 1, "avx2"), ISA_TEST(f, 2, "avx512")
+
+#endif
