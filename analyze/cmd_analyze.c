@@ -106,7 +106,8 @@ int cmd_replay(int argc, char **argv)
 		"report the shift of the host timing distribution (median ratio with a 95% CI).",
 		"Exit status: 0 reproduced, 4 a digest or counter differs, 1 failure, 2 bad usage or\n"
 		"RUN altered after it was written (its file digests do not match: the edit is named,\n"
-		"not blamed on reproducibility).",
+		"not blamed on reproducibility), 6 RUN was collected on a GPU and this opreview has\n"
+		"no CUDA backend (or no GPU).",
 		opts};
 	struct opr_error err = {0};
 	const char *pos[1];
@@ -124,6 +125,13 @@ int cmd_replay(int argc, char **argv)
 	if (!rc)
 		rc = col_archive_load(pos[0], &old, &err);
 	struct col_options co = {profile, pos[0], 0.5, 0, no_papi};
+	/* a GPU archive re-runs on its GPU: say so before anything runs */
+	if (!rc && !col_device_available(old->profile->device.kind))
+		rc = opr_error_set(&err, OPR_ENODEV,
+				   "%s: the archive was collected on cuda device %d (%s): replaying it "
+				   "needs the CUDA backend, which this opreview is built without "
+				   "(`make cuda` builds build-cuda/opreview)",
+				   pos[0], old->gpu.index, old->gpu.name[0] ? old->gpu.name : "a GPU");
 	if (!rc)
 		rc = col_collect(&co, &new, &err);
 	if (rc) {
