@@ -79,12 +79,15 @@ int col_gpu_open(struct col_run *run, struct col_gpu_ctx **out, struct opr_error
 		return opr_error_set(err, OPR_ENOMEM, "out of memory");
 	if ((rc = ops_cuda_new(run->profile->device.index, &g->cu, err))) {
 		free(g);
-		/* no usable GPU is the device's absence, not an I/O failure */
-		return rc == OPR_EIO ? opr_error_at(err, OPR_ENODEV, run->profile->path,
-						    run->profile->device.line, run->profile->device.col,
-						    "device cuda (index %d): %s", run->profile->device.index,
-						    err ? err->msg : "not usable")
-				     : rc;
+		if (rc != OPR_EIO)
+			return rc;
+		/* no usable GPU is the device's absence, not an I/O failure (the
+		 * message is copied: err->msg is also the destination) */
+		char why[sizeof err->msg];
+		snprintf(why, sizeof why, "%s", err ? err->msg : "not usable");
+		return opr_error_at(err, OPR_ENODEV, run->profile->path, run->profile->device.line,
+				    run->profile->device.col, "device cuda (index %d): %s",
+				    run->profile->device.index, why);
 	}
 	const struct ops_cuda_info *in = ops_cuda_info(g->cu);
 	struct col_gpu *d = &run->gpu;
@@ -412,8 +415,15 @@ int col_calibrate_gpu(const struct col_cal_options *o, int index, struct ops_env
 	int rc;
 
 	memset(cal, 0, sizeof *cal);
-	if ((rc = ops_cuda_new(index, &cu, err)))
+	if ((rc = ops_cuda_new(index, &cu, err))) {
+		/* no usable GPU is the device's absence (exit 6), not an I/O failure */
+		if (rc == OPR_EIO) {
+			rc = OPR_ENODEV;
+			if (err)
+				err->code = rc;
+		}
 		return rc;
+	}
 	const struct ops_cuda_info *in = ops_cuda_info(cu);
 	col_host_detect(&host);
 	snprintf(cal->host, sizeof cal->host, "%s", host.hostname[0] ? host.hostname : "unknown");
