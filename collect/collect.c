@@ -235,7 +235,8 @@ static int measure_alts(const struct col_profile *p, const struct col_block *b,
 		return opr_error_set(err, OPR_ENOMEM, "out of memory");
 	for (size_t i = 0; i < vr->nalts; i++)
 		vr->alt_measured_ns[i] = NAN;
-	if (!p->calibration.present)
+	/* only an envelope measured where the blocks run is validated here */
+	if (!p->calibration.present || p->calibration.device != COL_DEV_HOST)
 		return 0;
 	size_t idx[ALT_MAX];
 	struct ops_instance *inst[ALT_MAX] = {NULL};

@@ -333,7 +333,7 @@ int col_gpu_measure_alts(const struct col_profile *p, struct col_gpu_ctx *g,
 		return opr_error_set(err, OPR_ENOMEM, "out of memory");
 	for (size_t i = 0; i < vr->nalts; i++)
 		vr->alt_measured_ns[i] = NAN;
-	if (!p->calibration.present)
+	if (!p->calibration.present || p->calibration.device != COL_DEV_CUDA)
 		return 0;
 	for (size_t i = 0; i < vr->nalts && n < ALT_MAX; i++) {
 		const struct ops_plan_eval *e = &vr->alts[i];

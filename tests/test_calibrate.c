@@ -351,6 +351,20 @@ static void test_validation_known_run(void **state)
 	}
 	ana_model_validation_release(&mv);
 
+	/* calibrated on the GPU, run on the host (same host name): unvalidated */
+	p->calibration.device = COL_DEV_CUDA;
+	assert_int_equal(ana_model_validate(run, &mv, &err), 0);
+	assert_false(mv.calibrated);
+	assert_int_equal(mv.nrows, 0);
+	assert_non_null(strstr(mv.reason, "calibrated on the GPU (device cuda), but the blocks ran on the host"));
+	ana_model_validation_release(&mv);
+	/* ... and on the GPU with an envelope of the GPU: validated */
+	p->device.kind = COL_DEV_CUDA;
+	assert_int_equal(ana_model_validate(run, &mv, &err), 0);
+	assert_true(mv.calibrated);
+	ana_model_validation_release(&mv);
+	p->calibration.device = p->device.kind = COL_DEV_HOST;
+
 	/* calibrated on another host: unvalidated, with the reason */
 	snprintf(run->host.hostname, sizeof run->host.hostname, "hostB");
 	assert_int_equal(ana_model_validate(run, &mv, &err), 0);
