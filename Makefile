@@ -141,8 +141,12 @@ NVFLAGS    = -std=c++17 -O3 -lineinfo $(CUDA_ARCH) -D_DEFAULT_SOURCE -D_GNU_SOUR
              -Xcompiler -Wall,-Wextra,-Werror,-Wno-format-truncation $(NVCCFLAGS)
 CB        := build-cuda
 CUDA_OBJ  := $(patsubst ops/cuda/%.cu,$(CB)/ops/cuda/%.o,$(wildcard ops/cuda/*.cu))
-CUDA_BINS := $(CB)/tests/test_cuda $(CB)/tests/bench_cuda
+# build-cuda/opreview: the command line with the backend linked in place of
+# ops/cuda_none.c (which refuses `device: cuda` in the plain build).
+CUDA_BINS := $(CB)/tests/test_cuda $(CB)/tests/bench_cuda $(CB)/opreview
 CUDA_HOME ?= $(patsubst %/bin/,%,$(dir $(NVCC)))
+CUDA_LIB_OBJ = $(filter-out $(B)/ops/cuda_none.o,$(LIB_OBJ))
+CUDA_LIBS  = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lstdc++ -ldl -lrt
 
 $(CB)/ops/cuda/%.o: ops/cuda/%.cu ops/cuda/cuda.h ops/cuda/cuda_int.h $(wildcard ops/*.h) opreview.h
 	@mkdir -p $(dir $@)
@@ -152,9 +156,11 @@ $(CB)/tests/%.o: tests/cuda/%.c ops/cuda/cuda.h $(wildcard *.h */*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(CB)/tests/%: $(CB)/tests/%.o $(CUDA_OBJ) $(LIB_OBJ)
-	$(CC) -o $@ $^ $(ALL_LIBS) -lcmocka -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
-	  -lcudart -lstdc++ -ldl -lrt
+$(CB)/tests/%: $(CB)/tests/%.o $(CUDA_OBJ) $(CUDA_LIB_OBJ)
+	$(CC) -o $@ $^ $(ALL_LIBS) -lcmocka $(CUDA_LIBS)
+
+$(CB)/opreview: $(B)/opreview.o $(CUDA_OBJ) $(CUDA_LIB_OBJ)
+	$(CC) -o $@ $^ $(ALL_LIBS) $(CUDA_LIBS)
 
 cuda:
 	@[ -n "$(NVCC)" ] || { echo "cuda: nvcc not found (set NVCC=/path/to/nvcc)"; exit 1; }

@@ -41,8 +41,9 @@ static void usage(FILE *fp)
 		fprintf(fp, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(fp, "\n'opreview <command> --help' describes a command; 'man opreview' has the rest.\n"
 		    "exit codes: 0 success or SHIP, 1 failure, 2 bad usage or input, 3 not implemented,\n"
-		    "4 verify/replay mismatch, 5 output exists or is being written, 10 SHIP WITH MITIGATIONS,\n"
-		    "11 HOLD, 12 ROLLBACK, 130/143 interrupted by SIGINT/SIGTERM (output removed)\n"
+		    "4 verify/replay mismatch, 5 output exists or is being written, 6 needs the CUDA backend\n"
+		    "(or its GPU), 10 SHIP WITH MITIGATIONS, 11 HOLD, 12 ROLLBACK,\n"
+		    "130/143 interrupted by SIGINT/SIGTERM (output removed)\n"
 		    "environment: OPREVIEW_ISA=scalar|avx2|avx512 forces the host kernel path (default:\n"
 		    "the best this CPU runs)\n");
 }

@@ -26,6 +26,8 @@ enum opr_code {
 	OPR_EEXIST = -8,    /* refusing to overwrite an existing output */
 	OPR_EINTERNAL = -9, /* a bug: an invariant did not hold */
 	OPR_ENOTIMPL = -10, /* the command exists but is not implemented yet */
+	OPR_ENODEV = -11,   /* the profile or archive needs a device backend this
+			     * build lacks, or the device is not there */
 };
 
 /* Exit statuses of the command line (README "Exit codes"). */
@@ -36,6 +38,7 @@ enum opr_exit {
 	OPR_EXIT_NOTIMPL = 3,     /* command not implemented yet */
 	OPR_EXIT_MISMATCH = 4,    /* verify or replay found a difference */
 	OPR_EXIT_EXISTS = 5,      /* output exists or is being written; pass --force */
+	OPR_EXIT_NODEV = 6,       /* needs a device backend this build lacks (or no device) */
 	OPR_EXIT_SIGINT = 130,    /* interrupted by SIGINT (128 + 2); output undone */
 	OPR_EXIT_SIGTERM = 143,   /* terminated by SIGTERM (128 + 15); output undone */
 	OPR_EXIT_SHIP_MITIGATE = 10, /* verdict SHIP WITH MITIGATIONS */

@@ -69,6 +69,8 @@ int opr_exit_status(int code)
 		return OPR_EXIT_EXISTS;
 	case OPR_ENOTIMPL:
 		return OPR_EXIT_NOTIMPL;
+	case OPR_ENODEV:
+		return OPR_EXIT_NODEV;
 	default:
 		return OPR_EXIT_FAILURE;
 	}

@@ -126,7 +126,8 @@ int cmd_replay(int argc, char **argv)
 		"--block NAME replays one block: the command each finding of a packet names.",
 		"Exit status: 0 reproduced, 4 a digest, counter or pipeline result differs, 1 failure,\n"
 		"2 bad usage (or no such block) or RUN altered after it was written (its file digests\n"
-		"do not match: the edit is named, not blamed on reproducibility).",
+		"do not match: the edit is named, not blamed on reproducibility), 6 RUN was collected\n"
+		"on a GPU and this opreview has no CUDA backend (or no GPU).",
 		opts};
 	struct opr_error err = {0};
 	const char *pos[1];
@@ -144,6 +145,13 @@ int cmd_replay(int argc, char **argv)
 	if (!rc)
 		rc = col_archive_load(pos[0], &old, &err);
 	struct col_options co = {profile, pos[0], 0.5, 0, no_papi};
+	/* a GPU archive re-runs on its GPU: say so before anything runs */
+	if (!rc && !col_device_available(old->profile->device.kind))
+		rc = opr_error_set(&err, OPR_ENODEV,
+				   "%s: the archive was collected on cuda device %d (%s): replaying it "
+				   "needs the CUDA backend, which this opreview is built without "
+				   "(`make cuda` builds build-cuda/opreview)",
+				   pos[0], old->gpu.index, old->gpu.name[0] ? old->gpu.name : "a GPU");
 	if (!rc)
 		rc = col_collect_block(&co, block, &new, &err);
 	if (rc) {

@@ -431,8 +431,30 @@ static json_t *counters_json(const struct ana_findings *f)
 				    "simulated", model, 1, NULL);
 			counter_row(&bad, a, bn, vn, "modelled time ns", vr->model_ns, "simulated", model, 1,
 				    NULL);
-			counter_row(&bad, a, bn, vn, "host samples", (double)vr->nsamples, "measured",
-				    "CLOCK_MONOTONIC", 1, NULL);
+			counter_row(&bad, a, bn, vn, run->gpu.present ? "GPU samples" : "host samples",
+				    (double)vr->nsamples, "measured",
+				    run->gpu.present ? "CUDA events" : "CLOCK_MONOTONIC", 1, NULL);
+			/* a GPU run: the counting pass, one run each, beside the model's
+			 * GLOBAL bytes (read = GLOBAL->*, written = *->GLOBAL) */
+			uint64_t gr = 0, gw = 0;
+			for (int d = 0; d < OPS_NSPACES; d++) {
+				gr += c->bytes[OPS_GLOBAL][d];
+				gw += c->bytes[d][OPS_GLOBAL];
+			}
+			for (size_t e = 0; e < vr->ngpu_counters; e++) {
+				const struct col_gpu_counter *g = &vr->gpu_counters[e];
+				char name[160], why[COL_REASON_MAX + 96];
+				const uint64_t sim = strstr(g->name, "dram__bytes_read") ? gr
+						   : strstr(g->name, "dram__bytes_write") ? gw : 0;
+				snprintf(name, sizeof name, "%s (one run)", g->name);
+				if (sim && g->available)
+					snprintf(why, sizeof why, "simulated GLOBAL bytes %llu, hardware/simulated %.4f",
+						 (unsigned long long)sim, (double)g->value / (double)sim);
+				else
+					snprintf(why, sizeof why, "%s", g->reason);
+				counter_row(&bad, a, bn, vn, name, (double)g->value, "papi", "PAPI cuda component",
+					    g->available, why);
+			}
 			for (size_t e = 0; e < run->nevents; e++) {
 				const struct col_event *ev = &run->events[e];
 				char name[128], src[64];
@@ -602,6 +624,25 @@ static json_t *context_json(const struct ana_findings *f)
 				      h->tool_version, "git_revision", h->git_revision, "hostname",
 				      h->hostname, "mem_total_bytes", (json_int_t)h->mem_total_bytes,
 				      "kernel_isa", h->kernel_isa, "kernel_paths", h->kernel_paths));
+	if (run->gpu.present) {
+		const struct col_gpu *g = &run->gpu;
+		char cc[24];
+		snprintf(cc, sizeof cc, "%d.%d", g->cc_major, g->cc_minor);
+		put(&bad, 
+			o, "device",
+			json_pack("{s:s,s:i,s:s,s:s,s:i,s:i,s:i,s:o,s:o,s:I,s:I,s:s,s:i,s:i,s:s,s:b}", "kind",
+				  "cuda", "index", g->index, "name", g->name, "compute_capability", cc,
+				  "sm_count", g->sm_count, "sm_clock_khz", g->sm_clock_khz,
+				  "mem_clock_khz", g->mem_clock_khz, "clock_seen_mhz_min",
+				  num(g->clock_seen_mhz_min > 0 ? g->clock_seen_mhz_min : NAN),
+				  "clock_seen_mhz_max",
+				  num(g->clock_seen_mhz_max > 0 ? g->clock_seen_mhz_max : NAN), "l2_bytes",
+				  (json_int_t)g->l2_bytes, "shared_per_block_optin_bytes",
+				  (json_int_t)g->shared_per_block_optin, "kernel_driver", g->kernel_driver,
+				  "driver_version",
+				  g->driver_version, "cuda_runtime_version", g->runtime_version,
+				  "papi_version", g->papi_version, "l2_flushed_per_sample", g->l2_flush));
+	}
 	put(&bad, o, "papi_status", json_string(run->papi_status));
 	if (p->imported[0])
 		put(&bad, o, "imported", col_import_json(&run->import));

@@ -179,6 +179,14 @@ int ana_model_validate(const struct col_run *run, struct ana_model_validation *m
 			 "modelled times are unvalidated", p->envelope.name);
 		return 0;
 	}
+	if (p->calibration.device != p->device.kind) {
+		snprintf(mv->reason, sizeof mv->reason,
+			 "the envelope '%s' was calibrated on the %s, but the blocks ran on the %s: "
+			 "modelled times are unvalidated", p->envelope.name,
+			 p->calibration.device == COL_DEV_CUDA ? "GPU (device cuda)" : "host",
+			 p->device.kind == COL_DEV_CUDA ? "GPU (device cuda)" : "host");
+		return 0;
+	}
 	if (run->host.hostname[0] && strcmp(p->calibration.host, run->host.hostname)) {
 		snprintf(mv->reason, sizeof mv->reason,
 			 "the envelope '%s' was calibrated on '%.60s', not on this run's host '%.60s': "

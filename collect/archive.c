@@ -175,7 +175,38 @@ static json_t *variant_json(const struct col_run *run, const struct col_block_ru
 		put(&bad, hc, run->hc[c].name, run->hc[c].available
 							 ? json_integer(vr->hc_totals[c]) : json_null());
 	put(&bad, o, "host_counter_totals", hc);
+	/* a GPU run: the counting pass's values, one run of the plan each */
+	if (vr->gpu_counters) {
+		json_t *gc = json_array();
+		for (size_t i = 0; i < vr->ngpu_counters; i++) {
+			const struct col_gpu_counter *c = &vr->gpu_counters[i];
+			add(&bad, gc, json_pack("{s:s,s:b,s:o,s:s}", "name", c->name,
+							    "available", c->available, "value",
+							    c->available ? json_integer(c->value)
+									 : json_null(),
+							    "reason", c->reason));
+		}
+		put(&bad, o, "gpu_counters", gc);
+	}
 	return done(bad, o);
+}
+
+static json_t *gpu_json(const struct col_gpu *d)
+{
+	char cc[24];
+	snprintf(cc, sizeof cc, "%d.%d", d->cc_major, d->cc_minor);
+	return json_pack("{s:s,s:i,s:s,s:s,s:i,s:i,s:i,s:o,s:o,s:I,s:I,s:I,s:s,s:i,s:i,s:s,s:b,s:s}",
+			 "kind", "cuda", "index", d->index, "name", d->name, "compute_capability", cc,
+			 "sm_count", d->sm_count, "sm_clock_khz", d->sm_clock_khz, "mem_clock_khz",
+			 d->mem_clock_khz, "clock_seen_mhz_min", jreal(d->clock_seen_mhz_min),
+			 "clock_seen_mhz_max", jreal(d->clock_seen_mhz_max), "l2_bytes",
+			 (json_int_t)d->l2_bytes, "shared_per_block_optin_bytes",
+			 (json_int_t)d->shared_per_block_optin, "global_bytes",
+			 (json_int_t)d->global_bytes, "kernel_driver", d->kernel_driver,
+			 "driver_version", d->driver_version,
+			 "cuda_runtime_version", d->runtime_version, "papi_version", d->papi_version,
+			 "l2_flushed_per_sample", d->l2_flush, "timing",
+			 "CUDA events around one run of the plan per sample");
 }
 
 static json_t *envelope_json(const struct ops_envelope *e, const char *source)
@@ -220,6 +251,8 @@ static json_t *manifest_json(const struct col_run *run)
 	put(&bad, m, "archive_version", json_integer(COL_ARCHIVE_VERSION));
 	put(&bad, m, "started_utc", json_string(run->started_utc));
 	put(&bad, m, "host", host_json(&run->host));
+	if (run->gpu.present)
+		put(&bad, m, "device", gpu_json(&run->gpu));
 	put(&bad, m, "profile",
 			    json_pack("{s:s,s:s,s:s,s:I,s:s,s:{s:s,s:s,s:s}}", "path", run->profile_origin,
 				      "sha256", digest, "name", p->name, "seed",
@@ -952,6 +985,61 @@ static void load_variant(struct col_jr *r, json_t *j, const struct col_run *run,
 		vr->hc_totals[c] = (long long)col_jr_int(r, hc, col_hc_name(c), 0, I64);
 	}
 	col_jr_leave(r, mark);
+	/* GPU runs only */
+	json_t *gc = json_object_get(j, "gpu_counters");
+	if (!r->rc && gc && !json_is_array(gc))
+		col_jr_fail(r, "gpu_counters", "an array", gc);
+	if (r->rc || !gc)
+		return;
+	vr->ngpu_counters = json_array_size(gc);
+	vr->gpu_counters = calloc(vr->ngpu_counters ? vr->ngpu_counters : 1, sizeof *vr->gpu_counters);
+	if (!vr->gpu_counters) {
+		r->rc = opr_error_set(r->err, OPR_ENOMEM, "out of memory loading the archive");
+		return;
+	}
+	mark = col_jr_enter(r, "gpu_counters");
+	for (size_t i = 0; !r->rc && i < vr->ngpu_counters; i++) {
+		struct col_gpu_counter *c = &vr->gpu_counters[i];
+		json_t *e = json_array_get(gc, i);
+		size_t m2 = col_jr_enter_i(r, i);
+		col_jr_str(r, e, "name", c->name, sizeof c->name);
+		c->available = col_jr_bool(r, e, "available");
+		if (c->available)
+			c->value = (long long)col_jr_int(r, e, "value", 0, I64);
+		col_jr_str(r, e, "reason", c->reason, sizeof c->reason);
+		col_jr_leave(r, m2);
+	}
+	col_jr_leave(r, mark);
+}
+
+static void load_gpu(struct col_jr *r, json_t *d, struct col_gpu *g)
+{
+	char kind[16];
+	col_jr_str(r, d, "kind", kind, sizeof kind);
+	if (!r->rc && strcmp(kind, "cuda"))
+		r->rc = opr_error_set(r->err, OPR_EINPUT, "%s: device.kind: '%s' is not cuda", r->file,
+				      kind);
+	g->present = 1;
+	g->index = (int)col_jr_int(r, d, "index", 0, COL_DEV_INDEX_MAX);
+	col_jr_str(r, d, "name", g->name, sizeof g->name);
+	char cc[24];
+	col_jr_str(r, d, "compute_capability", cc, sizeof cc);
+	if (!r->rc && sscanf(cc, "%d.%d", &g->cc_major, &g->cc_minor) != 2)
+		r->rc = opr_error_set(r->err, OPR_EINPUT, "%s: device.compute_capability: '%s' is not "
+				      "MAJOR.MINOR", r->file, cc);
+	g->sm_count = (int)col_jr_int(r, d, "sm_count", 0, INT32_MAX);
+	g->sm_clock_khz = (int)col_jr_int(r, d, "sm_clock_khz", 0, INT32_MAX);
+	g->mem_clock_khz = (int)col_jr_int(r, d, "mem_clock_khz", 0, INT32_MAX);
+	g->clock_seen_mhz_min = col_jr_num(r, d, "clock_seen_mhz_min");
+	g->clock_seen_mhz_max = col_jr_num(r, d, "clock_seen_mhz_max");
+	g->l2_bytes = col_jr_int(r, d, "l2_bytes", 0, I64);
+	g->shared_per_block_optin = col_jr_int(r, d, "shared_per_block_optin_bytes", 0, I64);
+	g->global_bytes = col_jr_int(r, d, "global_bytes", 0, I64);
+	col_jr_str(r, d, "kernel_driver", g->kernel_driver, sizeof g->kernel_driver);
+	g->driver_version = (int)col_jr_int(r, d, "driver_version", 0, INT32_MAX);
+	g->runtime_version = (int)col_jr_int(r, d, "cuda_runtime_version", 0, INT32_MAX);
+	col_jr_str(r, d, "papi_version", g->papi_version, sizeof g->papi_version);
+	g->l2_flush = col_jr_bool(r, d, "l2_flushed_per_sample");
 }
 
 static void load_host(struct col_jr *r, json_t *h, struct col_host *ho)
@@ -1009,6 +1097,18 @@ static int load_manifest(json_t *m, const char *path, struct col_run *run, size_
 	json_t *h = col_jr_obj(&r, m, "host");
 	mark = col_jr_enter(&r, "host");
 	load_host(&r, h, &run->host);
+	col_jr_leave(&r, mark);
+	/* a GPU run's device; its profile says device: cuda, and only then */
+	json_t *dev = json_object_get(m, "device");
+	if (!r.rc && dev && !json_is_object(dev))
+		col_jr_fail(&r, "device", "an object", dev);
+	if (!r.rc && !dev != (run->profile->device.kind != COL_DEV_CUDA))
+		r.rc = opr_error_set(err, OPR_EINPUT, "%s: device: %s, but the profile says device %s",
+				     path, dev ? "recorded" : "absent",
+				     col_device_kind_name(run->profile->device.kind));
+	mark = col_jr_enter(&r, "device");
+	if (!r.rc && dev)
+		load_gpu(&r, dev, &run->gpu);
 	col_jr_leave(&r, mark);
 	json_t *ev = col_jr_arr(&r, m, "events");
 	if (!r.rc && json_array_size(ev) > COL_MAX_RUN_EVENTS)

@@ -25,8 +25,8 @@ static int cmp_d(const void *a, const void *b)
 
 
 /* Adds one calibrated value: median of x[0..n) and spread = IQR / median. */
-static void record(struct col_calibration *cal, const char *key, double *x, int n,
-		   const char *method)
+void col_cal_record(struct col_calibration *cal, const char *key, double *x, int n,
+		    const char *method)
 {
 	if (cal->nv >= COL_CAL_MAX_VALUES || n < 1)
 		return;
@@ -643,7 +643,7 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 		rc = launch_cost(dev, quick ? 2000 : 10000, &x[s], err);
 	if (rc)
 		goto out;
-	record(cal, "launch_overhead_us", x, ns,
+	col_cal_record(cal, "launch_overhead_us", x, ns,
 	       "ops_launch_begin + ops_tile_begin + ops_launch_end, empty body, real device");
 	env->launch_overhead_us = cal->v[cal->nv - 1].median / 1000.0;
 	for (int i = 0; i < cal->nv; i++)
@@ -655,7 +655,7 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 		rc = dma_setup(dev, src, buf, quick ? 2000 : 8000, &x[s], err);
 	if (rc)
 		goto out;
-	record(cal, "dma_setup_ns", x, ns,
+	col_cal_record(cal, "dma_setup_ns", x, ns,
 	       "strided ops_dma GLOBAL->SHARED (4 rows, every other source row) of 64..4096 "
 	       "bytes, intercept of time vs bytes");
 	env->dma_setup_ns = cal->v[cal->nv - 1].median;
@@ -665,7 +665,7 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 		rc = global_bw(dev, src, dst, gbytes, buf, &x[s], err);
 	if (rc)
 		goto out;
-	record(cal, "global_bandwidth_gbps", x, ns,
+	col_cal_record(cal, "global_bandwidth_gbps", x, ns,
 	       quick ? "ops_dma GLOBAL->SHARED->GLOBAL over 64 MiB arrays, 64 KiB chunks"
 		     : "ops_dma GLOBAL->SHARED->GLOBAL over 256 MiB arrays, 64 KiB chunks");
 	env->global_bw_gbps = cal->v[cal->nv - 1].median;
@@ -680,14 +680,14 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 		rc = shared_bw(dev, buf, buf + half, half, quick ? 100 : 400, &x[s], err);
 	if (rc)
 		goto out;
-	record(cal, "shared_bandwidth_gbps", x, ns,
+	col_cal_record(cal, "shared_bandwidth_gbps", x, ns,
 	       "ops_dma SHARED->SHARED between two quarter-capacity buffers (half the L2)");
 	env->shared_bw_gbps = cal->v[cal->nv - 1].median;
 
 	/* fp32 FMA peak */
 	for (int s = 0; s < ns; s++)
 		x[s] = fma_rate(quick ? 300000 : 3000000) / 1000.0;
-	record(cal, "fp32_tops", x, ns, "12 independent 8-lane FMA chains in registers (peak)");
+	col_cal_record(cal, "fp32_tops", x, ns, "12 independent 8-lane FMA chains in registers (peak)");
 	env->tops[OPS_F32] = cal->v[cal->nv - 1].median;
 
 	/* exact int8 dot-product peak: recorded beside the qgemm kernel's
@@ -695,7 +695,7 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 	 * prices a kernel, not an instruction) */
 	for (int s = 0; s < ns; s++)
 		x[s] = int8_rate(quick ? 300000 : 3000000) / 1000.0;
-	record(cal, "int8_peak_tops", x, ns,
+	col_cal_record(cal, "int8_peak_tops", x, ns,
 	       "12 independent vpmaddwd chains in registers (int8 widened to int16, exact "
 	       "int32 pair sums): the exact int8 dot-product peak; not used by the model");
 
@@ -735,7 +735,7 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 	for (int i = 0; !rc && i < KERN_MAX; i++) {
 		for (int s = 0; s < kc[i].n; s++)
 			kc[i].x[s] /= 1000.0;
-		record(cal, kern[i].key, kc[i].x, kc[i].n, kern[i].method);
+		col_cal_record(cal, kern[i].key, kc[i].x, kc[i].n, kern[i].method);
 	}
 	free(kc);
 	if (rc)
@@ -778,10 +778,70 @@ static void quoted(struct opr_buf *b, const char *s)
 	opr_buf_printf(b, "\"");
 }
 
+static void values_yaml(struct opr_buf *b, const struct col_calibration *cal)
+{
+	for (int i = 0; i < cal->nv; i++) {
+		const struct col_cal_value *v = &cal->v[i];
+		opr_buf_printf(b, "    %s: {median: %.6g, spread: %.4f, samples: %lld,\n      method: ", v->key,
+		    v->median, v->spread, (long long)v->samples);
+		quoted(b, v->method);
+		opr_buf_printf(b, "}\n");
+	}
+}
+
+/* A GPU's envelope (calibrate --device cuda): the model's terms as the GPU
+ * backend maps them (ops/cuda/cuda.h). */
+static int gpu_yaml(const struct ops_envelope *e, const struct col_calibration *cal, char **text,
+		    struct opr_error *err)
+{
+	struct opr_buf b = {0};
+	opr_buf_printf(&b, "# %s: a GPU measured by `opreview calibrate --device cuda` (%s).\n", e->name,
+	    cal->date);
+	opr_buf_printf(&b, "# cores are the SMs, SHARED a block's shared memory (capacity from the\n"
+		"# device), LOCAL the registers, GLOBAL the HBM; each value is the median of\n"
+		"# the samples under calibration.values, spread = interquartile range / median.\n"
+		"# The L2 is not a level of the model: GLOBAL is the HBM rate with the L2\n"
+		"# flushed (as every timed sample is); l2_bandwidth_gbps is recorded beside it.\n");
+	opr_buf_printf(&b, "name: %s\npower_mode: nominal\nclock_ghz: %.4g\ncores: %d\n", e->name, e->clock_ghz,
+	    e->cores);
+	opr_buf_printf(&b, "global: {bandwidth_gbps: %.6g, capacity_gib: %.4g}   # HBM, read + written bytes\n",
+	    e->global_bw_gbps, e->global_capacity_gib);
+	opr_buf_printf(&b, "shared: {capacity_kib: %.6g, bandwidth_gbps: %.6g}   # shared memory per SM\n",
+	    e->shared_capacity_kib, e->shared_bw_gbps);
+	opr_buf_printf(&b, "local:  {capacity_kib: %.6g}                          # registers per SM\n",
+	    e->local_capacity_kib);
+	opr_buf_printf(&b, "# setup_ns: one HBM load's latency; engines: the transfers an SM keeps in\n"
+		"# flight (64 warps), over which that latency is spread; no last-dimension limit\n");
+	opr_buf_printf(&b, "dma:    {max_last_dim: %lld, setup_ns: %.6g, engines: %d}\n",
+	    (long long)e->dma_max_last_dim, e->dma_setup_ns, e->dma_engines);
+	opr_buf_printf(&b, "# fp32: FFMA; fp16/bf16: mma.sync tensor cores (the conv kernel's); int8: dp4a\n"
+		"# (the qgemm kernel's); vector: SiLU elements per second / 1e12\n");
+	opr_buf_printf(&b, "compute_tops: {fp32: %.6g, fp16: %.6g, bf16: %.6g, int8: %.6g, vector: %.6g,\n"
+		"               vector_half: %.6g}\n",
+	    e->tops[OPS_F32], e->tops[OPS_F16], e->tops[OPS_BF16], e->tops[OPS_S8], e->vector_tops,
+	    e->vector_half_tops);
+	opr_buf_printf(&b, "launch_overhead_us: %.6g\n", e->launch_overhead_us);
+	opr_buf_printf(&b, "calibration:\n  host: ");
+	quoted(&b, cal->host);
+	opr_buf_printf(&b, "\n  date: ");
+	quoted(&b, cal->date);
+	opr_buf_printf(&b, "\n  cpu: ");
+	quoted(&b, cal->cpu);
+	opr_buf_printf(&b, "\n  cpus_online: %lld\n  device: cuda\n  gpu: ", (long long)cal->cpus_online);
+	quoted(&b, cal->gpu);
+	opr_buf_printf(&b, "\n  values:\n");
+	values_yaml(&b, cal);
+	if (!(*text = opr_buf_take(&b)))
+		return opr_error_set(err, OPR_ENOMEM, "out of memory writing the envelope");
+	return 0;
+}
+
 int col_calibration_yaml(const struct ops_envelope *e, const struct col_calibration *cal,
 			 char **text, struct opr_error *err)
 {
 	struct opr_buf b = {0};
+	if (cal->device == COL_DEV_CUDA)
+		return gpu_yaml(e, cal, text, err);
 	opr_buf_printf(&b, "# %s: this host measured by `opreview calibrate` (%s).\n", e->name, cal->date);
 	opr_buf_printf(&b, "# cores is 1: the host executor runs every tile on one thread; the\n"
 		"# machine's CPU count is calibration.cpus_online. SHARED is the private L2\n"
@@ -816,13 +876,7 @@ int col_calibration_yaml(const struct ops_envelope *e, const struct col_calibrat
 	if (cal->kernel_isa[0])
 		opr_buf_printf(&b, "  kernel_isa: %s\n", cal->kernel_isa);
 	opr_buf_printf(&b, "  values:\n");
-	for (int i = 0; i < cal->nv; i++) {
-		const struct col_cal_value *v = &cal->v[i];
-		opr_buf_printf(&b, "    %s: {median: %.6g, spread: %.4f, samples: %lld,\n      method: ", v->key,
-		    v->median, v->spread, (long long)v->samples);
-		quoted(&b, v->method);
-		opr_buf_printf(&b, "}\n");
-	}
+	values_yaml(&b, cal);
 	if (!(*text = opr_buf_take(&b)))
 		return opr_error_set(err, OPR_ENOMEM, "out of memory writing the envelope");
 	return 0;

@@ -27,6 +27,16 @@ int col_calibration_yaml(const struct ops_envelope *env, const struct col_calibr
  * link or rename). An existing path is refused with OPR_EEXIST unless force. */
 int col_write_atomic(const char *path, const char *text, int force, struct opr_error *err);
 
+/* Measures GPU `index` through the CUDA backend (calibrate --device cuda):
+ * env from the device (cores = SMs, SHARED capacity) and the probes of
+ * ops/cuda/probe.cu; OPR_ENODEV in a build without the backend. */
+int col_calibrate_gpu(const struct col_cal_options *o, int index, struct ops_envelope *env,
+		      struct col_calibration *cal, struct opr_error *err);
+/* Appends key's median, spread (IQR / median) and count of x[0..n) (sorted
+ * in place) to cal. */
+void col_cal_record(struct col_calibration *cal, const char *key, double *x, int n,
+		    const char *method);
+
 /* The calibration entry named key, or NULL. */
 const struct col_cal_value *col_cal_find(const struct col_calibration *cal, const char *key);
 

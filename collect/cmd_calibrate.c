@@ -10,16 +10,17 @@
 
 int cmd_calibrate(int argc, char **argv)
 {
-	const char *out = NULL, *name = NULL;
+	const char *out = NULL, *name = NULL, *device = NULL;
 	int force = 0, quick = 0;
 	const struct opr_option opts[] = {
 		{OPR_OPT_PATH, "out", "FILE", "write the envelope to FILE (default: stdout)", &out},
 		{OPR_OPT_FLAG, "force", NULL, "replace FILE if it exists", &force},
 		{OPR_OPT_STRING, "name", "NAME", "the envelope's name (default: host)", &name},
 		{OPR_OPT_FLAG, "quick", NULL, "fewer samples and smaller arrays (about 2 s; for tests)", &quick},
+		{OPR_OPT_STRING, "device", "DEV", "host (default), cuda or cuda:N: the GPU (CUDA build)", &device},
 		{OPR_OPT_END, NULL, NULL, NULL, NULL}};
 	const struct opr_command_help help = {
-		"calibrate", "calibrate [--out FILE] [--force] [--name NAME] [--quick]",
+		"calibrate", "calibrate [--out FILE] [--force] [--name NAME] [--quick] [--device DEV]",
 		"Measure this host as an envelope: cores 1 (the host executor is single-threaded),\n"
 		"fp32 FMA peak, the exact int8 dot-product peak, the conv microkernel's fp16/bf16\n"
 		"rates, the qgemm int8 rate, the activation's element-wise (vector) rates on fp32\n"
@@ -30,9 +31,14 @@ int cmd_calibrate(int argc, char **argv)
 		"host and the date. A profile whose envelope is calibrated gets a model\n"
 		"validation: modelled vs measured times per block, variant and plan.\n"
 		"Every loop runs the host kernel path that will run (OPREVIEW_ISA or the best\n"
-		"this CPU has), recorded as calibration.kernel_isa.",
+		"this CPU has), recorded as calibration.kernel_isa.\n"
+		"--device cuda (build-cuda/opreview only) measures the GPU instead: HBM and L2\n"
+		"copy bandwidth (read + written), shared-memory bandwidth per SM, FFMA, fp16/bf16\n"
+		"mma.sync, int8 dp4a and mma.sync peaks, the SiLU element rate, an empty kernel's\n"
+		"launch cost and one HBM load's latency; cores = SMs, SHARED from the device.",
 		"Exit status: 0 written, 1 failure, 2 bad usage, 5 FILE exists (pass --force) or is\n"
-		"being written by another opreview, 130/143 interrupted (nothing left behind).", opts};
+		"being written by another opreview, 6 --device cuda without the CUDA backend or\n"
+		"without a usable GPU, 130/143 interrupted (nothing left behind).", opts};
 	struct opr_error err = {0};
 	const char *pos[1];
 	int npos;
@@ -41,6 +47,24 @@ int cmd_calibrate(int argc, char **argv)
 		return OPR_EXIT_OK;
 	if (rc)
 		return opr_fail(&err);
+	int gpu = -1; /* the CUDA device's ordinal, -1 for the host */
+	if (device && strcmp(device, "host")) {
+		char *end = NULL;
+		long idx = !strcmp(device, "cuda") ? 0
+			 : !strncmp(device, "cuda:", 5) && device[5] ? strtol(device + 5, &end, 10) : -1;
+		if (idx < 0 || idx > COL_DEV_INDEX_MAX || (end && *end)) {
+			opr_error_set(&err, OPR_EUSAGE, "calibrate: --device '%s': want host, cuda or cuda:N",
+				      device);
+			return opr_fail(&err);
+		}
+		gpu = (int)idx;
+		if (!col_device_available(COL_DEV_CUDA)) {
+			opr_error_set(&err, OPR_ENODEV, "calibrate: --device %s: this opreview is built "
+				      "without the CUDA backend (`make cuda` builds build-cuda/opreview)",
+				      device);
+			return opr_fail(&err);
+		}
+	}
 	/* the envelope file is claimed first: a second calibrate into it stops
 	 * here, not after the measurement */
 	struct opr_output of;
@@ -53,8 +77,9 @@ int cmd_calibrate(int argc, char **argv)
 	struct col_calibration cal;
 	char *text = NULL;
 	if (isatty(2))
-		fprintf(stderr, "opreview: calibrating this host (%s)...\n", quick ? "about 2 s" : "about 8 s");
-	rc = col_calibrate(&o, &env, &cal, &err);
+		fprintf(stderr, "opreview: calibrating %s (%s)...\n", gpu >= 0 ? "the GPU" : "this host",
+			quick ? "about 2 s" : "about 8 s");
+	rc = gpu >= 0 ? col_calibrate_gpu(&o, gpu, &env, &cal, &err) : col_calibrate(&o, &env, &cal, &err);
 	if (!rc)
 		rc = col_calibration_yaml(&env, &cal, &text, &err);
 	if (!rc && out) {

@@ -21,9 +21,12 @@ int cmd_collect(int argc, char **argv)
 		"Run every block of the profile (baseline and candidate, interleaved) on the host\n"
 		"under PAPI and on the device model, simulate the scheduling pipeline, and write\n"
 		"the run archive RUN atomically (manifest.json, samples.csv, counters.csv,\n"
-		"pipeline.json, profile.yaml).",
+		"pipeline.json, profile.yaml). A profile with `device: cuda` runs the blocks on\n"
+		"the GPU instead (CUDA-event samples, PAPI cuda-component counters); only\n"
+		"build-cuda/opreview (`make cuda`) can.",
 		"Exit status: 0 written, 1 failure, 2 bad usage or profile, 5 RUN exists or is being\n"
-		"written by another opreview, 130/143 interrupted (nothing left behind).", opts};
+		"written by another opreview, 6 the profile names the GPU and this opreview has no\n"
+		"CUDA backend (or no GPU), 130/143 interrupted (nothing left behind).", opts};
 	struct opr_error err = {0};
 	const char *pos[1];
 	int npos;

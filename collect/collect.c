@@ -53,8 +53,8 @@ static double quantile_ci_rel(const int64_t *x, size_t n, double q, int64_t *scr
 	return fmax(mid - a, b - mid) / mid;
 }
 
-static int sample_push(struct col_variant_run *vr, size_t *cap, int64_t ns, int32_t round,
-		       struct opr_error *err)
+int col_sample_push(struct col_variant_run *vr, size_t *cap, int64_t ns, int32_t round,
+		    struct opr_error *err)
 {
 	/* two arrays of one length: the second grows to the first's capacity */
 	if (vr->nsamples == *cap) {
@@ -230,7 +230,8 @@ static int measure_alts(const struct col_profile *p, const struct col_block *b,
 		return opr_error_set(err, OPR_ENOMEM, "out of memory");
 	for (size_t i = 0; i < vr->nalts; i++)
 		vr->alt_measured_ns[i] = NAN;
-	if (!p->calibration.present)
+	/* only an envelope measured where the blocks run is validated here */
+	if (!p->calibration.present || p->calibration.device != COL_DEV_HOST)
 		return 0;
 	size_t idx[ALT_MAX];
 	struct ops_instance *inst[ALT_MAX] = {NULL};
@@ -327,7 +328,7 @@ static int run_batch(struct sampler *s, struct ops_device *dev, struct ops_insta
 		int64_t t0 = opr_now_ns();
 		rc = ops_instance_run_timed(dev, inst, err);
 		int64_t t1 = opr_now_ns();
-		if (rc || (rc = sample_push(vr, cap, t1 - t0, round, err)))
+		if (rc || (rc = col_sample_push(vr, cap, t1 - t0, round, err)))
 			goto out;
 	}
 	col_hostcount_read(s->hc, hc1);
@@ -351,6 +352,29 @@ static int enough(struct sampler *s, const struct col_variant_run *vr, int64_t n
 	if ((int64_t)vr->nsamples < need)
 		return 0;
 	return quantile_ci_rel(vr->samples_ns, vr->nsamples, 0.95, s->scratch) <= CI_TARGET;
+}
+
+int64_t col_samples_needed(const struct col_profile *p)
+{
+	/* a p99 claim needs its two-sided CI: the analyzer's count, asked of
+	 * the same definition */
+	const int64_t p99_min = (int64_t)opr_min_samples(0.99, 0.95);
+	return p->budget.min_samples > p99_min ? p->budget.min_samples : p99_min;
+}
+
+int col_p95_ci_enough(const struct col_variant_run *vr, int64_t need, int64_t **scratch,
+		      size_t *scratch_cap, struct opr_error *err)
+{
+	if ((int64_t)vr->nsamples < need)
+		return 0;
+	if (vr->nsamples > *scratch_cap) {
+		int64_t *p = realloc(*scratch, vr->nsamples * 2 * sizeof *p);
+		if (!p)
+			return opr_error_set(err, OPR_ENOMEM, "out of memory");
+		*scratch = p;
+		*scratch_cap = vr->nsamples * 2;
+	}
+	return quantile_ci_rel(vr->samples_ns, vr->nsamples, 0.95, *scratch) <= CI_TARGET;
 }
 
 static int grow_scratch(struct sampler *s, size_t n, struct opr_error *err)
@@ -633,12 +657,14 @@ static int check_memory(const struct col_profile *p, const struct col_block *b,
 	return 0;
 }
 
-static int collect_block(struct col_run *run, struct sampler *s, struct col_block_run *br,
-			 double budget_s, int progress, uint64_t *rng, struct opr_error *err)
+static int collect_block(struct col_run *run, struct sampler *s, struct col_gpu_ctx *gpu,
+			 struct col_block_run *br, double budget_s, int progress, uint64_t *rng,
+			 struct opr_error *err)
 {
 	const struct col_profile *p = run->profile;
 	const struct col_block *b = br->block;
 	struct ops_instance *inst[2] = {NULL, NULL};
+	struct col_gpu_inst *gi[2] = {NULL, NULL};
 	int rc = check_memory(p, b, err);
 	if (rc)
 		return rc;
@@ -651,6 +677,24 @@ static int collect_block(struct col_run *run, struct sampler *s, struct col_bloc
 			rc = characterise(p, inst[v], &br->v[v], err);
 		if (!rc)
 			digest_inputs(inst[v], br->v[v].input_sha256);
+		/* on the GPU, quality and the output digest are the GPU's */
+		if (!rc && gpu)
+			rc = col_gpu_prepare(gpu, inst[v], &br->v[v], &gi[v], err);
+	}
+	if (gpu) {
+		if (!rc)
+			rc = col_gpu_sample(run, gpu, br, gi, budget_s, progress, rng, err);
+		col_gpu_inst_free(gi[0]);
+		col_gpu_inst_free(gi[1]);
+		if (!rc)
+			rc = simulate_pipeline(p, br, err);
+		if (!rc)
+			common_hist(br);
+		for (int v = 0; v < 2 && !rc; v++)
+			rc = col_gpu_measure_alts(p, gpu, b, &br->v[v], err);
+		ops_instance_free(inst[0]);
+		ops_instance_free(inst[1]);
+		return rc;
 	}
 	if (!rc)
 		rc = sample_block(run, s, br, inst, budget_s, progress, rng, err);
@@ -682,6 +726,7 @@ int col_collect_block(const struct col_options *opt, const char *only, struct co
 {
 	struct col_run *run = calloc(1, sizeof *run);
 	struct sampler s = {0};
+	struct col_gpu_ctx *gpu = NULL;
 	if (!run)
 		return opr_error_set(err, OPR_ENOMEM, "out of memory");
 	int rc = col_profile_load(opt->profile_path, opt->envelope_dir, &run->profile, err);
@@ -694,6 +739,8 @@ int col_collect_block(const struct col_options *opt, const char *only, struct co
 		goto fail;
 	}
 	snprintf(run->profile_origin, sizeof run->profile_origin, "%s", opt->profile_path);
+	if ((rc = col_device_check(run->profile, err)))
+		goto fail;
 	col_host_detect(&run->host);
 	utc_now(run->started_utc, sizeof run->started_utc);
 	run->clock_read_ns = col_clock_read_cost_ns();
@@ -702,8 +749,21 @@ int col_collect_block(const struct col_options *opt, const char *only, struct co
 		goto fail;
 	memcpy(run->hc, col_hostcount_info(s.hc), sizeof run->hc);
 	run->hc_recorded = 1;
-	if ((rc = open_papi(run, &s, opt->no_papi, err)))
+	if (run->profile->device.kind == COL_DEV_CUDA) {
+		/* the host's event sets would count the host waiting on the GPU:
+		 * listed unavailable; the GPU's come from the counting pass */
+		if ((rc = col_gpu_open(run, &gpu, err)) || (rc = open_papi(run, &s, 1, err)))
+			goto fail;
+		for (size_t i = 0; i < run->nevents; i++)
+			snprintf(run->events[i].reason, sizeof run->events[i].reason,
+				 "not read: the blocks ran on cuda device %d; its counters are PAPI's "
+				 "cuda component's", run->profile->device.index);
+		snprintf(run->papi_status, sizeof run->papi_status,
+			 "host event sets not read (device cuda); GPU counters: PAPI %s cuda component",
+			 run->gpu.papi_version);
+	} else if ((rc = open_papi(run, &s, opt->no_papi, err))) {
 		goto fail;
+	}
 	const struct col_profile *p = run->profile;
 	int nrun = 0;
 	for (int i = 0; i < p->nblocks; i++)
@@ -723,7 +783,7 @@ int col_collect_block(const struct col_options *opt, const char *only, struct co
 		struct col_block_run *br = &run->blocks[run->nblocks];
 		br->block = &p->blocks[i];
 		run->nblocks++;
-		if ((rc = collect_block(run, &s, br, per_block, opt->progress, &rng, err)))
+		if ((rc = collect_block(run, &s, gpu, br, per_block, opt->progress, &rng, err)))
 			goto fail;
 	}
 	run->sampling_seconds = (double)(opr_now_ns() - t0) / 1e9;
@@ -732,6 +792,7 @@ int col_collect_block(const struct col_options *opt, const char *only, struct co
 		goto fail;
 	col_papi_close(s.papi);
 	col_hostcount_close(s.hc);
+	col_gpu_close(gpu);
 	free(s.before);
 	free(s.after);
 	free(s.scratch);
@@ -740,6 +801,7 @@ int col_collect_block(const struct col_options *opt, const char *only, struct co
 fail:
 	col_papi_close(s.papi);
 	col_hostcount_close(s.hc);
+	col_gpu_close(gpu);
 	free(s.before);
 	free(s.after);
 	free(s.scratch);
@@ -756,6 +818,7 @@ static void variant_release(struct col_variant_run *vr)
 	free(vr->round);
 	free(vr->event_totals);
 	free(vr->hc_rounds);
+	free(vr->gpu_counters);
 	col_pipe_result_release(&vr->pipe);
 	free(vr->sweep);
 }

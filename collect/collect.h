@@ -41,6 +41,27 @@ struct col_host {
 };
 void col_host_detect(struct col_host *h);
 
+/* The GPU that ran the blocks on a `device: cuda` profile, as it reported
+ * itself (cudaGetDeviceProperties, the driver and runtime), recorded in the
+ * archive's manifest ("device"). present is 0 on a host run. */
+struct col_gpu {
+	int present;
+	int index;
+	char name[256];
+	int cc_major, cc_minor;
+	int sm_count;
+	int sm_clock_khz, mem_clock_khz;       /* the device's rated clocks */
+	/* SM clock seen: sm__cycles_elapsed (max over SMs) of a counted run over
+	 * that variant's median CUDA-event time, the lowest and highest over the
+	 * run's variants; 0 when the counter was unavailable */
+	double clock_seen_mhz_min, clock_seen_mhz_max;
+	int64_t l2_bytes, shared_per_block_optin, global_bytes;
+	int driver_version, runtime_version;   /* CUDA API versions, 13000 = 13.0 */
+	char kernel_driver[64];                /* "580.159.03" (/proc/driver/nvidia), or why not */
+	char papi_version[32];
+	int l2_flush;                          /* 1: L2 flushed before each sample */
+};
+
 enum col_variant_id { COL_BASELINE = 0, COL_CANDIDATE = 1 };
 const char *col_variant_name(int v); /* "baseline", "candidate" */
 
@@ -101,6 +122,10 @@ struct col_variant_run {
 	size_t nhc_rounds, hc_rounds_cap;
 	int repro_counters_equal;        /* a count-only dry run gave the same counters */
 	int repro_output_stable;         /* the output digest after sampling is unchanged */
+	/* GPU runs: PAPI cuda-component counts of one run each (a counting pass
+	 * after timing, provenance papi), NULL on a host run (owned) */
+	struct col_gpu_counter *gpu_counters;
+	size_t ngpu_counters;
 	struct col_pipe_result pipe;     /* scheduling simulation (owned arrays) */
 	/* distribution-free 95% CIs of the simulated p95/p99 (binomial ranks,
 	 * normal approximation), ns; NAN when too few requests */
@@ -131,6 +156,7 @@ struct col_run {
 	char profile_origin[512];        /* the profile's path when collected (owner keys
 					  * resolve relative to its folder) */
 	struct col_host host;
+	struct col_gpu gpu;              /* the GPU that ran the blocks, if one did */
 	char started_utc[32];            /* ISO 8601 */
 	struct col_event events[COL_MAX_RUN_EVENTS];
 	size_t nevents;
@@ -232,6 +258,45 @@ struct json_t *col_import_json(const struct col_import *im);
 void col_import_load(struct json_t *j, struct col_import *im);
 struct json_t *col_ext_counters_json(const struct col_variant_run *vr);
 void col_ext_counters_load(struct json_t *j, struct col_variant_run *vr);
+
+/* ---- the GPU path (collect/gpu.c; the backend is ops/cuda/, or ops/cuda_none.c
+ * in the plain build, where every entry fails with OPR_ENODEV) ---- */
+/* 1 when this build can run blocks on `kind` (the host always; cuda only
+ * with the backend linked). */
+int col_device_available(int kind);
+/* OPR_ENODEV at the profile's `device` key when this build cannot run it. */
+int col_device_check(const struct col_profile *p, struct opr_error *err);
+struct col_gpu_ctx;
+/* Opens the profile's GPU and fills run->gpu. *out freed by col_gpu_close. */
+int col_gpu_open(struct col_run *run, struct col_gpu_ctx **out, struct opr_error *err);
+void col_gpu_close(struct col_gpu_ctx *g); /* NULL is fine */
+/* The GPU's part of one variant, after the host model's characterisation:
+ * uploads inst, runs it checked (quality and the output digest are the
+ * GPU's). *gi freed by col_gpu_inst_free. */
+struct col_gpu_inst;
+int col_gpu_prepare(struct col_gpu_ctx *g, struct ops_instance *inst, struct col_variant_run *vr,
+		    struct col_gpu_inst **gi, struct opr_error *err);
+void col_gpu_inst_free(struct col_gpu_inst *gi);
+/* Samples both variants on the GPU in seeded randomised A B / B A rounds, one
+ * CUDA-event sample each per round, with the host's stopping rule; then the
+ * counting pass (PAPI's cuda component) and the output-stability check. */
+int col_gpu_sample(struct col_run *run, struct col_gpu_ctx *g, struct col_block_run *br,
+		   struct col_gpu_inst *gi[2], double budget_s, int progress, uint64_t *rng,
+		   struct opr_error *err);
+/* On a calibrated envelope, times the planner's top fitting plans and the
+ * plan that ran on the GPU (median ns each, NAN for the others). */
+int col_gpu_measure_alts(const struct col_profile *p, struct col_gpu_ctx *g,
+			 const struct col_block *b, struct col_variant_run *vr,
+			 struct opr_error *err);
+/* collect.c's sampling helpers, shared with gpu.c */
+int col_sample_push(struct col_variant_run *vr, size_t *cap, int64_t ns, int32_t round,
+		    struct opr_error *err);
+/* 1 when vr has need samples and p95's 95% CI is within +-2% (0 not yet,
+ * negative on error); need = col_samples_needed (min_samples, at least the
+ * 368 a p99 claim takes). */
+int col_p95_ci_enough(const struct col_variant_run *vr, int64_t need, int64_t **scratch,
+		      size_t *scratch_cap, struct opr_error *err);
+int64_t col_samples_needed(const struct col_profile *p);
 
 
 #endif

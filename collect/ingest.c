@@ -554,7 +554,9 @@ struct row {
 	size_t off[NCU_MAX_COLS];  /* where each field starts in the source */
 	char *f[NCU_MAX_COLS];     /* unquoted fields (owned by buf) */
 	int n;
-	char buf[8192];
+	/* a real `ncu --csv --page raw` row carries every device attribute
+	 * (273 columns, 10137 bytes on an H200 with three metrics) */
+	char buf[65536];
 };
 
 /* Splits the line at text[off..end) into fields. */
@@ -636,10 +638,13 @@ static int ncu_number(const char *f, double *out)
  * NAN for a unit that is neither. */
 static double ncu_scale(const char *unit, int time)
 {
-	static const char *const tu[] = {"nsecond", "usecond", "msecond", "second"};
+	/* the long forms and the short ones (ncu 2025 on the H200 printed "ns") */
+	static const char *const tu[] = {"nsecond", "usecond", "msecond", "second",
+					 "ns", "us", "ms", "s"};
 	static const char *const bu[] = {"byte", "Kbyte", "Mbyte", "Gbyte", "Tbyte"};
-	static const double ts[] = {1, 1e3, 1e6, 1e9}, bs[] = {1, 1e3, 1e6, 1e9, 1e12};
-	for (int i = 0; time && i < 4; i++)
+	static const double ts[] = {1, 1e3, 1e6, 1e9, 1, 1e3, 1e6, 1e9},
+			    bs[] = {1, 1e3, 1e6, 1e9, 1e12};
+	for (int i = 0; time && i < 8; i++)
 		if (!strcmp(unit, tu[i]))
 			return ts[i];
 	for (int i = 0; !time && i < 5; i++)

@@ -10,7 +10,8 @@
 
 #include "profile.h" /* struct col_profile; brings opreview.h's error type */
 
-#define COL_PIPE_MAX_CORES 64
+/* as many cores as an envelope may have (OPS_MAX_CORES: an H200 has 132 SMs) */
+#define COL_PIPE_MAX_CORES OPS_MAX_CORES
 #define COL_PIPE_MAX_STREAMS 4096
 #define COL_PIPE_MAX_BATCH 4096
 #define COL_PIPE_MAX_REQUESTS 10000000

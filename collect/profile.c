@@ -408,7 +408,9 @@ static const double power_scale[] = {0.7, 1.0, 1.2}; /* clock_scale by mode */
 /* The measured values a calibration may describe (collect/calibrate.c). */
 static const char *const cal_names[] = {"fp32_tops", "int8_peak_tops", "fp16_tops",
 	"bf16_tops", "int8_tops", "vector_tops", "vector_half_tops", "global_bandwidth_gbps",
-	"shared_bandwidth_gbps", "dma_setup_ns", "launch_overhead_us", NULL};
+	"shared_bandwidth_gbps", "dma_setup_ns", "launch_overhead_us",
+	/* measured on a GPU (calibrate --device cuda) */
+	"l2_bandwidth_gbps", "int8_mma_tops", NULL};
 
 /* calibration: {host, date, cpu, cpus_online, kernel_isa, values: {NAME:
  * {median, spread, samples, method}}}: what `opreview calibrate` measured (on
@@ -418,7 +420,8 @@ static int parse_calibration(const struct ld *c, const struct col_ynode *m,
 			     struct col_calibration *cal)
 {
 	static const char *const keys[] = {"host", "date", "cpu", "cpus_online", "kernel_isa",
-					   "values", NULL};
+					   "device", "gpu", "values", NULL};
+	static const char *const devices[] = {"host", "cuda", NULL};
 	static const char *const vkeys[] = {"median", "spread", "samples", "method", NULL};
 	struct col_ynode *v, *vals;
 	int rc;
@@ -441,6 +444,15 @@ static int parse_calibration(const struct ld *c, const struct col_ynode *m,
 		if (ops_isa_parse(cal->kernel_isa, &isa))
 			return fail(c, v, "'kernel_isa' must be scalar, avx2 or avx512");
 	}
+	/* device: where the values were measured (the host unless cuda); gpu:
+	 * the GPU's own description */
+	int dk = COL_DEV_HOST;
+	if ((v = col_ymap_get(m, "device", NULL)) && (rc = get_enum(c, v, "device", devices, &dk)))
+		return rc;
+	cal->device = dk;
+	if ((v = col_ymap_get(m, "gpu", NULL)) &&
+	    (rc = get_str(c, v, "gpu", cal->gpu, sizeof cal->gpu, 1)))
+		return rc;
 	if ((rc = req_map(c, m, "values", cal_names, &vals)))
 		return rc;
 	for (size_t i = 0; i < vals->n && cal->nv < COL_CAL_MAX_VALUES; i++) {
@@ -1328,14 +1340,46 @@ static double half_of_ram_gib(void)
 	return (double)pages * (double)page / 2.0 / (1024.0 * 1024.0 * 1024.0);
 }
 
+const char *col_device_kind_name(int kind)
+{
+	return kind == COL_DEV_CUDA ? "cuda" : "host";
+}
+
+/* device: host | cuda | {kind: host|cuda, index: N}; the host by default. */
+static int parse_device(const struct ld *c, const struct col_ynode *v, struct col_device *d)
+{
+	static const char *const kinds[] = {"host", "cuda", NULL};
+	static const char *const dkeys[] = {"kind", "index", NULL};
+	struct col_ynode *k = NULL;
+	int64_t idx = 0;
+	int kind = COL_DEV_HOST, rc;
+
+	d->line = v->line;
+	d->col = v->col;
+	if (v->kind == COL_Y_MAP) {
+		if ((rc = check_keys(c, v, dkeys)) || (rc = need(c, v, "kind", &k)) ||
+		    (rc = opt_int(c, v, "index", 0, COL_DEV_INDEX_MAX, &idx)))
+			return rc;
+	} else if (v->kind != COL_Y_SCALAR) {
+		return fail(c, v, "'device' must be host, cuda or a mapping {kind: cuda, index: N}");
+	}
+	if ((rc = get_enum(c, k ? k : v, "device", kinds, &kind)))
+		return rc;
+	if (kind == COL_DEV_HOST && k && col_ymap_get(v, "index", NULL))
+		return fail(c, col_ymap_get(v, "index", NULL), "'index' is for a cuda device; the host has none");
+	d->kind = kind;
+	d->index = (int)idx;
+	return 0;
+}
+
 static int parse_profile(const struct ld *c, const struct col_ynode *root,
 			 const char *envelope_dir, struct col_profile *p)
 {
 	static const char *const keys[] = {"version", "name", "seed", "model_revision",
 		"metadata", "envelope", "sla", "precision", "traffic", "budget", "events",
-		"owners", "blocks", "primary_metric", "history", "rationale", "imported", NULL};
+		"owners", "blocks", "primary_metric", "history", "rationale", "imported", "device", NULL};
 	static const char *const formats[] = {"gbench", "ncu", NULL};
-	static const char *const not_imported[] = {"envelope", "precision", "traffic", "budget",
+	static const char *const not_imported[] = {"envelope", "device", "precision", "traffic", "budget",
 		"events", NULL};
 	static const char *const mkeys[] = {"compiler", "runtime", "firmware", NULL};
 	static const char *const slakeys[] = {"p95_us", "p99_us", "min_throughput_rps",
@@ -1376,6 +1420,8 @@ static int parse_profile(const struct ld *c, const struct col_ynode *root,
 		    (rc = get_str(c, v, mkeys[i], meta[i], COL_TEXT_MAX, 1)))
 			return rc;
 
+	if ((v = col_ymap_get(root, "device", NULL)) && (rc = parse_device(c, v, &p->device)))
+		return rc;
 	/* imported measurements: what opreview did not run has no envelope,
 	 * traffic, budget or events; an SLA and owners are optional */
 	if ((v = col_ymap_get(root, "imported", NULL))) {

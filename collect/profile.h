@@ -19,6 +19,10 @@
  * (interquartile range over the median) and sample count. An envelope
  * without it is a target description: the device model is then unvalidated
  * on the host. */
+/* Which device runs the blocks (profile key `device`, README "Profile
+ * reference"): the host's executor unless the profile names the GPU. */
+enum col_device_kind { COL_DEV_HOST = 0, COL_DEV_CUDA = 1 };
+
 #define COL_CAL_MAX_VALUES 12
 struct col_cal_value {
 	char key[COL_NAME_MAX];    /* global_bandwidth_gbps, fp32_tops, ... */
@@ -31,6 +35,8 @@ struct col_calibration {
 	char host[COL_TEXT_MAX], date[COL_NAME_MAX], cpu[COL_TEXT_MAX];
 	int64_t cpus_online;       /* the machine's CPUs (the executor uses one) */
 	char kernel_isa[COL_NAME_MAX]; /* the host kernel path measured ("" if not said) */
+	int device;                /* enum col_device_kind the values were measured on */
+	char gpu[COL_TEXT_MAX];    /* device cuda: "NVIDIA H200, 132 SMs, cc 9.0, ..." */
 	struct col_cal_value v[COL_CAL_MAX_VALUES];
 	int nv;
 };
@@ -106,6 +112,14 @@ struct col_primary {
 	int given;                 /* 1 when the profile names it */
 };
 
+#define COL_DEV_INDEX_MAX 63
+struct col_device {
+	int kind;                  /* enum col_device_kind */
+	int index;                 /* CUDA device ordinal (cudaSetDevice) */
+	int line, col;             /* where `device` was written; 0 when absent */
+};
+const char *col_device_kind_name(int kind); /* "host", "cuda" */
+
 struct col_profile {
 	char path[512];            /* as given */
 	char *text;                /* the file's bytes, NUL-terminated (owned) */
@@ -115,6 +129,7 @@ struct col_profile {
 	uint64_t seed;
 	char model_revision[COL_TEXT_MAX];
 	char compiler[COL_TEXT_MAX], runtime[COL_TEXT_MAX], firmware[COL_TEXT_MAX];
+	struct col_device device;
 	struct ops_envelope envelope;
 	char envelope_source[512]; /* file path, or "inline" */
 	struct col_calibration calibration; /* present when measured on a host */

@@ -97,10 +97,12 @@ int cmd_run(int argc, char **argv)
 		"run", "run --profile FILE --out DIR [--force] [--templates DIR] [--history DB]",
 		"Collect, analyze and report: runs every block of the profile for real and on the\n"
 		"device model, then writes DIR/run (the archive), DIR/findings.json and the packet\n"
-		"DIR/packet.md, DIR/packet.html, DIR/packet.xlsx, DIR/owners.json.",
+		"DIR/packet.md, DIR/packet.html, DIR/packet.xlsx, DIR/owners.json. `device: cuda`\n"
+		"in the profile runs the blocks on the GPU (build-cuda/opreview only).",
 		"Exit status is the verdict: 0 SHIP, 10 SHIP WITH MITIGATIONS, 11 HOLD, 12 ROLLBACK;\n"
 		"1 failure, 2 bad usage or profile, 5 DIR exists without --force or is being written\n"
-		"by another opreview; 130/143 interrupted by SIGINT/SIGTERM. Nothing is written when\n"
+		"by another opreview; 6 the profile names the GPU and this opreview has no CUDA\n"
+		"backend (or no GPU); 130/143 interrupted by SIGINT/SIGTERM. Nothing is written when\n"
 		"the profile is bad; an interrupted run leaves no DIR (and nothing beside it).",
 		opts};
 	struct opr_error err = {0};

@@ -1243,6 +1243,29 @@ host:;
 	snprintf(a, sizeof a, "%s, %s", str(host, "hostname"),
 		 imp ? "memory unavailable: the source does not give it" : c);
 	kv(vb, hr, "host name, memory", a);
+	/* a GPU run: the device that ran the blocks */
+	json_t *dev = get(f, "device");
+	if (json_is_object(dev)) {
+		double dv = num(dev, "driver_version"), rv = num(dev, "cuda_runtime_version");
+		snprintf(a, sizeof a, "%s (cuda device %.0f, compute capability %s)", str(dev, "name"),
+			 num(dev, "index"), str(dev, "compute_capability"));
+		kv(vb, hr, "GPU", a);
+		snprintf(a, sizeof a, "%.0f SMs, SHARED %.0f KiB per block, L2 %.0f MiB", num(dev, "sm_count"),
+			 num(dev, "shared_per_block_optin_bytes") / 1024, num(dev, "l2_bytes") / 1048576);
+		kv(vb, hr, "GPU resources", a);
+		snprintf(a, sizeof a, "SM %.0f MHz rated, %.0f-%.0f MHz seen (sm__cycles_elapsed over the "
+			 "median time); memory %.0f MHz", num(dev, "sm_clock_khz") / 1000,
+			 num(dev, "clock_seen_mhz_min"), num(dev, "clock_seen_mhz_max"),
+			 num(dev, "mem_clock_khz") / 1000);
+		kv(vb, hr, "GPU clocks", a);
+		snprintf(a, sizeof a, "driver %s (CUDA API %.0f.%.0f), CUDA runtime %.0f.%.0f, PAPI %s",
+			 str(dev, "kernel_driver"), floor(dv / 1000), fmod(dv, 1000) / 10, floor(rv / 1000),
+			 fmod(rv, 1000) / 10, str(dev, "papi_version"));
+		kv(vb, hr, "GPU software", a);
+		kv(vb, hr, "GPU timing", json_is_true(get(dev, "l2_flushed_per_sample"))
+						 ? "CUDA events, one run a sample, L2 flushed before each"
+						 : "CUDA events, one run a sample, L2 warm");
+	}
 	/* without PAPI its read cost was not measured: never a 0 */
 	if (imp)
 		snprintf(a, sizeof a, "unavailable: opreview took no samples itself (PAPI: %s)",

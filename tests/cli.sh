@@ -94,6 +94,20 @@ rc=$(code $OPR run --profile fixtures/profiles/quick.yaml --envelopes "$T/tiny" 
 check "no plan fits: exit 2 ($rc), one line at the block's FILE:LINE:COL, nothing written" sh -c "test $rc = 2 &&
 	test \$(wc -l <$T/err) = 1 && ! test -e $T/nofit &&
 	grep -q \"^opreview: fixtures/profiles/quick.yaml:[0-9]*:[0-9]*: block 'conv-small' baseline: no plan of group\" $T/err"
+# a profile that names the GPU: this build has no CUDA backend (exit 6, one
+# line at the device key, nothing written), unless it is build-cuda/opreview
+if [ "$(code $OPR calibrate --device cuda --quick)" = 6 ]; then
+	rc=$(code $OPR run --profile fixtures/profiles/h200.yaml --out "$T/gpu" --quiet)
+	check "device: cuda without the backend: exit 6 ($rc), one line at the key, nothing written" sh -c "test $rc = 6 &&
+		test \$(wc -l <$T/err) = 1 && ! test -e $T/gpu &&
+		grep -q '^opreview: fixtures/profiles/h200.yaml:[0-9]*:[0-9]*: device cuda (index 0) needs the CUDA backend' $T/err"
+	rc=$(code $OPR collect --profile fixtures/profiles/h200.yaml --out "$T/gpu" --quiet)
+	check "collect refuses it the same way (exit 6, $rc)" sh -c "test $rc = 6 && ! test -e $T/gpu"
+	check "calibrate --device cuda without the backend: exit 6, one line" sh -c "$OPR calibrate --device cuda --quick >/dev/null 2>$T/e; test \$? = 6 && test \$(wc -l <$T/e) = 1 && grep -q 'built without the CUDA backend' $T/e"
+	check "calibrate --device tpu is a usage error (2)" test "$(code $OPR calibrate --device tpu --quick)" = 2
+else
+	ok "# SKIP device: cuda refusals: this opreview has the CUDA backend"
+fi
 rc=$(code $OPR run --profile "$T/missing.yaml" --out "$T/x" --quiet)
 check "a missing profile exits 2 and writes nothing" sh -c "test $rc = 2 && ! test -e $T/x"
 

@@ -52,6 +52,11 @@ rc=$(code $OPR ingest ncu fixtures/ncu/handmade-copy2-raw.csv --baseline copy_sc
 check "ingest ncu writes an archive (0)" test "$rc" = 0
 check "ncu launches are samples, thousands separators read" grep -q '^imported,baseline,0,173489$' "$I/n/samples.csv"
 check "dram bytes are imported counters" grep -q '^imported,baseline,imported,dram__bytes_read.sum,268447500,1,$' "$I/n/counters.csv"
+# a real ncu CSV (the H200, ncu --page raw: 273 columns, units "ns" and "byte")
+rc=$(code $OPR ingest ncu fixtures/ncu/h200-raw.csv --baseline 'void k_bias<__half>' --candidate 'void k_act_vec<__half, 1, 4>' --out "$I/h200")
+check "ingest reads the H200's real ncu CSV (0)" test "$rc" = 0
+check "its launches are samples in ns (k_bias: 2496, 2528, 2496, 2464)" sh -c "test \"\$(grep '^imported,baseline,' $I/h200/samples.csv | cut -d, -f4 | tr '\n' ' ')\" = '2496 2528 2496 2464 '"
+check "its dram bytes read: the launches' mean (11008, 11008, 11008, 10752 -> 10944)" grep -q '^imported,baseline,imported,dram__bytes_read.sum,10944,1,$' "$I/h200/counters.csv"
 rc=$(code $OPR analyze "$I/n")
 check "analyze: the SOL rule names the bound from ncu's counters" sh -c "test $rc = 10 && grep -q '\"class\": \"global-bandwidth-bound\"' $I/n/findings.json"
 rc=$(code $OPR report "$I/n" --out "$I/np")

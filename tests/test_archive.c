@@ -17,7 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../analyze/analyze.h"
 #include "../collect/collect.h"
+#include "../opreview_cmds.h"
 
 #define FIXTURE "fixtures/archive"
 
@@ -313,10 +315,90 @@ static void test_samples_cut_at_end(void **state)
 	refused(dir, "does not end with a newline", "samples.csv", 0);
 }
 
+/* A GPU archive (the fixture turned into one: the profile says device:
+ * cuda, the manifest records the GPU and a variant its counting pass) loads
+ * with the GPU's facts and counters; a manifest without the device for such
+ * a profile is refused; and replay, in this build without the CUDA backend,
+ * refuses it with exit 6 before running anything. */
+static void make_gpu_archive(const char *dir, int with_device)
+{
+	char path[256], *text, digest[65], from[80], to[80];
+	size_t len;
+	struct opr_error err = {0};
+	edit(dir, "profile.yaml", "\nenvelope: npu-a", "\ndevice: {kind: cuda, index: 0}\nenvelope: npu-a");
+	snprintf(path, sizeof path, "%s/profile.yaml", dir);
+	if (col_read_file(path, &text, &len, 1 << 20, &err))
+		fail_msg("%s", err.msg);
+	col_sha256_hex(text, len, digest);
+	free(text);
+	snprintf(from, sizeof from, "\"sha256\": \"2d81df2e50b169dff0e3debe34c1e96156eef67ced1e23c6161117236dea3fb7\"");
+	snprintf(to, sizeof to, "\"sha256\": \"%s\"", digest);
+	edit(dir, "manifest.json", from, to);
+	if (with_device)
+		edit(dir, "manifest.json", "\"archive_version\": 2,",
+		     "\"archive_version\": 2, \"device\": {\"kind\": \"cuda\", \"index\": 0, "
+		     "\"name\": \"NVIDIA H200\", \"compute_capability\": \"9.0\", \"sm_count\": 132, "
+		     "\"sm_clock_khz\": 1980000, \"mem_clock_khz\": 3201000, \"clock_seen_mhz_min\": 1755.5, "
+		     "\"clock_seen_mhz_max\": 1980.0, \"l2_bytes\": 62914560, "
+		     "\"shared_per_block_optin_bytes\": 232448, \"global_bytes\": 150109880320, "
+		     "\"kernel_driver\": \"580.159.03\", \"driver_version\": 13000, "
+		     "\"cuda_runtime_version\": 13000, \"papi_version\": \"7.3.0.0\", "
+		     "\"l2_flushed_per_sample\": true, \"timing\": \"CUDA events\"},");
+	edit(dir, "manifest.json", "\"repro_output_stable\": true",
+	     "\"repro_output_stable\": true, \"gpu_counters\": [{\"name\": "
+	     "\"cuda:::dram__bytes_read:stat=sum:device=0\", \"available\": true, \"value\": 123456, "
+	     "\"reason\": \"\"}, {\"name\": \"cuda:::sm__cycles_elapsed:stat=max:device=0\", "
+	     "\"available\": false, \"value\": null, \"reason\": \"PAPI_start: busy\"}]");
+	assert_int_equal(col_archive_seal(dir, &err), 0);
+}
+
+static void test_gpu_archive(void **state)
+{
+	(void)state;
+	struct col_run *run = NULL;
+	struct opr_error err = {0};
+	const char *dir = copy_fixture();
+	make_gpu_archive(dir, 1);
+	if (col_archive_load(dir, &run, &err))
+		fail_msg("%s:%d:%d: %s", err.file, err.line, err.col, err.msg);
+	assert_int_equal(run->profile->device.kind, COL_DEV_CUDA);
+	assert_true(run->gpu.present);
+	assert_string_equal(run->gpu.name, "NVIDIA H200");
+	assert_int_equal(run->gpu.sm_count, 132);
+	assert_int_equal(run->gpu.cc_major, 9);
+	assert_string_equal(run->gpu.kernel_driver, "580.159.03");
+	assert_true(run->gpu.clock_seen_mhz_min == 1755.5);
+	const struct col_variant_run *vr = &run->blocks[0].v[0];
+	assert_int_equal(vr->ngpu_counters, 2);
+	assert_true(vr->gpu_counters[0].available && vr->gpu_counters[0].value == 123456);
+	assert_false(vr->gpu_counters[1].available);
+	assert_string_equal(vr->gpu_counters[1].reason, "PAPI_start: busy");
+	assert_null(run->blocks[0].v[1].gpu_counters);
+	/* written again, it loads the same */
+	char again[160];
+	snprintf(again, sizeof again, "%s/again", tmpdir);
+	assert_int_equal(col_archive_write(run, again, &err), 0);
+	struct col_run *back = NULL;
+	if (col_archive_load(again, &back, &err))
+		fail_msg("%s: %s", err.file, err.msg);
+	assert_string_equal(back->gpu.papi_version, "7.3.0.0");
+	assert_int_equal(back->blocks[0].v[0].ngpu_counters, 2);
+	col_run_free(back);
+	col_run_free(run);
+	/* replay needs the backend: exit 6 */
+	char *argv[] = {"replay", (char *)dir, NULL};
+	assert_int_equal(cmd_replay(2, argv), OPR_EXIT_NODEV);
+	/* the profile says cuda, the manifest has no device */
+	dir = copy_fixture();
+	make_gpu_archive(dir, 0);
+	refused(dir, "device: absent, but the profile says device cuda", NULL, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fixture_verifies),
+		cmocka_unit_test(test_gpu_archive),
 		cmocka_unit_test(test_any_edit_is_refused),
 		cmocka_unit_test(test_self_digest_is_top_level),
 		cmocka_unit_test(test_not_a_directory),

@@ -112,6 +112,80 @@ static void test_calibrated_envelope_loads(void **state)
 	free(text);
 }
 
+/* A GPU's calibrated envelope (calibrate --device cuda writes it; values
+ * crafted here, no GPU needed) loads back with device cuda, its gpu line,
+ * cores = SMs, the L2 and int8 mma values recorded beside the envelope's,
+ * and dma.engines 64; and the plain build refuses to measure a GPU. */
+static void test_gpu_envelope_roundtrip(void **state)
+{
+	(void)state;
+	static const char *const keys[] = {"global_bandwidth_gbps", "l2_bandwidth_gbps",
+		"shared_bandwidth_gbps", "fp32_tops", "fp16_tops", "bf16_tops", "int8_tops",
+		"int8_mma_tops", "vector_tops", "vector_half_tops", "launch_overhead_us",
+		"dma_setup_ns"};
+	struct ops_envelope env, back;
+	struct col_calibration cal, cback;
+	struct opr_error err = {0};
+	char *text = NULL, path[128];
+	memset(&env, 0, sizeof env);
+	memset(&cal, 0, sizeof cal);
+	snprintf(env.name, sizeof env.name, "gpu-test");
+	env.clock_ghz = 1.98;
+	env.cores = 132;
+	env.global_bw_gbps = urand(3000, 4500);
+	env.global_capacity_gib = 139.8;
+	env.shared_capacity_kib = 227;
+	env.shared_bw_gbps = urand(100, 300);
+	env.local_capacity_kib = 256;
+	env.dma_max_last_dim = 2147483647;
+	env.dma_setup_ns = urand(500, 900);
+	env.dma_engines = 64;
+	for (int t = 0; t < OPS_NDTYPES; t++)
+		env.tops[t] = urand(10, 700);
+	env.vector_tops = urand(5, 40);
+	env.vector_half_tops = urand(5, 40);
+	env.launch_overhead_us = urand(1, 3);
+	cal.present = 1;
+	cal.device = COL_DEV_CUDA;
+	snprintf(cal.host, sizeof cal.host, "gpu-host");
+	snprintf(cal.date, sizeof cal.date, "2026-12-01T21:00:00Z");
+	snprintf(cal.cpu, sizeof cal.cpu, "some CPU");
+	snprintf(cal.gpu, sizeof cal.gpu, "NVIDIA H200, 132 SMs, cc 9.0");
+	cal.cpus_online = 16;
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+		double x[3] = {urand(1, 2), urand(1, 2), urand(1, 2)};
+		col_cal_record(&cal, keys[i], x, 3, "a probe");
+	}
+	assert_int_equal(cal.nv, 12);
+	assert_int_equal(col_calibration_yaml(&env, &cal, &text, &err), 0);
+	snprintf(path, sizeof path, "%s/gpu.yaml", tmpdir);
+	assert_int_equal(col_write_atomic(path, text, 0, &err), 0);
+	if (col_envelope_load_cal(path, &back, &cback, &err))
+		fail_msg("load: %s", err.msg);
+	assert_int_equal(back.cores, 132);
+	assert_int_equal(back.dma_engines, 64);
+	assert_int_equal(back.dma_serial, 0);
+	assert_true(back.dma_max_last_dim == 2147483647);
+	assert_true(fabs(back.global_bw_gbps / env.global_bw_gbps - 1) < 1e-5);
+	assert_true(fabs(back.dma_setup_ns / env.dma_setup_ns - 1) < 1e-5);
+	assert_true(fabs(back.tops[OPS_F16] / env.tops[OPS_F16] - 1) < 1e-5);
+	assert_true(cback.present);
+	assert_int_equal(cback.device, COL_DEV_CUDA);
+	assert_string_equal(cback.gpu, cal.gpu);
+	assert_int_equal(cback.nv, 12);
+	for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+		const struct col_cal_value *c = col_cal_find(&cback, keys[i]), *o = col_cal_find(&cal, keys[i]);
+		assert_non_null(c);
+		assert_true(fabs(c->median / o->median - 1) < 1e-5);
+		assert_int_equal(c->samples, 3);
+	}
+	free(text);
+	/* the plain build has no backend: measuring the GPU is refused */
+	struct col_cal_options o = {1, "gpu"};
+	assert_int_equal(col_calibrate_gpu(&o, 0, &env, &cal, &err), OPR_ENODEV);
+	assert_non_null(strstr(err.msg, "without the CUDA backend"));
+}
+
 /* An unknown value name under calibration.values is an error at its key. */
 static void test_calibration_unknown_key(void **state)
 {
@@ -277,6 +351,20 @@ static void test_validation_known_run(void **state)
 	}
 	ana_model_validation_release(&mv);
 
+	/* calibrated on the GPU, run on the host (same host name): unvalidated */
+	p->calibration.device = COL_DEV_CUDA;
+	assert_int_equal(ana_model_validate(run, &mv, &err), 0);
+	assert_false(mv.calibrated);
+	assert_int_equal(mv.nrows, 0);
+	assert_non_null(strstr(mv.reason, "calibrated on the GPU (device cuda), but the blocks ran on the host"));
+	ana_model_validation_release(&mv);
+	/* ... and on the GPU with an envelope of the GPU: validated */
+	p->device.kind = COL_DEV_CUDA;
+	assert_int_equal(ana_model_validate(run, &mv, &err), 0);
+	assert_true(mv.calibrated);
+	ana_model_validation_release(&mv);
+	p->calibration.device = p->device.kind = COL_DEV_HOST;
+
 	/* calibrated on another host: unvalidated, with the reason */
 	snprintf(run->host.hostname, sizeof run->host.hostname, "hostB");
 	assert_int_equal(ana_model_validate(run, &mv, &err), 0);
@@ -304,6 +392,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_calibrated_envelope_loads),
 		cmocka_unit_test(test_calibration_unknown_key),
+		cmocka_unit_test(test_gpu_envelope_roundtrip),
 		cmocka_unit_test(test_kendall_tau),
 		cmocka_unit_test(test_validation_known_run),
 	};

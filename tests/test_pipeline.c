@@ -96,7 +96,7 @@ static void test_rejects_bad_inputs(void **state)
 	EXPECT_BAD(c.rate_rps = 0, "'rate_rps'", UNFUSED, 4);
 	EXPECT_BAD(c.rate_rps = NAN, "'rate_rps'", UNFUSED, 4);
 	EXPECT_BAD(c.cores = 0, "'cores'", UNFUSED, 4);
-	EXPECT_BAD(c.cores = 65, "'cores'", UNFUSED, 4);
+	EXPECT_BAD(c.cores = COL_PIPE_MAX_CORES + 1, "'cores'", UNFUSED, 4);
 	EXPECT_BAD(c.streams = 0, "'streams'", UNFUSED, 4);
 	EXPECT_BAD(c.requests = 0, "'requests'", UNFUSED, 4);
 	EXPECT_BAD(c.requests = 10000001, "'requests'", UNFUSED, 4);

@@ -159,6 +159,35 @@ int ops_cuda_activation_strided(struct ops_cuda *cu, enum ops_act a, enum ops_dt
 int ops_cuda_copy_bench(struct ops_cuda *cu, size_t bytes, int samples, double *median_ns,
 			struct opr_error *err);
 
+/* ---- calibration (ops/cuda/probe.cu) -------------------------------------- */
+
+/* 1 in a build with this backend linked (`make cuda`), 0 in the plain build
+ * (ops/cuda_none.c, where every other function here fails with OPR_ENODEV). */
+int ops_cuda_built(void);
+
+/* The microbenchmarks of `calibrate --device cuda`, one per envelope term. */
+enum ops_cuda_probe {
+	OPS_CUDA_P_COPY,        /* HBM copy, GB/s read + written */
+	OPS_CUDA_P_L2,          /* the same in the L2, GB/s */
+	OPS_CUDA_P_SHARED,      /* shared-memory reads, GB/s per SM */
+	OPS_CUDA_P_FP32,        /* FFMA, TOPS */
+	OPS_CUDA_P_FP16,        /* mma.sync f16, TOPS */
+	OPS_CUDA_P_BF16,        /* mma.sync bf16, TOPS */
+	OPS_CUDA_P_INT8,        /* dp4a, TOPS */
+	OPS_CUDA_P_INT8_MMA,    /* mma.sync s8, TOPS */
+	OPS_CUDA_P_VECTOR,      /* SiLU on fp32, 1e12 elements/s */
+	OPS_CUDA_P_VECTOR_HALF, /* SiLU on bf16, 1e12 elements/s */
+	OPS_CUDA_P_LAUNCH,      /* empty kernel, us per launch */
+	OPS_CUDA_P_LATENCY,     /* one dependent HBM load, ns */
+	OPS_CUDA_NPROBES
+};
+/* Runs probe p `samples` times after one warm-up launch: value[s] in the
+ * probe's unit. quick: smaller buffers and loops (tests). */
+int ops_cuda_probe(struct ops_cuda *cu, enum ops_cuda_probe p, int quick, int samples,
+		   double *value, struct opr_error *err);
+/* What the probe measures, for the envelope's calibration: (static text). */
+const char *ops_cuda_probe_method(enum ops_cuda_probe p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -530,6 +530,39 @@ static void test_envelope_plans(void **state)
 	free(ev);
 }
 
+/* ---- calibration probes --------------------------------------------------------- */
+
+/* Every probe gives finite positive values; the measured rates stay under
+ * the device's rated peaks (HBM from the memory clock and bus width, the
+ * compute rates from Hopper's per-SM throughputs at the SM clock,
+ * ops_cuda_envelope) and the HBM copy reaches at least a third of its
+ * rating, the L2 copy beats it, and the launch cost is between 0.5 and 20 us. */
+static void test_probes(void **state)
+{
+	struct opr_error err = { 0 };
+	struct ops_envelope rated;
+	double v[3], med[OPS_CUDA_NPROBES];
+	(void)state;
+	NEED_GPU();
+	ops_cuda_envelope(cu, &rated);
+	for (int p = 0; p < OPS_CUDA_NPROBES; p++) {
+		if (ops_cuda_probe(cu, (enum ops_cuda_probe)p, 1, 3, v, &err) < 0)
+			fail_msg("probe %d: %s", p, err.msg);
+		for (int s = 0; s < 3; s++)
+			assert_true(isfinite(v[s]) && v[s] > 0);
+		med[p] = v[0] < v[1] ? (v[1] < v[2] ? v[1] : v[0] < v[2] ? v[2] : v[0])
+				     : (v[0] < v[2] ? v[0] : v[1] < v[2] ? v[2] : v[1]);
+		print_message("probe %d (%s): %.4g\n", p, ops_cuda_probe_method((enum ops_cuda_probe)p), med[p]);
+	}
+	assert_true(med[OPS_CUDA_P_COPY] <= 1.02 * rated.global_bw_gbps);
+	assert_true(med[OPS_CUDA_P_COPY] >= rated.global_bw_gbps / 3);
+	assert_true(med[OPS_CUDA_P_L2] > med[OPS_CUDA_P_COPY]);
+	assert_true(med[OPS_CUDA_P_FP32] <= 1.02 * rated.tops[OPS_F32]);
+	assert_true(med[OPS_CUDA_P_FP16] <= 1.02 * rated.tops[OPS_F16]);
+	assert_true(med[OPS_CUDA_P_INT8] <= 1.02 * rated.tops[OPS_S8]);
+	assert_true(med[OPS_CUDA_P_LAUNCH] > 0.5 && med[OPS_CUDA_P_LAUNCH] < 20);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -542,6 +575,7 @@ int main(void)
 		cmocka_unit_test(test_conv),
 		cmocka_unit_test(test_counters_streaming),
 		cmocka_unit_test(test_envelope_plans),
+		cmocka_unit_test(test_probes),
 	};
 	return cmocka_run_group_tests_name("cuda", tests, group_setup, group_teardown);
 }
