@@ -232,4 +232,28 @@ check "replay detects a changed output digest (4)" test "$rc5" = 4
 # --- outside measurements: ingest ------------------------------------------------
 . tests/cli_ingest.sh
 
+# --- the H200 archive (fixtures/archive-h200): a real-accelerator packet here ----
+# collected on an NVIDIA H200 by build-cuda/opreview (fixtures/profiles/h200.yaml):
+# CUDA-event samples, PAPI cuda counters, the GPU-calibrated envelope. A build
+# without the CUDA backend analyzes, renders and verifies it; replay says it needs
+# the backend.
+H=fixtures/archive-h200
+rc=$(code $OPR analyze "$H" --out "$T/h200.json")
+check "the H200 archive analyzes here: HOLD (11)" test "$rc" = 11
+rc=$(code $OPR report "$H" --out "$T/h200")
+check "the H200 archive renders here (11)" test "$rc" = 11
+check "its packet names the GPU and its PAPI cuda counters" sh -c "grep -q '^| GPU | NVIDIA H200 (cuda device 0, compute capability 9.0) |' $T/h200/packet.md && grep -q '^| resnet-stage2-conv | cuda:::dram\\\\_\\\\_bytes\\\\_read:stat=sum:device=0 (one run) | [0-9,]* | [0-9,]* | papi |' $T/h200/packet.md"
+check "its model validation is on the GPU's calibration, rows and planner check" /usr/bin/python3 -c "
+import json,sys
+m=json.load(open('$T/h200/findings.json'))['model_validation']
+ok=m['calibrated'] and len(m['rows'])>=30 and len(m['planner'])==8 and m['median_abs_error'] is not None
+sys.exit(0 if ok else 1)"
+for r in ml-compiler-engineer:compiler kernel-performance-owner:kernel runtime-systems-engineer:runtime; do
+	$OPR sign "$T/h200" --role "${r%%:*}" --key "fixtures/owners/${r##*:}.key" >/dev/null 2>"$T/err"
+done
+rc=$(code $OPR verify "$T/h200")
+check "its packet signed by the three example keys verifies (0)" sh -c "test $rc = 0 && grep -q '^signed off' $T/out"
+rc=$(code $OPR replay "$H")
+check "replay of it without the CUDA backend says so: exit 6, one line" sh -c "test $rc = 6 && test \$(wc -l <$T/err) = 1 && grep -q 'needs the CUDA backend' $T/err"
+
 echo "1..$n"
