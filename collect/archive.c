@@ -1423,15 +1423,9 @@ static int load_rounds(const char *dir, struct col_run *run, struct opr_error *e
 			rc = opr_error_at(err, OPR_EINPUT, path, line, 1, "round %lld out of order", round);
 			break;
 		}
-		if (vr->nhc_rounds == vr->hc_rounds_cap) {
-			size_t nc = vr->hc_rounds_cap ? 2 * vr->hc_rounds_cap : 64;
-			long long (*r)[COL_NHC] = realloc(vr->hc_rounds, nc * sizeof *r);
-			if (!r) {
-				rc = opr_error_set(err, OPR_ENOMEM, "out of memory loading rounds");
-				break;
-			}
-			vr->hc_rounds = r;
-			vr->hc_rounds_cap = nc;
+		if (OPR_GROW(vr->hc_rounds, vr->nhc_rounds, vr->hc_rounds_cap, 64)) {
+			rc = opr_error_set(err, OPR_ENOMEM, "out of memory loading rounds");
+			break;
 		}
 		memcpy(vr->hc_rounds[vr->nhc_rounds++], v, sizeof v);
 	}

@@ -294,17 +294,10 @@ struct sampler {
 /* Room for the host counters of rounds [0, n): one batch per round per variant. */
 static int hc_rounds_grow(struct col_variant_run *vr, size_t n, struct opr_error *err)
 {
-	if (n > vr->hc_rounds_cap) {
-		size_t cap = vr->hc_rounds_cap ? 2 * vr->hc_rounds_cap : 64;
-		long long (*p)[COL_NHC] = realloc(vr->hc_rounds, (cap > n ? cap : n) * sizeof *p);
-		if (!p)
+	while (vr->nhc_rounds < n) {
+		if (OPR_GROW(vr->hc_rounds, vr->nhc_rounds, vr->hc_rounds_cap, 64))
 			return opr_error_set(err, OPR_ENOMEM, "out of memory");
-		vr->hc_rounds = p;
-		vr->hc_rounds_cap = cap > n ? cap : n;
-	}
-	if (n > vr->nhc_rounds) {
-		memset(vr->hc_rounds + vr->nhc_rounds, 0, (n - vr->nhc_rounds) * sizeof *vr->hc_rounds);
-		vr->nhc_rounds = n;
+		memset(vr->hc_rounds[vr->nhc_rounds++], 0, sizeof *vr->hc_rounds);
 	}
 	return 0;
 }

@@ -275,14 +275,8 @@ static int name_list_add(struct name_list *l, const char *s)
 {
 	char *copy;
 
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 32;
-		char **v = realloc(l->v, cap * sizeof *v);
-		if (!v)
-			return OPR_ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (OPR_GROW(l->v, l->n, l->cap, 32))
+		return OPR_ENOMEM;
 	copy = strdup(s);
 	if (!copy)
 		return OPR_ENOMEM;
@@ -444,14 +438,8 @@ static struct col_set *set_for(struct col_papi *p, int cidx, size_t *index)
 			*index = s;
 			return &p->sets[s];
 		}
-	if (p->nsets == p->capsets) {
-		size_t cap = p->capsets ? 2 * p->capsets : 4;
-		struct col_set *v = realloc(p->sets, cap * sizeof *v);
-		if (!v)
-			return NULL;
-		p->sets = v;
-		p->capsets = cap;
-	}
+	if (OPR_GROW(p->sets, p->nsets, p->capsets, 4))
+		return NULL;
 	*index = p->nsets;
 	p->sets[p->nsets] = (struct col_set){ .es = PAPI_NULL, .cidx = cidx };
 	return &p->sets[p->nsets++];
@@ -827,12 +815,6 @@ int col_papi_stop(struct col_papi *p, long long *values, struct opr_error *err)
 
 #define COST_BATCHES 9
 
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -866,10 +848,10 @@ int col_papi_read_cost(struct col_papi *p, int reps, double *ns_per_read,
 		started = 1;
 	}
 	for (int b = 0; b < COST_BATCHES && !rc; b++) {
-		double t0 = now_ns();
+		double t0 = (double)opr_now_ns();
 		for (int r = 0; r < reps && !rc; r++)
 			rc = read_sets(p, err);
-		batch[b] = (now_ns() - t0) / reps;
+		batch[b] = ((double)opr_now_ns() - t0) / reps;
 	}
 	if (started) {
 		int rs = col_papi_stop(p, NULL, rc ? NULL : err);
@@ -889,12 +871,12 @@ double col_clock_read_cost_ns(void)
 	volatile long sink = 0;
 
 	for (int b = 0; b < COST_BATCHES; b++) {
-		double t0 = now_ns();
+		double t0 = (double)opr_now_ns();
 		for (int r = 0; r < REPS; r++) {
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			sink += ts.tv_nsec;
 		}
-		batch[b] = (now_ns() - t0) / REPS;
+		batch[b] = ((double)opr_now_ns() - t0) / REPS;
 	}
 	(void)sink;
 	return median(batch);

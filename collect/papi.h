@@ -136,12 +136,5 @@ int col_gpu_count(const char *const *names, size_t n,
 		  int (*run)(void *ctx, struct opr_error *err), void *ctx,
 		  struct col_gpu_counter *out, struct opr_error *err);
 
-/* `opreview events [--all]`: per component enabled or disabled with the reason,
- * then each default event with whether this host can count it and why not;
- * --all also lists every native event of the enabled components. Returns the
- * exit status. */
-/* Declared in opreview_cmds.h with every command; repeated here (the same
- * prototype) while tests/test_papi.c includes only this header. */
-int cmd_events(int argc, char **argv);
 
 #endif

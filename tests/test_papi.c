@@ -21,6 +21,7 @@
 
 #include "../collect/hostcount.h"
 #include "../collect/papi.h"
+#include "../opreview_cmds.h"
 #include "skip.h"
 
 #define POISON 0x5a5a5a5a5a5a5a5aLL
