@@ -43,6 +43,29 @@ const char *rep_templates_dir(void);
  * templates iterate. findings is borrowed; *view is a new reference the caller
  * releases with json_decref. */
 int rep_view_new(json_t *findings, json_t **view, struct opr_error *err);
+/* ---- building the view (view_util.c), shared by view.c and view_review.c ----
+ * A builder remembers an allocation failure (oom) instead of every call checking:
+ * the view is returned only when none failed. Lookups tolerate a missing key:
+ * rep_vget NULL, rep_vstr "", rep_vnum NAN. */
+struct rep_vb {
+	int oom;
+};
+json_t *rep_vget(json_t *o, const char *k);
+const char *rep_vstr(json_t *o, const char *k);
+double rep_vnum(json_t *o, const char *k);
+void rep_vset(struct rep_vb *vb, json_t *o, const char *k, json_t *v); /* steals v */
+void rep_vsetf(struct rep_vb *vb, json_t *o, const char *k, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void rep_vsets(struct rep_vb *vb, json_t *o, const char *k, const char *s);
+json_t *rep_vpush(struct rep_vb *vb, json_t *a); /* a new object appended to a */
+
+/* The sign-off roles: team, responsibility and closure artifact (seed 002). */
+#define REP_NROLES 3
+struct rep_ownership {
+	const char *role, *team, *responsibility, *artifact;
+};
+extern const struct rep_ownership REP_OWNERSHIP[REP_NROLES];
+
 /* Adds the review-across-runs parts to a view (report/view_review.c):
  * primary, trend (false without a history), shapes, shapes_note, closure.
  * Returns 0 or OPR_ENOMEM. */

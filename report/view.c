@@ -10,77 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The ownership split of the packet (seed 002, "Ownership split"): team,
- * responsibility and closure artifact per sign-off role. */
-static const struct {
-	const char *role, *team, *responsibility, *artifact;
-} OWNERSHIP[] = {
-	{ "ml-compiler-engineer", "ML compiler engineer", "mechanism and architecture intent",
-	  "design rationale + tradeoffs" },
-	{ "kernel-performance-owner", "kernel performance owner", "mapping, runtime, and execution",
-	  "profile traces + bottleneck map" },
-	{ "runtime-systems-engineer", "runtime systems engineer", "correctness, risk, and signoff",
-	  "test report + closure memo" },
-};
-
-struct vb {
-	int oom;
-};
-
-/* ---- reading findings ---- */
-
-static json_t *get(json_t *o, const char *k)
-{
-	return json_is_object(o) ? json_object_get(o, k) : NULL;
-}
-
-static const char *str(json_t *o, const char *k)
-{
-	const char *s = json_string_value(get(o, k));
-	return s ? s : "";
-}
-
-/* A number or NAN when missing or null. */
-static double num(json_t *o, const char *k)
-{
-	json_t *v = get(o, k);
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-/* ---- writing the view ---- */
-
-static void set(struct vb *vb, json_t *o, const char *k, json_t *v)
-{
-	if (!v || json_object_set_new(o, k, v))
-		vb->oom = 1;
-}
-
-static void setf(struct vb *vb, json_t *o, const char *k, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static void setf(struct vb *vb, json_t *o, const char *k, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	set(vb, o, k, json_string(buf));
-}
-
-static void sets(struct vb *vb, json_t *o, const char *k, const char *s)
-{
-	set(vb, o, k, json_string(s ? s : ""));
-}
-
-static json_t *push(struct vb *vb, json_t *a)
-{
-	json_t *o = json_object();
-	if (!o || json_array_append_new(a, o)) {
-		vb->oom = 1;
-		return NULL;
-	}
-	return o;
-}
+/* Reading findings and writing the view: rep_vget, rep_vstr, rep_vnum, rep_vset,
+ * rep_vsetf, rep_vsets, rep_vpush (view_util.c, shared with view_review.c). */
 
 /* ---- formatting (fixed precision: the packet is byte-reproducible) ---- */
 
@@ -160,9 +91,9 @@ static void f_ratio_ci(char *b, size_t n, double r, double lo, double hi)
 /* A quantile with its CI: "402.9 us [398.1, 407.5]" or the reason it is missing. */
 static void f_quantile(char *b, size_t n, json_t *q)
 {
-	double v = num(q, "value_ns") / 1e3, lo = num(q, "lo_ns") / 1e3, hi = num(q, "hi_ns") / 1e3;
-	if (!json_is_true(get(q, "available"))) {
-		const char *why = str(q, "reason");
+	double v = rep_vnum(q, "value_ns") / 1e3, lo = rep_vnum(q, "lo_ns") / 1e3, hi = rep_vnum(q, "hi_ns") / 1e3;
+	if (!json_is_true(rep_vget(q, "available"))) {
+		const char *why = rep_vstr(q, "reason");
 		/* findings.json keeps the whole reason */
 		snprintf(b, n, "%s", !*why || !strncmp(why, "too few samples", 15) ? "too few samples" : why);
 		return;
@@ -190,16 +121,16 @@ static const char *badge(const char *status)
 	return "";
 }
 
-static void set_badge(struct vb *vb, json_t *o, const char *k, const char *status)
+static void set_badge(struct rep_vb *vb, json_t *o, const char *k, const char *status)
 {
 	/* raw Markdown: the status words hold no special characters */
 	const char *m = badge(status);
-	setf(vb, o, k, "%s%s%s", m, status, m);
+	rep_vsetf(vb, o, k, "%s%s%s", m, status, m);
 }
 
 /* A code span that survives a table cell: backticks longer than any run in s,
  * and '|' escaped (GFM splits cells before it parses code spans). Raw Markdown. */
-static void set_code(struct vb *vb, json_t *o, const char *k, const char *s)
+static void set_code(struct rep_vb *vb, json_t *o, const char *k, const char *s)
 {
 	int run = 0, longest = 0;
 	for (const char *p = s; *p; p++) {
@@ -231,7 +162,7 @@ static void set_code(struct vb *vb, json_t *o, const char *k, const char *s)
 		vb->oom = 1;
 		return;
 	}
-	sets(vb, o, k, t);
+	rep_vsets(vb, o, k, t);
 	free(t);
 }
 
@@ -239,20 +170,20 @@ static void set_code(struct vb *vb, json_t *o, const char *k, const char *s)
 
 static json_t *variant_of(json_t *block, const char *name)
 {
-	json_t *vs = get(block, "variants"), *v;
+	json_t *vs = rep_vget(block, "variants"), *v;
 	size_t i;
 	json_array_foreach(vs, i, v)
-		if (!strcmp(str(v, "variant"), name))
+		if (!strcmp(rep_vstr(v, "variant"), name))
 			return v;
 	return NULL;
 }
 
 static json_t *comparison_of(json_t *block, const char *metric)
 {
-	json_t *cs = get(block, "comparisons"), *c;
+	json_t *cs = rep_vget(block, "comparisons"), *c;
 	size_t i;
 	json_array_foreach(cs, i, c)
-		if (!strcmp(str(c, "metric"), metric))
+		if (!strcmp(rep_vstr(c, "metric"), metric))
 			return c;
 	return NULL;
 }
@@ -261,12 +192,12 @@ static void comparison_text(char *b, size_t n, json_t *c)
 {
 	if (!c) {
 		snprintf(b, n, "not compared");
-	} else if (!json_is_true(get(c, "available"))) {
-		snprintf(b, n, "unavailable: %s", str(c, "reason"));
+	} else if (!json_is_true(rep_vget(c, "available"))) {
+		snprintf(b, n, "unavailable: %s", rep_vstr(c, "reason"));
 	} else {
 		char r[64];
-		f_ratio_ci(r, sizeof r, num(c, "ratio"), num(c, "lo"), num(c, "hi"));
-		snprintf(b, n, "%s %s", r, str(c, "outcome"));
+		f_ratio_ci(r, sizeof r, rep_vnum(c, "ratio"), rep_vnum(c, "lo"), rep_vnum(c, "hi"));
+		snprintf(b, n, "%s %s", r, rep_vstr(c, "outcome"));
 	}
 }
 
@@ -278,53 +209,53 @@ static void arrow(char *b, size_t n, const char *x, const char *y)
 
 /* The block's first-screen line: status and what did not pass, the host
  * p95 with its CI, launches, reuse, GLOBAL traffic, pipeline p95. */
-static void view_block_summary(struct vb *vb, json_t *o, json_t *blk, json_t *base, json_t *cand)
+static void view_block_summary(struct rep_vb *vb, json_t *o, json_t *blk, json_t *base, json_t *cand)
 {
 	char a[160], c[160], t[400];
-	arrow(t, sizeof t, str(base, "primary_bottleneck"), str(cand, "primary_bottleneck"));
-	sets(vb, o, "primary_shift", t);
+	arrow(t, sizeof t, rep_vstr(base, "primary_bottleneck"), rep_vstr(cand, "primary_bottleneck"));
+	rep_vsets(vb, o, "primary_shift", t);
 	comparison_text(t, sizeof t, comparison_of(blk, "p95"));
-	sets(vb, o, "p95_ratio", t);
-	f_count(a, sizeof a, num(base, "launches"));
-	f_count(c, sizeof c, num(cand, "launches"));
+	rep_vsets(vb, o, "p95_ratio", t);
+	f_count(a, sizeof a, rep_vnum(base, "launches"));
+	f_count(c, sizeof c, rep_vnum(cand, "launches"));
 	arrow(t, sizeof t, a, c);
-	sets(vb, o, "launches", t);
-	f_fixed(a, sizeof a, num(base, "reuse_ratio"), 1);
-	f_fixed(c, sizeof c, num(cand, "reuse_ratio"), 1);
+	rep_vsets(vb, o, "launches", t);
+	f_fixed(a, sizeof a, rep_vnum(base, "reuse_ratio"), 1);
+	f_fixed(c, sizeof c, rep_vnum(cand, "reuse_ratio"), 1);
 	arrow(t, sizeof t, a, c);
-	sets(vb, o, "reuse", t);
-	f_bytes(a, sizeof a, num(base, "global_bytes"));
-	f_bytes(c, sizeof c, num(cand, "global_bytes"));
+	rep_vsets(vb, o, "reuse", t);
+	f_bytes(a, sizeof a, rep_vnum(base, "global_bytes"));
+	f_bytes(c, sizeof c, rep_vnum(cand, "global_bytes"));
 	arrow(t, sizeof t, a, c);
-	sets(vb, o, "global_bytes", t);
-	f_us(a, sizeof a, num(get(base, "pipeline"), "p95_us"));
-	f_us(c, sizeof c, num(get(cand, "pipeline"), "p95_us"));
+	rep_vsets(vb, o, "global_bytes", t);
+	f_us(a, sizeof a, rep_vnum(rep_vget(base, "pipeline"), "p95_us"));
+	f_us(c, sizeof c, rep_vnum(rep_vget(cand, "pipeline"), "p95_us"));
 	arrow(t, sizeof t, a, c);
-	sets(vb, o, "pipeline_p95", t);
-	f_count(a, sizeof a, num(blk, "launch_reduction"));
-	f_us(c, sizeof c, num(blk, "launch_overhead_saved_us"));
-	if (!strcmp(str(blk, "group"), "imported"))
-		sets(vb, o, "launch_reduction", "launches unavailable: an imported run has no device model");
+	rep_vsets(vb, o, "pipeline_p95", t);
+	f_count(a, sizeof a, rep_vnum(blk, "launch_reduction"));
+	f_us(c, sizeof c, rep_vnum(blk, "launch_overhead_saved_us"));
+	if (!strcmp(rep_vstr(blk, "group"), "imported"))
+		rep_vsets(vb, o, "launch_reduction", "launches unavailable: an imported run has no device model");
 	else
-		setf(vb, o, "launch_reduction", "%s launch(es) fewer, %s launch overhead saved", a, c);
+		rep_vsetf(vb, o, "launch_reduction", "%s launch(es) fewer, %s launch overhead saved", a, c);
 	/* the primary metric: the host p95 of each variant with its CI */
-	f_quantile(a, sizeof a, get(get(base, "latency"), "p95"));
-	f_quantile(c, sizeof c, get(get(cand, "latency"), "p95"));
+	f_quantile(a, sizeof a, rep_vget(rep_vget(base, "latency"), "p95"));
+	f_quantile(c, sizeof c, rep_vget(rep_vget(cand, "latency"), "p95"));
 	arrow(t, sizeof t, a, c);
-	sets(vb, o, "p95_host", t);
+	rep_vsets(vb, o, "p95_host", t);
 	/* the block's status and what did not pass, from the analysis */
-	const char *st = str(blk, "status");
+	const char *st = rep_vstr(blk, "status");
 	set_badge(vb, o, "status", *st ? st : "n/a");
 	struct opr_buf ab = { 0 };
-	json_t *att = get(blk, "attention"), *x;
+	json_t *att = rep_vget(blk, "attention"), *x;
 	size_t ai;
 	json_array_foreach(att, ai, x) {
-		const char *m = badge(str(x, "status"));
-		char *chk = rep_md_escape(str(x, "check"), 0), *val = rep_md_escape(str(x, "value"), 0);
+		const char *m = badge(rep_vstr(x, "status"));
+		char *chk = rep_md_escape(rep_vstr(x, "check"), 0), *val = rep_md_escape(rep_vstr(x, "value"), 0);
 		if (!chk || !val) {
 			vb->oom = 1;
 		} else {
-			opr_buf_printf(&ab, "%s%s%s%s %s: %s", ai ? "; " : "", m, str(x, "status"), m, chk, val);
+			opr_buf_printf(&ab, "%s%s%s%s %s: %s", ai ? "; " : "", m, rep_vstr(x, "status"), m, chk, val);
 		}
 		free(chk);
 		free(val);
@@ -334,149 +265,149 @@ static void view_block_summary(struct vb *vb, json_t *o, json_t *blk, json_t *ba
 		vb->oom = 1;
 		return;
 	}
-	sets(vb, o, "attention", attn);
+	rep_vsets(vb, o, "attention", attn);
 	free(attn);
 
 }
 
 /* One variant's tail-first statistics, pipeline results and batch sweep. */
-static void view_variant(struct vb *vb, json_t *var, json_t *stats, json_t *pipes, json_t *sweep)
+static void view_variant(struct rep_vb *vb, json_t *var, json_t *stats, json_t *pipes, json_t *sweep)
 {
 	char a[160], c[160], t[400];
-	const char *vn = str(var, "variant");
-	json_t *lat = get(var, "latency"), *s = push(vb, stats);
+	const char *vn = rep_vstr(var, "variant");
+	json_t *lat = rep_vget(var, "latency"), *s = rep_vpush(vb, stats);
 	if (!s)
 		return;
-	sets(vb, s, "variant", vn);
-	f_count(t, sizeof t, num(lat, "n"));
-	sets(vb, s, "n", t);
+	rep_vsets(vb, s, "variant", vn);
+	f_count(t, sizeof t, rep_vnum(lat, "n"));
+	rep_vsets(vb, s, "n", t);
 	const char *qs[] = { "p50", "p90", "p95", "p99" };
 	for (int k = 0; k < 4; k++) {
-		f_quantile(t, sizeof t, get(lat, qs[k]));
-		sets(vb, s, qs[k], t);
+		f_quantile(t, sizeof t, rep_vget(lat, qs[k]));
+		rep_vsets(vb, s, qs[k], t);
 	}
 	/* the median without its CI: the table is tail first */
-	f_us(t, sizeof t, num(get(lat, "p50"), "value_ns") / 1e3);
-	sets(vb, s, "p50_value", t);
-	f_us(t, sizeof t, num(lat, "mean_ns") / 1e3);
-	sets(vb, s, "mean", t);
-	f_us(t, sizeof t, num(lat, "max_ns") / 1e3);
-	sets(vb, s, "max", t);
+	f_us(t, sizeof t, rep_vnum(rep_vget(lat, "p50"), "value_ns") / 1e3);
+	rep_vsets(vb, s, "p50_value", t);
+	f_us(t, sizeof t, rep_vnum(lat, "mean_ns") / 1e3);
+	rep_vsets(vb, s, "mean", t);
+	f_us(t, sizeof t, rep_vnum(lat, "max_ns") / 1e3);
+	rep_vsets(vb, s, "max", t);
 
-	json_t *pl = get(var, "pipeline"), *p = push(vb, pipes);
+	json_t *pl = rep_vget(var, "pipeline"), *p = rep_vpush(vb, pipes);
 	if (!p)
 		return;
-	sets(vb, p, "variant", vn);
+	rep_vsets(vb, p, "variant", vn);
 	const char *pk[] = { "p50_us", "p95_us", "p99_us", "max_us", "wait_p50_us", "wait_p95_us",
 			     "wait_p99_us" };
 	const char *pn[] = { "p50", "p95", "p99", "max", "wait_p50", "wait_p95", "wait_p99" };
 	for (int k = 0; k < 7; k++) {
-		f_us(t, sizeof t, num(pl, pk[k]));
-		sets(vb, p, pn[k], t);
+		f_us(t, sizeof t, rep_vnum(pl, pk[k]));
+		rep_vsets(vb, p, pn[k], t);
 	}
-	if (isfinite(num(pl, "p95_lo_us")))
-		setf(vb, p, "p95_ci", "[%.1f, %.1f]", num(pl, "p95_lo_us"), num(pl, "p95_hi_us"));
-	f_fixed(a, sizeof a, num(pl, "throughput_rps"), 1);
-	setf(vb, p, "throughput", "%s rps", a);
-	f_fixed(t, sizeof t, num(pl, "jain_cores"), 3);
-	sets(vb, p, "jain_cores", t);
-	f_fixed(t, sizeof t, num(pl, "jain_streams"), 3);
-	sets(vb, p, "jain_streams", t);
-	f_fixed(t, sizeof t, 100 * num(pl, "bw_util"), 0);
-	setf(vb, p, "bw_util", "%s%%", t);
-	f_fixed(t, sizeof t, num(pl, "mean_batch"), 2);
-	sets(vb, p, "mean_batch", t);
-	f_count(t, sizeof t, num(pl, "requests"));
-	sets(vb, p, "requests", t);
+	if (isfinite(rep_vnum(pl, "p95_lo_us")))
+		rep_vsetf(vb, p, "p95_ci", "[%.1f, %.1f]", rep_vnum(pl, "p95_lo_us"), rep_vnum(pl, "p95_hi_us"));
+	f_fixed(a, sizeof a, rep_vnum(pl, "throughput_rps"), 1);
+	rep_vsetf(vb, p, "throughput", "%s rps", a);
+	f_fixed(t, sizeof t, rep_vnum(pl, "jain_cores"), 3);
+	rep_vsets(vb, p, "jain_cores", t);
+	f_fixed(t, sizeof t, rep_vnum(pl, "jain_streams"), 3);
+	rep_vsets(vb, p, "jain_streams", t);
+	f_fixed(t, sizeof t, 100 * rep_vnum(pl, "bw_util"), 0);
+	rep_vsetf(vb, p, "bw_util", "%s%%", t);
+	f_fixed(t, sizeof t, rep_vnum(pl, "mean_batch"), 2);
+	rep_vsets(vb, p, "mean_batch", t);
+	f_count(t, sizeof t, rep_vnum(pl, "requests"));
+	rep_vsets(vb, p, "requests", t);
 	/* L = lambda W with lambda in rps and W in us: the product is
 	 * lambda * W * 1e-6 requests in the system */
-	f_fixed(a, sizeof a, num(pl, "little_L"), 2);
-	f_fixed(c, sizeof c, num(pl, "little_lambda_rps"), 0);
-	setf(vb, p, "little", "L = %s = %s rps x %.1f us", a, c, num(pl, "little_W_us"));
-	json_t *sw = get(pl, "sweep"), *row;
+	f_fixed(a, sizeof a, rep_vnum(pl, "little_L"), 2);
+	f_fixed(c, sizeof c, rep_vnum(pl, "little_lambda_rps"), 0);
+	rep_vsetf(vb, p, "little", "L = %s = %s rps x %.1f us", a, c, rep_vnum(pl, "little_W_us"));
+	json_t *sw = rep_vget(pl, "sweep"), *row;
 	size_t i;
 	json_array_foreach(sw, i, row) {
-		json_t *r = push(vb, sweep);
+		json_t *r = rep_vpush(vb, sweep);
 		if (!r)
 			return;
-		sets(vb, r, "variant", vn);
-		f_count(t, sizeof t, num(row, "batch"));
-		sets(vb, r, "batch", t);
+		rep_vsets(vb, r, "variant", vn);
+		f_count(t, sizeof t, rep_vnum(row, "batch"));
+		rep_vsets(vb, r, "batch", t);
 		const char *sk[] = { "p50_us", "p95_us", "p99_us", "wait_mean_us" };
 		const char *sn[] = { "p50", "p95", "p99", "wait_mean" };
 		for (int k = 0; k < 4; k++) {
-			f_us(t, sizeof t, num(row, sk[k]));
-			sets(vb, r, sn[k], t);
+			f_us(t, sizeof t, rep_vnum(row, sk[k]));
+			rep_vsets(vb, r, sn[k], t);
 		}
-		f_fixed(a, sizeof a, num(row, "throughput_rps"), 1);
-		setf(vb, r, "throughput", "%s rps", a);
+		f_fixed(a, sizeof a, rep_vnum(row, "throughput_rps"), 1);
+		rep_vsetf(vb, r, "throughput", "%s rps", a);
 	}
 }
 
 /* The block's candidate / baseline comparisons per percentile. */
-static void view_comparisons(struct vb *vb, json_t *cmps, json_t *blk)
+static void view_comparisons(struct rep_vb *vb, json_t *cmps, json_t *blk)
 {
 	char a[160], t[400];
-	json_t *cl = get(blk, "comparisons"), *cmp;
+	json_t *cl = rep_vget(blk, "comparisons"), *cmp;
 	size_t i;
 	json_array_foreach(cl, i, cmp) {
-		json_t *r = push(vb, cmps);
+		json_t *r = rep_vpush(vb, cmps);
 		if (!r)
 			return;
-		sets(vb, r, "metric", str(cmp, "metric"));
-		set(vb, r, "tail", json_boolean(strcmp(str(cmp, "metric"), "p50") != 0));
-		if (json_is_true(get(cmp, "available")))
-			setf(vb, r, "p_adj", "%.2g", num(cmp, "p_adjusted"));
+		rep_vsets(vb, r, "metric", rep_vstr(cmp, "metric"));
+		rep_vset(vb, r, "tail", json_boolean(strcmp(rep_vstr(cmp, "metric"), "p50") != 0));
+		if (json_is_true(rep_vget(cmp, "available")))
+			rep_vsetf(vb, r, "p_adj", "%.2g", rep_vnum(cmp, "p_adjusted"));
 		else
-			sets(vb, r, "p_adj", "-");
-		if (json_is_true(get(cmp, "available"))) {
-			f_ratio_ci(t, sizeof t, num(cmp, "ratio"), num(cmp, "lo"), num(cmp, "hi"));
-			sets(vb, r, "ratio", t);
-			setf(vb, r, "p", "%.2g (adjusted %.2g)", num(cmp, "p_mwu"), num(cmp, "p_adjusted"));
-			f_fixed(a, sizeof a, 100 * num(cmp, "mde"), 1);
-			setf(vb, r, "mde", "%s%%", a);
-			const char *note = str(cmp, "note");
-			setf(vb, r, "note", "%s%s%s", json_is_true(get(cmp, "underpowered")) ? "underpowered" : "",
-			     json_is_true(get(cmp, "underpowered")) && *note ? "; " : "", note);
+			rep_vsets(vb, r, "p_adj", "-");
+		if (json_is_true(rep_vget(cmp, "available"))) {
+			f_ratio_ci(t, sizeof t, rep_vnum(cmp, "ratio"), rep_vnum(cmp, "lo"), rep_vnum(cmp, "hi"));
+			rep_vsets(vb, r, "ratio", t);
+			rep_vsetf(vb, r, "p", "%.2g (adjusted %.2g)", rep_vnum(cmp, "p_mwu"), rep_vnum(cmp, "p_adjusted"));
+			f_fixed(a, sizeof a, 100 * rep_vnum(cmp, "mde"), 1);
+			rep_vsetf(vb, r, "mde", "%s%%", a);
+			const char *note = rep_vstr(cmp, "note");
+			rep_vsetf(vb, r, "note", "%s%s%s", json_is_true(rep_vget(cmp, "underpowered")) ? "underpowered" : "",
+			     json_is_true(rep_vget(cmp, "underpowered")) && *note ? "; " : "", note);
 		} else {
-			sets(vb, r, "ratio", "unavailable");
-			sets(vb, r, "p", "-");
-			sets(vb, r, "mde", "-");
-			sets(vb, r, "note", str(cmp, "reason"));
+			rep_vsets(vb, r, "ratio", "unavailable");
+			rep_vsets(vb, r, "p", "-");
+			rep_vsets(vb, r, "mde", "-");
+			rep_vsets(vb, r, "note", rep_vstr(cmp, "reason"));
 		}
-		set_badge(vb, r, "outcome", str(cmp, "outcome"));
+		set_badge(vb, r, "outcome", rep_vstr(cmp, "outcome"));
 	}
 }
 
-static void view_block(struct vb *vb, json_t *out, json_t *blk)
+static void view_block(struct rep_vb *vb, json_t *out, json_t *blk)
 {
-	json_t *o = push(vb, out);
+	json_t *o = rep_vpush(vb, out);
 	if (!o)
 		return;
 	json_t *base = variant_of(blk, "baseline"), *cand = variant_of(blk, "candidate");
 	char a[160], c[160];
 	const char *keys[] = { "name", "group", "dtype", "activation", "workload", "stop_reason" };
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-		sets(vb, o, keys[i], str(blk, keys[i]));
-	f_count(a, sizeof a, num(blk, "rounds"));
-	f_count(c, sizeof c, num(blk, "reps_per_round"));
-	setf(vb, o, "sampling", "%s rounds x %s reps", a, c);
-	json_t *noise = get(blk, "noise");
-	if (json_is_true(get(noise, "available")))
-		setf(vb, o, "noise", "floor %.1f%%, round CV %.1f%%, MDE %.1f%%",
-		     100 * num(noise, "floor"), 100 * num(noise, "cv"), 100 * num(noise, "mde"));
+		rep_vsets(vb, o, keys[i], rep_vstr(blk, keys[i]));
+	f_count(a, sizeof a, rep_vnum(blk, "rounds"));
+	f_count(c, sizeof c, rep_vnum(blk, "reps_per_round"));
+	rep_vsetf(vb, o, "sampling", "%s rounds x %s reps", a, c);
+	json_t *noise = rep_vget(blk, "noise");
+	if (json_is_true(rep_vget(noise, "available")))
+		rep_vsetf(vb, o, "noise", "floor %.1f%%, round CV %.1f%%, MDE %.1f%%",
+		     100 * rep_vnum(noise, "floor"), 100 * rep_vnum(noise, "cv"), 100 * rep_vnum(noise, "mde"));
 	else
-		setf(vb, o, "noise", "unavailable: %s", str(noise, "reason"));
+		rep_vsetf(vb, o, "noise", "unavailable: %s", rep_vstr(noise, "reason"));
 
 	view_block_summary(vb, o, blk, base, cand);
 	if (vb->oom)
 		return;
 	/* tail-first statistics of both variants */
 	json_t *stats = json_array(), *pipes = json_array(), *sweep = json_array(), *cmps = json_array();
-	set(vb, o, "stats", stats);
-	set(vb, o, "pipeline", pipes);
-	set(vb, o, "sweep", sweep);
-	set(vb, o, "comparisons", cmps);
+	rep_vset(vb, o, "stats", stats);
+	rep_vset(vb, o, "pipeline", pipes);
+	rep_vset(vb, o, "sweep", sweep);
+	rep_vset(vb, o, "comparisons", cmps);
 	if (vb->oom)
 		return;
 	json_t *vars[2] = { base, cand };
@@ -490,8 +421,8 @@ static void view_block(struct vb *vb, json_t *out, json_t *blk)
 static void evidence_text(char *b, size_t n, json_t *e)
 {
 	char v[64];
-	double x = num(e, "value");
-	const char *unit = str(e, "unit");
+	double x = rep_vnum(e, "value");
+	const char *unit = rep_vstr(e, "unit");
 	if (!isfinite(x))
 		snprintf(v, sizeof v, "unavailable");
 	else if (!strcmp(unit, "ns"))
@@ -504,42 +435,42 @@ static void evidence_text(char *b, size_t n, json_t *e)
 		snprintf(v, sizeof v, "%.2f", x);
 	else
 		snprintf(v, sizeof v, "%.4g %s", x, unit);
-	const char *cmp = str(e, "comparison"), *note = str(e, "note");
-	snprintf(b, n, "%s = %s (%s%s%s%s%s)", str(e, "metric"), v, str(e, "provenance"),
+	const char *cmp = rep_vstr(e, "comparison"), *note = rep_vstr(e, "note");
+	snprintf(b, n, "%s = %s (%s%s%s%s%s)", rep_vstr(e, "metric"), v, rep_vstr(e, "provenance"),
 		 *cmp ? "; " : "", cmp, *note ? "; " : "", note);
 }
 
-static void view_bottlenecks(struct vb *vb, json_t *view, json_t *f)
+static void view_bottlenecks(struct rep_vb *vb, json_t *view, json_t *f)
 {
 	json_t *map = json_array(), *answers = json_array();
-	set(vb, view, "bottleneck_map", map);
-	set(vb, view, "findings", answers);
+	rep_vset(vb, view, "bottleneck_map", map);
+	rep_vset(vb, view, "findings", answers);
 	if (vb->oom)
 		return;
-	json_t *bl = get(f, "bottlenecks"), *x;
+	json_t *bl = rep_vget(f, "bottlenecks"), *x;
 	size_t i;
 	json_array_foreach(bl, i, x) {
-		json_t *o = push(vb, map);
+		json_t *o = rep_vpush(vb, map);
 		if (!o)
 			return;
-		const char *block = str(x, "block"), *variant = str(x, "variant");
-		int primary = json_is_true(get(x, "primary"));
-		sets(vb, o, "block", block);
-		sets(vb, o, "variant", variant);
-		sets(vb, o, "class", str(x, "class"));
-		sets(vb, o, "rank", primary ? "primary" : "secondary");
-		set(vb, o, "secondary", json_boolean(!primary));
+		const char *block = rep_vstr(x, "block"), *variant = rep_vstr(x, "variant");
+		int primary = json_is_true(rep_vget(x, "primary"));
+		rep_vsets(vb, o, "block", block);
+		rep_vsets(vb, o, "variant", variant);
+		rep_vsets(vb, o, "class", rep_vstr(x, "class"));
+		rep_vsets(vb, o, "rank", primary ? "primary" : "secondary");
+		rep_vset(vb, o, "secondary", json_boolean(!primary));
 		if (!primary) {
 			/* a secondary class is named below the map, with its score */
-			const char *had = str(view, "secondary_classes");
-			setf(vb, view, "secondary_classes", "%s%s%s %s: %s (%.2f)", had, *had ? "; " : "", block,
-			     variant, str(x, "class"), num(x, "score"));
+			const char *had = rep_vstr(view, "secondary_classes");
+			rep_vsetf(vb, view, "secondary_classes", "%s%s%s %s: %s (%.2f)", had, *had ? "; " : "", block,
+			     variant, rep_vstr(x, "class"), rep_vnum(x, "score"));
 		}
 		char t[2048], e1[400];
-		f_fixed(t, sizeof t, num(x, "score"), 2);
-		sets(vb, o, "score", t);
+		f_fixed(t, sizeof t, rep_vnum(x, "score"), 2);
+		rep_vsets(vb, o, "score", t);
 		struct opr_buf eb = { 0 };
-		json_t *ev = get(x, "evidence"), *e;
+		json_t *ev = rep_vget(x, "evidence"), *e;
 		size_t k;
 		json_t *elist = json_array();
 		json_array_foreach(ev, k, e) {
@@ -552,7 +483,7 @@ static void view_bottlenecks(struct vb *vb, json_t *view, json_t *f)
 				vb->oom = 1;
 				break;
 			}
-			sets(vb, r, "text", e1);
+			rep_vsets(vb, r, "text", e1);
 		}
 		char *joined = opr_buf_take(&eb);
 		if (!joined) {
@@ -560,7 +491,7 @@ static void view_bottlenecks(struct vb *vb, json_t *view, json_t *f)
 			json_decref(elist);
 			return;
 		}
-		sets(vb, o, "evidence", joined);
+		rep_vsets(vb, o, "evidence", joined);
 		free(joined);
 		/* the map shows the evidence that decided the class; the rest is
 		 * in the candidates' answers, findings.json and the workbook */
@@ -576,99 +507,99 @@ static void view_bottlenecks(struct vb *vb, json_t *view, json_t *f)
 			}
 			evidence_text(t, sizeof t, bare);
 			json_decref(bare);
-			sets(vb, o, "deciding", t);
+			rep_vsets(vb, o, "deciding", t);
 		} else {
-			sets(vb, o, "deciding", "");
+			rep_vsets(vb, o, "deciding", "");
 		}
 		while (json_array_size(elist) > 4)
 			json_array_remove(elist, json_array_size(elist) - 1);
 		/* the block's p95 comparison, the symptom the class must explain */
 		json_t *blk = NULL, *b;
 		size_t j;
-		json_array_foreach(get(f, "blocks"), j, b)
-			if (!strcmp(str(b, "name"), block))
+		json_array_foreach(rep_vget(f, "blocks"), j, b)
+			if (!strcmp(rep_vstr(b, "name"), block))
 				blk = b;
 		comparison_text(t, sizeof t, !strcmp(variant, "candidate") ? comparison_of(blk, "p95") : NULL);
-		sets(vb, o, "comparison", !strcmp(variant, "candidate") ? t : "baseline");
+		rep_vsets(vb, o, "comparison", !strcmp(variant, "candidate") ? t : "baseline");
 		if (!primary || strcmp(variant, "candidate")) {
 			json_decref(elist);
 			continue;
 		}
-		json_t *a = push(vb, answers);
+		json_t *a = rep_vpush(vb, answers);
 		if (!a) {
 			json_decref(elist);
 			return;
 		}
-		sets(vb, a, "block", block);
-		sets(vb, a, "variant", variant);
-		sets(vb, a, "class", str(x, "class"));
+		rep_vsets(vb, a, "block", block);
+		rep_vsets(vb, a, "variant", variant);
+		rep_vsets(vb, a, "class", rep_vstr(x, "class"));
 		/* a block whose candidate passes every check has no symptom to
 		 * explain at length: its answer is one line */
 		/* the blocks that fail: a warning's question is its mitigation's */
-		int full = !strcmp(str(blk, "status"), "FAIL");
-		set(vb, a, "full", json_boolean(full));
+		int full = !strcmp(rep_vstr(blk, "status"), "FAIL");
+		rep_vset(vb, a, "full", json_boolean(full));
 		if (full)
-			set(vb, view, "findings_full", json_true());
-		sets(vb, a, "symptom", str(x, "symptom"));
-		sets(vb, a, "explanation", str(x, "explanation"));
-		set(vb, a, "evidence", elist);
-		set_code(vb, a, "reproduce", str(x, "reproduce"));
+			rep_vset(vb, view, "findings_full", json_true());
+		rep_vsets(vb, a, "symptom", rep_vstr(x, "symptom"));
+		rep_vsets(vb, a, "explanation", rep_vstr(x, "explanation"));
+		rep_vset(vb, a, "evidence", elist);
+		set_code(vb, a, "reproduce", rep_vstr(x, "reproduce"));
 	}
 }
 
-static void view_worksheet(struct vb *vb, json_t *view, json_t *f)
+static void view_worksheet(struct rep_vb *vb, json_t *view, json_t *f)
 {
 	json_t *rows = json_array(), *w;
-	set(vb, view, "worksheet", rows);
+	rep_vset(vb, view, "worksheet", rows);
 	size_t i;
 	size_t hidden = 0;
-	json_array_foreach(get(f, "worksheet"), i, w) {
+	json_array_foreach(rep_vget(f, "worksheet"), i, w) {
 		/* the plans that ran; the shown alternatives are under Rejected
 		 * alternatives, every row in findings.json and the workbook */
-		if (strcmp(str(w, "status"), "chosen")) {
+		if (strcmp(rep_vstr(w, "status"), "chosen")) {
 			hidden++;
 			continue;
 		}
-		json_t *o = push(vb, rows);
+		json_t *o = rep_vpush(vb, rows);
 		if (!o)
 			return;
 		char a[64], c[64];
-		sets(vb, o, "block", str(w, "block"));
-		sets(vb, o, "variant", str(w, "variant"));
-		sets(vb, o, "group", str(w, "group"));
-		set_code(vb, o, "plan", str(w, "plan"));
-		sets(vb, o, "fused", json_is_true(get(w, "fused")) ? "yes" : "no");
-		f_bytes(a, sizeof a, num(w, "footprint_bytes"));
-		f_bytes(c, sizeof c, num(w, "capacity_bytes"));
-		setf(vb, o, "footprint", "%s / %s", a, c);
-		sets(vb, o, "footprint_only", a);
-		sets(vb, view, "capacity", c);
-		f_bytes(a, sizeof a, num(w, "global_bytes"));
-		sets(vb, o, "global_bytes", a);
-		f_fixed(a, sizeof a, num(w, "reuse_ratio"), 1);
-		sets(vb, o, "reuse", a);
-		f_count(a, sizeof a, num(w, "launches"));
-		sets(vb, o, "launches", a);
-		f_us(a, sizeof a, num(w, "launch_overhead_saved_us"));
-		sets(vb, o, "saved", a);
-		f_us(a, sizeof a, num(w, "model_us"));
-		sets(vb, o, "model", isfinite(num(w, "model_us")) ? a : "not modelled");
-		sets(vb, o, "expected", str(w, "expected_bottleneck"));
-		sets(vb, o, "shift", str(w, "shift"));
-		set_badge(vb, o, "status", str(w, "status"));
+		rep_vsets(vb, o, "block", rep_vstr(w, "block"));
+		rep_vsets(vb, o, "variant", rep_vstr(w, "variant"));
+		rep_vsets(vb, o, "group", rep_vstr(w, "group"));
+		set_code(vb, o, "plan", rep_vstr(w, "plan"));
+		rep_vsets(vb, o, "fused", json_is_true(rep_vget(w, "fused")) ? "yes" : "no");
+		f_bytes(a, sizeof a, rep_vnum(w, "footprint_bytes"));
+		f_bytes(c, sizeof c, rep_vnum(w, "capacity_bytes"));
+		rep_vsetf(vb, o, "footprint", "%s / %s", a, c);
+		rep_vsets(vb, o, "footprint_only", a);
+		rep_vsets(vb, view, "capacity", c);
+		f_bytes(a, sizeof a, rep_vnum(w, "global_bytes"));
+		rep_vsets(vb, o, "global_bytes", a);
+		f_fixed(a, sizeof a, rep_vnum(w, "reuse_ratio"), 1);
+		rep_vsets(vb, o, "reuse", a);
+		f_count(a, sizeof a, rep_vnum(w, "launches"));
+		rep_vsets(vb, o, "launches", a);
+		f_us(a, sizeof a, rep_vnum(w, "launch_overhead_saved_us"));
+		rep_vsets(vb, o, "saved", a);
+		f_us(a, sizeof a, rep_vnum(w, "model_us"));
+		rep_vsets(vb, o, "model", isfinite(rep_vnum(w, "model_us")) ? a : "not modelled");
+		rep_vsets(vb, o, "expected", rep_vstr(w, "expected_bottleneck"));
+		rep_vsets(vb, o, "shift", rep_vstr(w, "shift"));
+		set_badge(vb, o, "status", rep_vstr(w, "status"));
 		/* "auto: 'PLAN', fastest of ..." names the plan the row shows */
-		const char *why = str(w, "reason"), *cut = strstr(why, "', ");
+		const char *why = rep_vstr(w, "reason"), *cut = strstr(why, "', ");
 		if (!strncmp(why, "auto: '", 7) && cut) {
 			/* and its modelled time, the row's own column */
 			const char *paren = strstr(cut + 3, " (");
-			setf(vb, o, "reason", "auto: %.*s", paren ? (int)(paren - cut - 3) : (int)strlen(cut + 3),
+			rep_vsetf(vb, o, "reason", "auto: %.*s", paren ? (int)(paren - cut - 3) : (int)strlen(cut + 3),
 			     cut + 3);
 		}
 		else
-			sets(vb, o, "reason", why);
+			rep_vsets(vb, o, "reason", why);
 	}
 	if (hidden)
-		setf(vb, view, "worksheet_more", "The plans that ran; %zu alternatives the planner evaluated are in "
+		rep_vsetf(vb, view, "worksheet_more", "The plans that ran; %zu alternatives the planner evaluated are in "
 		     "findings.json and on the workbook's Worksheet sheet (the closest ones below).", hidden);
 }
 
@@ -679,7 +610,7 @@ static json_t *find_row(json_t *list, const char *k1, const char *v1, const char
 	size_t i;
 	json_t *o;
 	json_array_foreach(list, i, o)
-		if (!strcmp(str(o, k1), v1) && !strcmp(str(o, k2), v2))
+		if (!strcmp(rep_vstr(o, k1), v1) && !strcmp(rep_vstr(o, k2), v2))
 			return o;
 	return NULL;
 }
@@ -699,45 +630,45 @@ static void counter_label(char *b, size_t n, const char *name)
 /* Per sample in the tail (>= p95) beside the rest: whether the slow samples are
  * the preempted or faulting ones. Unavailable counters are in the list below the
  * counters table already, so only the measured ones get a row here. */
-static void view_tail_counters(struct vb *vb, json_t *view, json_t *f)
+static void view_tail_counters(struct rep_vb *vb, json_t *view, json_t *f)
 {
 	json_t *rows = json_array(), *x;
 	size_t i;
-	set(vb, view, "host_tail", rows);
+	rep_vset(vb, view, "host_tail", rows);
 	if (vb->oom)
 		return;
-	json_array_foreach(get(f, "host_counters_tail"), i, x) {
-		if (!json_is_true(get(x, "available")))
+	json_array_foreach(rep_vget(f, "host_counters_tail"), i, x) {
+		if (!json_is_true(rep_vget(x, "available")))
 			continue;
-		json_t *o = push(vb, rows);
+		json_t *o = rep_vpush(vb, rows);
 		if (!o)
 			return;
 		char a[48], b[48], c[48], d[48];
-		int prec = strcmp(str(x, "counter"), "thread-cpu-ns") ? 3 : 0;
-		f_fixed(a, sizeof a, num(x, "tail_per_sample"), prec);
-		f_fixed(b, sizeof b, num(x, "rest_per_sample"), prec);
-		f_fixed(c, sizeof c, 100.0 * num(x, "tail_share"), 0);
-		f_fixed(d, sizeof d, 100.0 * num(x, "rest_share"), 0);
-		sets(vb, o, "block", str(x, "block"));
-		sets(vb, o, "variant", str(x, "variant"));
-		sets(vb, o, "counter", str(x, "counter"));
-		sets(vb, o, "tail", a);
-		sets(vb, o, "rest", b);
-		setf(vb, o, "tail_share", "%s%%", c);
-		setf(vb, o, "rest_share", "%s%%", d);
-		setf(vb, o, "samples", "%.0f / %.0f", num(x, "tail_samples"), num(x, "rest_samples"));
-		sets(vb, o, "source", str(x, "source"));
+		int prec = strcmp(rep_vstr(x, "counter"), "thread-cpu-ns") ? 3 : 0;
+		f_fixed(a, sizeof a, rep_vnum(x, "tail_per_sample"), prec);
+		f_fixed(b, sizeof b, rep_vnum(x, "rest_per_sample"), prec);
+		f_fixed(c, sizeof c, 100.0 * rep_vnum(x, "tail_share"), 0);
+		f_fixed(d, sizeof d, 100.0 * rep_vnum(x, "rest_share"), 0);
+		rep_vsets(vb, o, "block", rep_vstr(x, "block"));
+		rep_vsets(vb, o, "variant", rep_vstr(x, "variant"));
+		rep_vsets(vb, o, "counter", rep_vstr(x, "counter"));
+		rep_vsets(vb, o, "tail", a);
+		rep_vsets(vb, o, "rest", b);
+		rep_vsetf(vb, o, "tail_share", "%s%%", c);
+		rep_vsetf(vb, o, "rest_share", "%s%%", d);
+		rep_vsetf(vb, o, "samples", "%.0f / %.0f", rep_vnum(x, "tail_samples"), rep_vnum(x, "rest_samples"));
+		rep_vsets(vb, o, "source", rep_vstr(x, "source"));
 	}
 	/* the same as a matrix: a row per counter, a column per block, each cell
 	 * tail / rest per sample, baseline -> candidate; the shares and sample
 	 * counts stay in findings.json and the workbook */
 	json_t *pivot = json_array(), *b;
-	set(vb, view, "host_tail_pivot", pivot);
+	rep_vset(vb, view, "host_tail_pivot", pivot);
 	struct opr_buf ph = { 0 };
 	opr_buf_puts(&ph, "| Counter (tail / rest per sample) |");
 	size_t nb = 0;
-	json_array_foreach(get(f, "blocks"), i, b) {
-		char *e = rep_md_escape(str(b, "name"), 0);
+	json_array_foreach(rep_vget(f, "blocks"), i, b) {
+		char *e = rep_md_escape(rep_vstr(b, "name"), 0);
 		opr_buf_printf(&ph, " %s |", e ? e : "");
 		vb->oom |= !e;
 		free(e);
@@ -751,10 +682,10 @@ static void view_tail_counters(struct vb *vb, json_t *view, json_t *f)
 		vb->oom = 1;
 		return;
 	}
-	sets(vb, view, "host_tail_pivot_head", phead);
+	rep_vsets(vb, view, "host_tail_pivot_head", phead);
 	free(phead);
 	json_t *seen = json_array();
-	set(vb, view, "host_tail_names", seen);
+	rep_vset(vb, view, "host_tail_names", seen);
 	if (vb->oom)
 		return;
 	json_array_foreach(rows, i, x) {
@@ -762,118 +693,118 @@ static void view_tail_counters(struct vb *vb, json_t *view, json_t *f)
 		json_t *y;
 		int dup = 0;
 		json_array_foreach(seen, j, y)
-			dup |= !strcmp(json_string_value(y), str(x, "counter"));
+			dup |= !strcmp(json_string_value(y), rep_vstr(x, "counter"));
 		if (dup)
 			continue;
-		if (json_array_append_new(seen, json_string(str(x, "counter")))) {
+		if (json_array_append_new(seen, json_string(rep_vstr(x, "counter")))) {
 			vb->oom = 1;
 			return;
 		}
 		int zero = 1;
 		json_t *z0;
 		json_array_foreach(rows, j, z0)
-			if (!strcmp(str(z0, "counter"), str(x, "counter")))
-				zero &= atof(str(z0, "tail")) == 0 && atof(str(z0, "rest")) == 0;
+			if (!strcmp(rep_vstr(z0, "counter"), rep_vstr(x, "counter")))
+				zero &= atof(rep_vstr(z0, "tail")) == 0 && atof(rep_vstr(z0, "rest")) == 0;
 		if (zero) {
-			const char *had = str(view, "host_tail_zero");
-			setf(vb, view, "host_tail_zero", "%s%s%s", had, *had ? ", " : "", str(x, "counter"));
+			const char *had = rep_vstr(view, "host_tail_zero");
+			rep_vsetf(vb, view, "host_tail_zero", "%s%s%s", had, *had ? ", " : "", rep_vstr(x, "counter"));
 			continue;
 		}
 		struct opr_buf r = { 0 };
-		char *e = rep_md_escape(str(x, "counter"), 0);
+		char *e = rep_md_escape(rep_vstr(x, "counter"), 0);
 		opr_buf_printf(&r, "| %s |", e ? e : "");
 		vb->oom |= !e;
 		free(e);
-		json_array_foreach(get(f, "blocks"), j, b) {
+		json_array_foreach(rep_vget(f, "blocks"), j, b) {
 			json_t *bv = NULL, *cv = NULL, *z;
 			size_t k;
 			json_array_foreach(rows, k, z)
-				if (!strcmp(str(z, "block"), str(b, "name")) &&
-				    !strcmp(str(z, "counter"), str(x, "counter")))
-					*(strcmp(str(z, "variant"), "candidate") ? &bv : &cv) = z;
+				if (!strcmp(rep_vstr(z, "block"), rep_vstr(b, "name")) &&
+				    !strcmp(rep_vstr(z, "counter"), rep_vstr(x, "counter")))
+					*(strcmp(rep_vstr(z, "variant"), "candidate") ? &bv : &cv) = z;
 			if (bv && cv)
-				opr_buf_printf(&r, " %s / %s \u2192 %s / %s |", str(bv, "tail"), str(bv, "rest"),
-					       str(cv, "tail"), str(cv, "rest"));
+				opr_buf_printf(&r, " %s / %s \u2192 %s / %s |", rep_vstr(bv, "tail"), rep_vstr(bv, "rest"),
+					       rep_vstr(cv, "tail"), rep_vstr(cv, "rest"));
 			else
 				opr_buf_puts(&r, " - |");
 		}
 		char *row = opr_buf_take(&r);
-		json_t *o = push(vb, pivot);
+		json_t *o = rep_vpush(vb, pivot);
 		if (!row || !o) {
 			free(row);
 			vb->oom = 1;
 			return;
 		}
-		sets(vb, o, "row", row);
+		rep_vsets(vb, o, "row", row);
 		free(row);
 	}
 	/* the table only when it has rows; else one line that says why not */
 	if (json_array_size(rows))
-		set(vb, view, "host_tail_present", json_true());
-	else if (json_array_size(get(f, "host_counters_tail")))
-		sets(vb, view, "host_tail_absent", "unavailable on this host (the reasons are "
+		rep_vset(vb, view, "host_tail_present", json_true());
+	else if (json_array_size(rep_vget(f, "host_counters_tail")))
+		rep_vsets(vb, view, "host_tail_absent", "unavailable on this host (the reasons are "
 		     "in the list below)");
 	else
-		sets(vb, view, "host_tail_absent", "not recorded: these findings predate them");
+		rep_vsets(vb, view, "host_tail_absent", "not recorded: these findings predate them");
 }
 
-static void view_lists(struct vb *vb, json_t *view, json_t *f)
+static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 {
 	json_t *val = json_array(), *mit = json_array(), *rej = json_array(), *cav = json_array(),
 	       *cun = json_array(), *rules = json_array(), *x;
-	set(vb, view, "validation", val);
-	set(vb, view, "mitigations", mit);
-	set(vb, view, "rejected", rej);
-	set(vb, view, "counters", cav);
-	set(vb, view, "counters_unavailable", cun);
-	set(vb, view, "rules", rules);
+	rep_vset(vb, view, "validation", val);
+	rep_vset(vb, view, "mitigations", mit);
+	rep_vset(vb, view, "rejected", rej);
+	rep_vset(vb, view, "counters", cav);
+	rep_vset(vb, view, "counters_unavailable", cun);
+	rep_vset(vb, view, "rules", rules);
 	if (vb->oom)
 		return;
 	size_t i;
-	json_array_foreach(get(f, "validation"), i, x) {
-		json_t *o = push(vb, val);
+	json_array_foreach(rep_vget(f, "validation"), i, x) {
+		json_t *o = rep_vpush(vb, val);
 		if (!o)
 			return;
 		const char *k[] = { "block", "variant", "dtype", "check", "value", "threshold",
 				    "provenance", "trigger", "rollback_to" };
 		for (size_t j = 0; j < sizeof k / sizeof k[0]; j++)
-			sets(vb, o, k[j], str(x, k[j]));
-		set_badge(vb, o, "status", str(x, "status"));
+			rep_vsets(vb, o, k[j], rep_vstr(x, k[j]));
+		set_badge(vb, o, "status", rep_vstr(x, "status"));
 	}
-	json_array_foreach(get(f, "mitigations"), i, x) {
-		json_t *o = push(vb, mit);
+	json_array_foreach(rep_vget(f, "mitigations"), i, x) {
+		json_t *o = rep_vpush(vb, mit);
 		if (!o)
 			return;
 		const char *k[] = { "block", "title", "owner_role", "expected", "validation", "rollback" };
 		for (size_t j = 0; j < sizeof k / sizeof k[0]; j++)
-			sets(vb, o, k[j], str(x, k[j]));
+			rep_vsets(vb, o, k[j], rep_vstr(x, k[j]));
 		const char *name = "unassigned";
 		json_t *ow;
 		size_t j;
-		json_array_foreach(get(f, "owners"), j, ow)
-			if (!strcmp(str(ow, "role"), str(x, "owner_role")))
-				name = str(ow, "name");
-		sets(vb, o, "owner_name", name);
+		json_array_foreach(rep_vget(f, "owners"), j, ow)
+			if (!strcmp(rep_vstr(ow, "role"), rep_vstr(x, "owner_role")))
+				name = rep_vstr(ow, "name");
+		rep_vsets(vb, o, "owner_name", name);
 	}
 	/* the table's rows: a mitigation proposed alike for several blocks is
 	 * one row naming them; its rollback boundary is then each block's own */
 	json_t *mg = json_array();
-	set(vb, view, "mitigations_grouped", mg);
+	rep_vset(vb, view, "mitigations_grouped", mg);
 	if (vb->oom)
 		return;
 	json_array_foreach(mit, i, x) {
 		json_t *o = NULL, *y;
 		size_t j;
 		json_array_foreach(mg, j, y)
-			if (!strcmp(str(y, "title"), str(x, "title")) &&
-			    !strcmp(str(y, "owner_role"), str(x, "owner_role")) &&
-			    !strcmp(str(y, "expected"), str(x, "expected")) &&
-			    !strcmp(str(y, "validation"), str(x, "validation")))
+			if (!strcmp(rep_vstr(y, "title"), rep_vstr(x, "title")) &&
+			    !strcmp(rep_vstr(y, "owner_role"), rep_vstr(x, "owner_role")) &&
+			    !strcmp(rep_vstr(y, "expected"), rep_vstr(x, "expected")) &&
+			    !strcmp(rep_vstr(y, "validation"), rep_vstr(x, "validation")))
 				o = y;
 		if (o) {
-			setf(vb, o, "block", "%s, %s", str(o, "block"), str(x, "block"));
-			if (strcmp(str(o, "rollback"), str(x, "rollback")))
-				sets(vb, o, "rollback", "each block's baseline (validation matrix)");
+			rep_vsetf(vb, o, "block", "%s, %s", rep_vstr(o, "block"), rep_vstr(x, "block"));
+			if (strcmp(rep_vstr(o, "rollback"), rep_vstr(x, "rollback")))
+				rep_vsets(vb, o, "rollback", "each block's baseline (validation matrix)");
 			continue;
 		}
 		if (!(o = json_deep_copy(x)) || json_array_append_new(mg, o)) {
@@ -882,34 +813,34 @@ static void view_lists(struct vb *vb, json_t *view, json_t *f)
 		}
 	}
 	size_t rej_hidden = 0;
-	json_array_foreach(get(f, "rejected_alternatives"), i, x) {
+	json_array_foreach(rep_vget(f, "rejected_alternatives"), i, x) {
 		/* the closest alternatives of the blocks that did not pass: where a
 		 * reviewer asks "why not another plan" */
 		json_t *blk = NULL, *y;
 		size_t j;
-		json_array_foreach(get(f, "blocks"), j, y)
-			if (!strcmp(str(y, "name"), str(x, "block")))
+		json_array_foreach(rep_vget(f, "blocks"), j, y)
+			if (!strcmp(rep_vstr(y, "name"), rep_vstr(x, "block")))
 				blk = y;
-		if (json_is_false(get(x, "shown")) || !strcmp(str(blk, "status"), "PASS")) {
+		if (json_is_false(rep_vget(x, "shown")) || !strcmp(rep_vstr(blk, "status"), "PASS")) {
 			rej_hidden++;
 			continue;
 		}
-		json_t *o = push(vb, rej);
+		json_t *o = rep_vpush(vb, rej);
 		if (!o)
 			return;
-		sets(vb, o, "block", str(x, "block"));
-		sets(vb, o, "variant", *str(x, "variant") ? str(x, "variant") : "-");
-		set_code(vb, o, "plan", str(x, "plan"));
-		sets(vb, o, "reason", str(x, "reason"));
+		rep_vsets(vb, o, "block", rep_vstr(x, "block"));
+		rep_vsets(vb, o, "variant", *rep_vstr(x, "variant") ? rep_vstr(x, "variant") : "-");
+		set_code(vb, o, "plan", rep_vstr(x, "plan"));
+		rep_vsets(vb, o, "reason", rep_vstr(x, "reason"));
 	}
-	set(vb, view, "rejected_any", json_boolean(json_array_size(rej) > 0));
+	rep_vset(vb, view, "rejected_any", json_boolean(json_array_size(rej) > 0));
 	if (rej_hidden)
-		setf(vb, view, "rejected_more", "%zu more rejected plans (the passing blocks' among them), with "
+		rep_vsetf(vb, view, "rejected_more", "%zu more rejected plans (the passing blocks' among them), with "
 		     "their reasons, are in findings.json and on the workbook's Worksheet sheet.", rej_hidden);
 	size_t sde_hidden = 0, other_hidden = 0;
-	json_array_foreach(get(f, "counters"), i, x) {
-		int avail = json_is_true(get(x, "available")) && isfinite(num(x, "value"));
-		const char *cn = str(x, "name");
+	json_array_foreach(rep_vget(f, "counters"), i, x) {
+		int avail = json_is_true(rep_vget(x, "available")) && isfinite(rep_vnum(x, "value"));
+		const char *cn = rep_vstr(x, "name");
 		int elsewhere = !strcmp(cn, "launches") || !strcmp(cn, "modelled time ns") ||
 				!strcmp(cn, "host samples") || !strcmp(cn, "peak SHARED bytes");
 		if (avail && elsewhere) {
@@ -925,78 +856,78 @@ static void view_lists(struct vb *vb, json_t *view, json_t *f)
 		}
 		if (avail) {
 			/* one row per block and counter: baseline beside candidate */
-			int cand = !strcmp(str(x, "variant"), "candidate");
+			int cand = !strcmp(rep_vstr(x, "variant"), "candidate");
 			char label[128];
-			counter_label(label, sizeof label, str(x, "name"));
-			json_t *o = find_row(cav, "block", str(x, "block"), "name", label);
-			if (!o && !(o = push(vb, cav)))
+			counter_label(label, sizeof label, rep_vstr(x, "name"));
+			json_t *o = find_row(cav, "block", rep_vstr(x, "block"), "name", label);
+			if (!o && !(o = rep_vpush(vb, cav)))
 				return;
 			char a[64], bare[128];
-			f_count(a, sizeof a, num(x, "value"));
-			counter_label(bare, sizeof bare, str(x, "name"));
-			sets(vb, o, "block", str(x, "block"));
-			sets(vb, o, "name", bare);
-			sets(vb, o, cand ? "candidate" : "baseline", a);
-			if (!json_is_string(get(o, cand ? "baseline" : "candidate")))
-				sets(vb, o, cand ? "baseline" : "candidate", "-");
-			if (!strcmp(str(x, "provenance"), "measured") && *str(x, "source"))
-				setf(vb, o, "provenance", "measured: %s", str(x, "source"));
+			f_count(a, sizeof a, rep_vnum(x, "value"));
+			counter_label(bare, sizeof bare, rep_vstr(x, "name"));
+			rep_vsets(vb, o, "block", rep_vstr(x, "block"));
+			rep_vsets(vb, o, "name", bare);
+			rep_vsets(vb, o, cand ? "candidate" : "baseline", a);
+			if (!json_is_string(rep_vget(o, cand ? "baseline" : "candidate")))
+				rep_vsets(vb, o, cand ? "baseline" : "candidate", "-");
+			if (!strcmp(rep_vstr(x, "provenance"), "measured") && *rep_vstr(x, "source"))
+				rep_vsetf(vb, o, "provenance", "measured: %s", rep_vstr(x, "source"));
 			else
-				sets(vb, o, "provenance", str(x, "provenance"));
+				rep_vsets(vb, o, "provenance", rep_vstr(x, "provenance"));
 			continue;
 		}
 		/* an event the host lacks is missing everywhere for one reason:
 		 * list it once, with where it is missing */
-		const char *why = *str(x, "reason") ? str(x, "reason") : "no reason recorded";
+		const char *why = *rep_vstr(x, "reason") ? rep_vstr(x, "reason") : "no reason recorded";
 		char bare[128];
-		counter_label(bare, sizeof bare, str(x, "name"));
+		counter_label(bare, sizeof bare, rep_vstr(x, "name"));
 		json_t *o = find_row(cun, "name", bare, "reason", why);
 		if (o) {
-			if (strcmp(str(o, "block"), str(x, "block")))
-				sets(vb, o, "block", "every block");
-			if (strcmp(str(o, "variant"), str(x, "variant")))
-				sets(vb, o, "variant", "both");
+			if (strcmp(rep_vstr(o, "block"), rep_vstr(x, "block")))
+				rep_vsets(vb, o, "block", "every block");
+			if (strcmp(rep_vstr(o, "variant"), rep_vstr(x, "variant")))
+				rep_vsets(vb, o, "variant", "both");
 			continue;
 		}
-		if (!(o = push(vb, cun)))
+		if (!(o = rep_vpush(vb, cun)))
 			return;
-		sets(vb, o, "block", str(x, "block"));
-		sets(vb, o, "variant", str(x, "variant"));
-		sets(vb, o, "name", bare);
-		sets(vb, o, "reason", why);
+		rep_vsets(vb, o, "block", rep_vstr(x, "block"));
+		rep_vsets(vb, o, "variant", rep_vstr(x, "variant"));
+		rep_vsets(vb, o, "name", bare);
+		rep_vsets(vb, o, "reason", why);
 	}
 	/* and the events missing for one reason in the same places: one row */
 	json_t *grouped = json_array();
-	set(vb, view, "counters_unavailable_grouped", grouped);
+	rep_vset(vb, view, "counters_unavailable_grouped", grouped);
 	if (vb->oom)
 		return;
 	json_array_foreach(cun, i, x) {
 		json_t *o = NULL, *y;
 		size_t j;
 		json_array_foreach(grouped, j, y)
-			if (!strcmp(str(y, "reason"), str(x, "reason")) && !strcmp(str(y, "block"), str(x, "block")) &&
-			    !strcmp(str(y, "variant"), str(x, "variant")))
+			if (!strcmp(rep_vstr(y, "reason"), rep_vstr(x, "reason")) && !strcmp(rep_vstr(y, "block"), rep_vstr(x, "block")) &&
+			    !strcmp(rep_vstr(y, "variant"), rep_vstr(x, "variant")))
 				o = y;
 		if (o) {
-			setf(vb, o, "names", "%s, %s", str(o, "names"), str(x, "name"));
+			rep_vsetf(vb, o, "names", "%s, %s", rep_vstr(o, "names"), rep_vstr(x, "name"));
 			continue;
 		}
-		if (!(o = push(vb, grouped)))
+		if (!(o = rep_vpush(vb, grouped)))
 			return;
-		sets(vb, o, "block", str(x, "block"));
-		sets(vb, o, "variant", str(x, "variant"));
-		sets(vb, o, "names", str(x, "name"));
-		sets(vb, o, "reason", str(x, "reason"));
+		rep_vsets(vb, o, "block", rep_vstr(x, "block"));
+		rep_vsets(vb, o, "variant", rep_vstr(x, "variant"));
+		rep_vsets(vb, o, "names", rep_vstr(x, "name"));
+		rep_vsets(vb, o, "reason", rep_vstr(x, "reason"));
 	}
 	/* the same as a matrix: a row per counter, a column per block, each cell
 	 * baseline -> candidate (raw Markdown: the columns follow the data) */
-	json_t *pivot = json_array(), *blocks = get(f, "blocks"), *b;
-	set(vb, view, "counters_pivot", pivot);
+	json_t *pivot = json_array(), *blocks = rep_vget(f, "blocks"), *b;
+	rep_vset(vb, view, "counters_pivot", pivot);
 	struct opr_buf ph = { 0 };
 	opr_buf_puts(&ph, "| Counter | Provenance |");
 	size_t nb = 0;
 	json_array_foreach(blocks, i, b) {
-		char *e = rep_md_escape(str(b, "name"), 0);
+		char *e = rep_md_escape(rep_vstr(b, "name"), 0);
 		opr_buf_printf(&ph, " %s |", e ? e : "");
 		vb->oom |= !e;
 		free(e);
@@ -1010,10 +941,10 @@ static void view_lists(struct vb *vb, json_t *view, json_t *f)
 		vb->oom = 1;
 		return;
 	}
-	sets(vb, view, "counters_pivot_head", phead);
+	rep_vsets(vb, view, "counters_pivot_head", phead);
 	free(phead);
 	json_t *seen = json_array();
-	set(vb, view, "counters_names", seen);
+	rep_vset(vb, view, "counters_names", seen);
 	if (vb->oom)
 		return;
 	json_array_foreach(cav, i, x) {
@@ -1021,10 +952,10 @@ static void view_lists(struct vb *vb, json_t *view, json_t *f)
 		json_t *y;
 		int dup = 0;
 		json_array_foreach(seen, j, y)
-			dup |= !strcmp(json_string_value(y), str(x, "name"));
+			dup |= !strcmp(json_string_value(y), rep_vstr(x, "name"));
 		if (dup)
 			continue;
-		if (json_array_append_new(seen, json_string(str(x, "name")))) {
+		if (json_array_append_new(seen, json_string(rep_vstr(x, "name")))) {
 			vb->oom = 1;
 			return;
 		}
@@ -1032,105 +963,105 @@ static void view_lists(struct vb *vb, json_t *view, json_t *f)
 		int zero = 1;
 		json_t *z;
 		json_array_foreach(cav, j, z)
-			if (!strcmp(str(z, "name"), str(x, "name")))
-				zero &= !strcmp(str(z, "baseline"), "0") && !strcmp(str(z, "candidate"), "0");
+			if (!strcmp(rep_vstr(z, "name"), rep_vstr(x, "name")))
+				zero &= !strcmp(rep_vstr(z, "baseline"), "0") && !strcmp(rep_vstr(z, "candidate"), "0");
 		if (zero) {
-			const char *had = str(view, "counters_zero");
-			setf(vb, view, "counters_zero", "%s%s%s", had, *had ? ", " : "", str(x, "name"));
+			const char *had = rep_vstr(view, "counters_zero");
+			rep_vsetf(vb, view, "counters_zero", "%s%s%s", had, *had ? ", " : "", rep_vstr(x, "name"));
 			continue;
 		}
 		struct opr_buf r = { 0 };
-		char *e = rep_md_escape(str(x, "name"), 0), *pv = rep_md_escape(str(x, "provenance"), 0);
+		char *e = rep_md_escape(rep_vstr(x, "name"), 0), *pv = rep_md_escape(rep_vstr(x, "provenance"), 0);
 		opr_buf_printf(&r, "| %s | %s |", e ? e : "", pv ? pv : "");
 		vb->oom |= !e || !pv;
 		free(e);
 		free(pv);
 		json_array_foreach(blocks, j, b) {
-			json_t *c = find_row(cav, "block", str(b, "name"), "name", str(x, "name"));
+			json_t *c = find_row(cav, "block", rep_vstr(b, "name"), "name", rep_vstr(x, "name"));
 			if (c)
-				opr_buf_printf(&r, " %s \u2192 %s |", str(c, "baseline"), str(c, "candidate"));
+				opr_buf_printf(&r, " %s \u2192 %s |", rep_vstr(c, "baseline"), rep_vstr(c, "candidate"));
 			else
 				opr_buf_puts(&r, " - |");
 		}
 		char *row = opr_buf_take(&r);
-		json_t *o = push(vb, pivot);
+		json_t *o = rep_vpush(vb, pivot);
 		if (!row || !o) {
 			free(row);
 			vb->oom = 1;
 			return;
 		}
-		sets(vb, o, "row", row);
+		rep_vsets(vb, o, "row", row);
 		free(row);
 	}
 	if (sde_hidden + other_hidden)
-		setf(vb, view, "counters_more", "In findings.json and the workbook's Counters sheet: %zu more rows, "
+		rep_vsetf(vb, view, "counters_more", "In findings.json and the workbook's Counters sheet: %zu more rows, "
 		     "%zu of them the SDE read-back (sde:::opreview::*) the validation matrix checks.",
 		     sde_hidden + other_hidden, sde_hidden);
 	view_tail_counters(vb, view, f);
-	json_array_foreach(get(f, "rules"), i, x) {
-		json_t *o = push(vb, rules);
+	json_array_foreach(rep_vget(f, "rules"), i, x) {
+		json_t *o = rep_vpush(vb, rules);
 		if (!o)
 			return;
 		const char *k[] = { "class", "formula", "threshold", "explanation", "source" };
 		for (size_t j = 0; j < sizeof k / sizeof k[0]; j++)
-			sets(vb, o, k[j], str(x, k[j]));
+			rep_vsets(vb, o, k[j], rep_vstr(x, k[j]));
 	}
 }
 
-static void kv(struct vb *vb, json_t *a, const char *key, const char *value)
+static void kv(struct rep_vb *vb, json_t *a, const char *key, const char *value)
 {
-	json_t *o = push(vb, a);
+	json_t *o = rep_vpush(vb, a);
 	if (!o)
 		return;
-	sets(vb, o, "key", key);
-	sets(vb, o, "value", value && *value ? value : "not recorded");
+	rep_vsets(vb, o, "key", key);
+	rep_vsets(vb, o, "value", value && *value ? value : "not recorded");
 }
 
-static void view_inputs(struct vb *vb, json_t *view, json_t *f)
+static void view_inputs(struct rep_vb *vb, json_t *view, json_t *f)
 {
-	json_t *p = get(f, "profile"), *meta = get(p, "metadata"), *sla = get(f, "sla"),
-	       *pr = get(f, "precision"), *tr = get(f, "traffic"), *env = get(f, "envelope"),
-	       *host = get(f, "host"), *rp = get(f, "reproduce"), *ov = get(f, "overhead");
+	json_t *p = rep_vget(f, "profile"), *meta = rep_vget(p, "metadata"), *sla = rep_vget(f, "sla"),
+	       *pr = rep_vget(f, "precision"), *tr = rep_vget(f, "traffic"), *env = rep_vget(f, "envelope"),
+	       *host = rep_vget(f, "host"), *rp = rep_vget(f, "reproduce"), *ov = rep_vget(f, "overhead");
 	char a[512], c[128];
 	json_t *prof = json_object();
-	set(vb, view, "profile", prof);
+	rep_vset(vb, view, "profile", prof);
 	if (vb->oom)
 		return;
-	sets(vb, prof, "name", str(p, "name"));
-	sets(vb, prof, "path", str(p, "path"));
-	sets(vb, prof, "sha256", str(p, "sha256"));
-	f_fixed(a, sizeof a, num(p, "seed"), 0);
-	sets(vb, prof, "seed", a);
-	sets(vb, prof, "model_revision", str(p, "model_revision"));
-	sets(vb, prof, "compiler", str(meta, "compiler"));
-	sets(vb, prof, "runtime", str(meta, "runtime"));
-	sets(vb, prof, "firmware", str(meta, "firmware"));
+	rep_vsets(vb, prof, "name", rep_vstr(p, "name"));
+	rep_vsets(vb, prof, "path", rep_vstr(p, "path"));
+	rep_vsets(vb, prof, "sha256", rep_vstr(p, "sha256"));
+	f_fixed(a, sizeof a, rep_vnum(p, "seed"), 0);
+	rep_vsets(vb, prof, "seed", a);
+	rep_vsets(vb, prof, "model_revision", rep_vstr(p, "model_revision"));
+	rep_vsets(vb, prof, "compiler", rep_vstr(meta, "compiler"));
+	rep_vsets(vb, prof, "runtime", rep_vstr(meta, "runtime"));
+	rep_vsets(vb, prof, "firmware", rep_vstr(meta, "firmware"));
 	/* an imported run: the source, and no model, traffic or quality inputs */
-	json_t *imp = get(f, "imported");
+	json_t *imp = rep_vget(f, "imported");
 	if (json_is_object(imp)) {
 		json_t *io = json_object();
-		set(vb, view, "imported", io);
+		rep_vset(vb, view, "imported", io);
 		if (vb->oom)
 			return;
 		const char *ik[] = {"format", "path", "sha256", "tool", "device", "date_from"};
 		for (size_t i = 0; i < sizeof ik / sizeof *ik; i++)
-			sets(vb, io, ik[i], str(imp, ik[i]));
+			rep_vsets(vb, io, ik[i], rep_vstr(imp, ik[i]));
 	}
 
 	json_t *in = json_array();
-	set(vb, view, "sla_rows", in);
+	rep_vset(vb, view, "sla_rows", in);
 	if (vb->oom)
 		return;
-	if (imp && !isfinite(num(sla, "p95_us"))) {
+	if (imp && !isfinite(rep_vnum(sla, "p95_us"))) {
 		snprintf(a, sizeof a, "unavailable: no SLA was given to ingest; regression <= %.1f%% over baseline",
-			 100 * num(sla, "max_regression"));
+			 100 * rep_vnum(sla, "max_regression"));
 		kv(vb, in, "SLA", a);
 	} else {
 		char p95[32], p99[32];
-		f_us(p95, sizeof p95, num(sla, "p95_us"));
-		f_us(p99, sizeof p99, num(sla, "p99_us"));
+		f_us(p95, sizeof p95, rep_vnum(sla, "p95_us"));
+		f_us(p99, sizeof p99, rep_vnum(sla, "p99_us"));
 		snprintf(a, sizeof a, "p95 <= %s, p99 <= %s, throughput >= %.0f rps, regression <= %.1f%% over baseline",
-			 p95, p99, num(sla, "min_throughput_rps"), 100 * num(sla, "max_regression"));
+			 p95, p99, rep_vnum(sla, "min_throughput_rps"), 100 * rep_vnum(sla, "max_regression"));
 		kv(vb, in, "SLA", a);
 	}
 	if (imp) {
@@ -1138,62 +1069,62 @@ static void view_inputs(struct vb *vb, json_t *view, json_t *f)
 		   "unavailable: an imported run has no outputs to check and no pipeline simulation");
 		goto envelope;
 	}
-	snprintf(a, sizeof a, "rel L2 fp32 %.3g, fp16 %.3g, bf16 %.3g; int8 %.3g LSB", num(pr, "fp32_max_rel_l2"),
-		 num(pr, "fp16_max_rel_l2"), num(pr, "bf16_max_rel_l2"), num(pr, "int8_max_abs_lsb"));
+	snprintf(a, sizeof a, "rel L2 fp32 %.3g, fp16 %.3g, bf16 %.3g; int8 %.3g LSB", rep_vnum(pr, "fp32_max_rel_l2"),
+		 rep_vnum(pr, "fp16_max_rel_l2"), rep_vnum(pr, "bf16_max_rel_l2"), rep_vnum(pr, "int8_max_abs_lsb"));
 	kv(vb, in, "precision", a);
 	snprintf(a, sizeof a, "%.0f streams, %s arrivals at %.0f rps, %.0f requests",
-		 num(tr, "streams"), str(tr, "process"), num(tr, "rate_rps"), num(tr, "requests"));
+		 rep_vnum(tr, "streams"), rep_vstr(tr, "process"), rep_vnum(tr, "rate_rps"), rep_vnum(tr, "requests"));
 	kv(vb, in, "traffic", a);
-	snprintf(a, sizeof a, "max %.0f, timeout %.0f us, placement %s", num(tr, "batch_max"),
-		 num(tr, "batch_timeout_us"), str(tr, "placement"));
+	snprintf(a, sizeof a, "max %.0f, timeout %.0f us, placement %s", rep_vnum(tr, "batch_max"),
+		 rep_vnum(tr, "batch_timeout_us"), rep_vstr(tr, "placement"));
 	kv(vb, in, "batching", a);
 
 envelope:;
 	json_t *en = json_array();
-	set(vb, view, "envelope_rows", en);
+	rep_vset(vb, view, "envelope_rows", en);
 	if (vb->oom)
 		return;
-	sets(vb, view, "envelope_name", str(env, "name"));
+	rep_vsets(vb, view, "envelope_name", rep_vstr(env, "name"));
 	if (imp) {
-		sets(vb, view, "power_mode", "not modelled");
+		rep_vsets(vb, view, "power_mode", "not modelled");
 		kv(vb, en, "device model", "unavailable: an imported run's device is not modelled");
-		kv(vb, en, "measured on", str(imp, "device"));
+		kv(vb, en, "measured on", rep_vstr(imp, "device"));
 		goto host;
 	}
-	sets(vb, view, "power_mode", str(env, "power_mode"));
-	kv(vb, en, "source", str(env, "source"));
-	snprintf(a, sizeof a, "%.0f at %.2f GHz", num(env, "cores"), num(env, "clock_ghz"));
+	rep_vsets(vb, view, "power_mode", rep_vstr(env, "power_mode"));
+	kv(vb, en, "source", rep_vstr(env, "source"));
+	snprintf(a, sizeof a, "%.0f at %.2f GHz", rep_vnum(env, "cores"), rep_vnum(env, "clock_ghz"));
 	kv(vb, en, "cores", a);
 	snprintf(a, sizeof a, "GLOBAL %.1f GB/s; SHARED %.0f KiB at %.1f GB/s; LOCAL %.0f KiB",
-		 num(env, "global_bandwidth_gbps"), num(env, "shared_capacity_kib"),
-		 num(env, "shared_bandwidth_gbps"), num(env, "local_capacity_kib"));
+		 rep_vnum(env, "global_bandwidth_gbps"), rep_vnum(env, "shared_capacity_kib"),
+		 rep_vnum(env, "shared_bandwidth_gbps"), rep_vnum(env, "local_capacity_kib"));
 	kv(vb, en, "memory", a);
 	snprintf(a, sizeof a, "%.0f engine%s, %.0f ns setup, last dim <= %.0f%s",
-		 num(env, "dma_engines"), num(env, "dma_engines") == 1 ? "" : "s",
-		 num(env, "dma_setup_ns"), num(env, "dma_max_last_dim"),
-		 json_is_true(get(env, "dma_serial"))
+		 rep_vnum(env, "dma_engines"), rep_vnum(env, "dma_engines") == 1 ? "" : "s",
+		 rep_vnum(env, "dma_setup_ns"), rep_vnum(env, "dma_max_last_dim"),
+		 json_is_true(rep_vget(env, "dma_serial"))
 			 ? "; serial (copies on the computing thread: never overlapped)"
 			 : "");
 	kv(vb, en, "DMA", a);
-	json_t *tops = get(env, "compute_tops");
+	json_t *tops = rep_vget(env, "compute_tops");
 	/* %.3g: a calibrated host runs at hundredths of a TOPS */
-	snprintf(a, sizeof a, "fp32 %.3g, fp16 %.3g, bf16 %.3g, int8 %.3g", num(tops, "fp32"),
-		 num(tops, "fp16"), num(tops, "bf16"), num(tops, "int8"));
+	snprintf(a, sizeof a, "fp32 %.3g, fp16 %.3g, bf16 %.3g, int8 %.3g", rep_vnum(tops, "fp32"),
+		 rep_vnum(tops, "fp16"), rep_vnum(tops, "bf16"), rep_vnum(tops, "int8"));
 	kv(vb, en, "compute TOPS", a);
-	if (isfinite(num(tops, "vector"))) {
-		if (isfinite(num(tops, "vector_half")))
-			snprintf(a, sizeof a, "%.3g (fp16/bf16 data: %.3g)", num(tops, "vector"),
-				 num(tops, "vector_half"));
+	if (isfinite(rep_vnum(tops, "vector"))) {
+		if (isfinite(rep_vnum(tops, "vector_half")))
+			snprintf(a, sizeof a, "%.3g (fp16/bf16 data: %.3g)", rep_vnum(tops, "vector"),
+				 rep_vnum(tops, "vector_half"));
 		else
-			snprintf(a, sizeof a, "%.3g", num(tops, "vector"));
+			snprintf(a, sizeof a, "%.3g", rep_vnum(tops, "vector"));
 		kv(vb, en, "vector (element-wise) TOPS", a);
 	}
-	f_us(a, sizeof a, num(env, "launch_overhead_us"));
+	f_us(a, sizeof a, rep_vnum(env, "launch_overhead_us"));
 	kv(vb, en, "launch overhead", a);
 
 host:;
 	json_t *hr = json_array();
-	set(vb, view, "host_rows", hr);
+	rep_vset(vb, view, "host_rows", hr);
 	if (vb->oom)
 		return;
 	const char *hk[] = { "cpu_model", "caches", "kernel", "governor", "compiler", "cflags",
@@ -1204,19 +1135,19 @@ host:;
 			     "git revision", "host name" };
 	for (size_t i = 0; i < sizeof hk / sizeof hk[0]; i++) {
 		if (i == 0) {
-			f_count(c, sizeof c, num(host, "cpus_online"));
-			snprintf(a, sizeof a, "%s, %s CPUs online; %s", str(host, hk[0]), c, str(host, "caches"));
+			f_count(c, sizeof c, rep_vnum(host, "cpus_online"));
+			snprintf(a, sizeof a, "%s, %s CPUs online; %s", rep_vstr(host, hk[0]), c, rep_vstr(host, "caches"));
 			kv(vb, hr, hn[0], a);
 		} else if (!strcmp(hk[i], "caches")) {
 			continue;
 		} else if (!strcmp(hk[i], "kernel")) {
-			snprintf(a, sizeof a, "%s; governor %s", str(host, "kernel"), str(host, "governor"));
+			snprintf(a, sizeof a, "%s; governor %s", rep_vstr(host, "kernel"), rep_vstr(host, "governor"));
 			kv(vb, hr, hn[i], a);
 		} else if (!strcmp(hk[i], "governor") || !strcmp(hk[i], "kernel_paths")) {
 			continue;
 		} else if (!strcmp(hk[i], "kernel_isa")) {
 			/* findings written before the kernel paths were recorded */
-			const char *isa = str(host, "kernel_isa"), *per = str(host, "kernel_paths");
+			const char *isa = rep_vstr(host, "kernel_isa"), *per = rep_vstr(host, "kernel_paths");
 			if (!*isa && !*per)
 				snprintf(a, sizeof a, "unavailable: not in these findings");
 			else
@@ -1224,140 +1155,140 @@ host:;
 					 *per ? per : "unavailable");
 			kv(vb, hr, "host kernel path", a);
 		} else if (!strcmp(hk[i], "compiler")) {
-			snprintf(a, sizeof a, "%s %s", str(host, "compiler"), str(host, "cflags"));
+			snprintf(a, sizeof a, "%s %s", rep_vstr(host, "compiler"), rep_vstr(host, "cflags"));
 			kv(vb, hr, hn[i], a);
 		} else if (!strcmp(hk[i], "cflags")) {
 			continue;
 		} else if (!strcmp(hk[i], "tool_version")) {
-			snprintf(a, sizeof a, "%s (git %s)", str(host, "tool_version"), str(host, "git_revision"));
+			snprintf(a, sizeof a, "%s (git %s)", rep_vstr(host, "tool_version"), rep_vstr(host, "git_revision"));
 			kv(vb, hr, hn[i], a);
 		} else if (strcmp(hk[i], "git_revision") && strcmp(hk[i], "hostname")) {
-			const char *hv = str(host, hk[i]);
+			const char *hv = rep_vstr(host, hk[i]);
 			/* findings written before the kernel paths were recorded */
 			if (!*hv && !strncmp(hk[i], "kernel_", 7))
 				hv = "unavailable: not in these findings";
 			kv(vb, hr, hn[i], hv);
 		}
 	}
-	f_bytes(c, sizeof c, num(host, "mem_total_bytes"));
-	snprintf(a, sizeof a, "%s, %s", str(host, "hostname"),
+	f_bytes(c, sizeof c, rep_vnum(host, "mem_total_bytes"));
+	snprintf(a, sizeof a, "%s, %s", rep_vstr(host, "hostname"),
 		 imp ? "memory unavailable: the source does not give it" : c);
 	kv(vb, hr, "host name, memory", a);
 	/* a GPU run: the device that ran the blocks */
-	json_t *dev = get(f, "device");
+	json_t *dev = rep_vget(f, "device");
 	if (json_is_object(dev)) {
-		double dv = num(dev, "driver_version"), rv = num(dev, "cuda_runtime_version");
-		snprintf(a, sizeof a, "%s (cuda device %.0f, compute capability %s)", str(dev, "name"),
-			 num(dev, "index"), str(dev, "compute_capability"));
+		double dv = rep_vnum(dev, "driver_version"), rv = rep_vnum(dev, "cuda_runtime_version");
+		snprintf(a, sizeof a, "%s (cuda device %.0f, compute capability %s)", rep_vstr(dev, "name"),
+			 rep_vnum(dev, "index"), rep_vstr(dev, "compute_capability"));
 		kv(vb, hr, "GPU", a);
-		snprintf(a, sizeof a, "%.0f SMs, SHARED %.0f KiB per block, L2 %.0f MiB", num(dev, "sm_count"),
-			 num(dev, "shared_per_block_optin_bytes") / 1024, num(dev, "l2_bytes") / 1048576);
+		snprintf(a, sizeof a, "%.0f SMs, SHARED %.0f KiB per block, L2 %.0f MiB", rep_vnum(dev, "sm_count"),
+			 rep_vnum(dev, "shared_per_block_optin_bytes") / 1024, rep_vnum(dev, "l2_bytes") / 1048576);
 		kv(vb, hr, "GPU resources", a);
 		snprintf(a, sizeof a, "SM %.0f MHz rated, %.0f-%.0f MHz seen (sm__cycles_elapsed over the "
-			 "median time); memory %.0f MHz", num(dev, "sm_clock_khz") / 1000,
-			 num(dev, "clock_seen_mhz_min"), num(dev, "clock_seen_mhz_max"),
-			 num(dev, "mem_clock_khz") / 1000);
+			 "median time); memory %.0f MHz", rep_vnum(dev, "sm_clock_khz") / 1000,
+			 rep_vnum(dev, "clock_seen_mhz_min"), rep_vnum(dev, "clock_seen_mhz_max"),
+			 rep_vnum(dev, "mem_clock_khz") / 1000);
 		kv(vb, hr, "GPU clocks", a);
 		snprintf(a, sizeof a, "driver %s (CUDA API %.0f.%.0f), CUDA runtime %.0f.%.0f, PAPI %s",
-			 str(dev, "kernel_driver"), floor(dv / 1000), fmod(dv, 1000) / 10, floor(rv / 1000),
-			 fmod(rv, 1000) / 10, str(dev, "papi_version"));
+			 rep_vstr(dev, "kernel_driver"), floor(dv / 1000), fmod(dv, 1000) / 10, floor(rv / 1000),
+			 fmod(rv, 1000) / 10, rep_vstr(dev, "papi_version"));
 		kv(vb, hr, "GPU software", a);
-		kv(vb, hr, "GPU timing", json_is_true(get(dev, "l2_flushed_per_sample"))
+		kv(vb, hr, "GPU timing", json_is_true(rep_vget(dev, "l2_flushed_per_sample"))
 						 ? "CUDA events, one run a sample, L2 flushed before each"
 						 : "CUDA events, one run a sample, L2 warm");
 	}
 	/* without PAPI its read cost was not measured: never a 0 */
 	if (imp)
 		snprintf(a, sizeof a, "unavailable: opreview took no samples itself (PAPI: %s)",
-			 str(f, "papi_status"));
-	else if (!strcmp(str(f, "papi_status"), "ok"))
-		snprintf(a, sizeof a, "clock read %.1f ns, PAPI read %.1f ns", num(ov, "clock_read_ns"),
-			 num(ov, "papi_read_ns"));
+			 rep_vstr(f, "papi_status"));
+	else if (!strcmp(rep_vstr(f, "papi_status"), "ok"))
+		snprintf(a, sizeof a, "clock read %.1f ns, PAPI read %.1f ns", rep_vnum(ov, "clock_read_ns"),
+			 rep_vnum(ov, "papi_read_ns"));
 	else
 		snprintf(a, sizeof a, "clock read %.1f ns, PAPI read unavailable (PAPI: %s)",
-			 num(ov, "clock_read_ns"), str(f, "papi_status"));
+			 rep_vnum(ov, "clock_read_ns"), rep_vstr(f, "papi_status"));
 	kv(vb, hr, "measurement overhead", a);
 
 	json_t *r = json_object();
-	set(vb, view, "reproduce", r);
+	rep_vset(vb, view, "reproduce", r);
 	if (vb->oom)
 		return;
-	set_code(vb, r, "command", str(rp, "command"));
-	set_code(vb, r, "replay", str(rp, "replay"));
-	f_fixed(a, sizeof a, num(rp, "seed"), 0);
-	sets(vb, r, "seed", a);
-	sets(vb, r, "started_utc", str(rp, "started_utc"));
-	sets(vb, r, "archive", str(f, "archive"));
-	sets(vb, r, "tool_version", str(host, "tool_version"));
-	sets(vb, r, "git_revision", str(host, "git_revision"));
+	set_code(vb, r, "command", rep_vstr(rp, "command"));
+	set_code(vb, r, "replay", rep_vstr(rp, "replay"));
+	f_fixed(a, sizeof a, rep_vnum(rp, "seed"), 0);
+	rep_vsets(vb, r, "seed", a);
+	rep_vsets(vb, r, "started_utc", rep_vstr(rp, "started_utc"));
+	rep_vsets(vb, r, "archive", rep_vstr(f, "archive"));
+	rep_vsets(vb, r, "tool_version", rep_vstr(host, "tool_version"));
+	rep_vsets(vb, r, "git_revision", rep_vstr(host, "git_revision"));
 }
 
-static void view_owners(struct vb *vb, json_t *view, json_t *f)
+static void view_owners(struct rep_vb *vb, json_t *view, json_t *f)
 {
 	json_t *own = json_array(), *sign = json_array();
-	set(vb, view, "ownership", own);
-	set(vb, view, "signoff", sign);
+	rep_vset(vb, view, "ownership", own);
+	rep_vset(vb, view, "signoff", sign);
 	if (vb->oom)
 		return;
-	for (size_t i = 0; i < sizeof OWNERSHIP / sizeof OWNERSHIP[0]; i++) {
+	for (size_t i = 0; i < sizeof REP_OWNERSHIP / sizeof REP_OWNERSHIP[0]; i++) {
 		const char *name = "unassigned";
 		json_t *ow;
 		size_t j;
-		json_array_foreach(get(f, "owners"), j, ow)
-			if (!strcmp(str(ow, "role"), OWNERSHIP[i].role))
-				name = str(ow, "name");
-		json_t *o = push(vb, own), *s = push(vb, sign);
+		json_array_foreach(rep_vget(f, "owners"), j, ow)
+			if (!strcmp(rep_vstr(ow, "role"), REP_OWNERSHIP[i].role))
+				name = rep_vstr(ow, "name");
+		json_t *o = rep_vpush(vb, own), *s = rep_vpush(vb, sign);
 		if (!o || !s)
 			return;
-		sets(vb, o, "team", OWNERSHIP[i].team);
-		sets(vb, o, "role", OWNERSHIP[i].role);
-		sets(vb, o, "name", name);
-		sets(vb, o, "responsibility", OWNERSHIP[i].responsibility);
-		sets(vb, o, "artifact", OWNERSHIP[i].artifact);
-		sets(vb, s, "role", OWNERSHIP[i].role);
-		sets(vb, s, "name", name);
+		rep_vsets(vb, o, "team", REP_OWNERSHIP[i].team);
+		rep_vsets(vb, o, "role", REP_OWNERSHIP[i].role);
+		rep_vsets(vb, o, "name", name);
+		rep_vsets(vb, o, "responsibility", REP_OWNERSHIP[i].responsibility);
+		rep_vsets(vb, o, "artifact", REP_OWNERSHIP[i].artifact);
+		rep_vsets(vb, s, "role", REP_OWNERSHIP[i].role);
+		rep_vsets(vb, s, "name", name);
 	}
 }
 
 /* The first screen's owner actions: each role's mitigations, in the
  * ownership order; a role with none is told what its sign-off covers. */
-static void view_owner_actions(struct vb *vb, json_t *view, json_t *f)
+static void view_owner_actions(struct rep_vb *vb, json_t *view, json_t *f)
 {
 	json_t *acts = json_array();
-	set(vb, view, "owner_actions", acts);
+	rep_vset(vb, view, "owner_actions", acts);
 	if (vb->oom)
 		return;
-	for (size_t i = 0; i < sizeof OWNERSHIP / sizeof OWNERSHIP[0]; i++) {
+	for (size_t i = 0; i < sizeof REP_OWNERSHIP / sizeof REP_OWNERSHIP[0]; i++) {
 		const char *name = "unassigned";
 		json_t *ow, *m;
 		size_t j;
-		json_array_foreach(get(f, "owners"), j, ow)
-			if (!strcmp(str(ow, "role"), OWNERSHIP[i].role))
-				name = str(ow, "name");
-		json_t *o = push(vb, acts), *todo = json_array();
+		json_array_foreach(rep_vget(f, "owners"), j, ow)
+			if (!strcmp(rep_vstr(ow, "role"), REP_OWNERSHIP[i].role))
+				name = rep_vstr(ow, "name");
+		json_t *o = rep_vpush(vb, acts), *todo = json_array();
 		if (!o)
 			return;
-		sets(vb, o, "role", OWNERSHIP[i].role);
-		sets(vb, o, "name", name);
-		set(vb, o, "todo", todo);
+		rep_vsets(vb, o, "role", REP_OWNERSHIP[i].role);
+		rep_vsets(vb, o, "name", name);
+		rep_vset(vb, o, "todo", todo);
 		if (vb->oom)
 			return;
-		json_array_foreach(get(f, "mitigations"), j, m) {
-			if (strcmp(str(m, "owner_role"), OWNERSHIP[i].role))
+		json_array_foreach(rep_vget(f, "mitigations"), j, m) {
+			if (strcmp(rep_vstr(m, "owner_role"), REP_OWNERSHIP[i].role))
 				continue;
 			/* one line per action, with every block it applies to */
-			json_t *t = find_row(todo, "title", str(m, "title"), "title", str(m, "title"));
+			json_t *t = find_row(todo, "title", rep_vstr(m, "title"), "title", rep_vstr(m, "title"));
 			if (t) {
-				setf(vb, t, "block", "%s, %s", str(t, "block"), str(m, "block"));
+				rep_vsetf(vb, t, "block", "%s, %s", rep_vstr(t, "block"), rep_vstr(m, "block"));
 				continue;
 			}
-			if (!(t = push(vb, todo)))
+			if (!(t = rep_vpush(vb, todo)))
 				return;
-			sets(vb, t, "block", str(m, "block"));
-			sets(vb, t, "title", str(m, "title"));
-			sets(vb, t, "expected", str(m, "expected"));
+			rep_vsets(vb, t, "block", rep_vstr(m, "block"));
+			rep_vsets(vb, t, "title", rep_vstr(m, "title"));
+			rep_vsets(vb, t, "expected", rep_vstr(m, "expected"));
 		}
-		setf(vb, o, "none", "no mitigation to carry out; review the %s and sign", OWNERSHIP[i].artifact);
+		rep_vsetf(vb, o, "none", "no mitigation to carry out; review the %s and sign", REP_OWNERSHIP[i].artifact);
 	}
 }
 
@@ -1365,36 +1296,36 @@ static void view_owner_actions(struct vb *vb, json_t *view, json_t *f)
  * (in the order the analysis ran them), each cell the status and value;
  * the rollback target beside it and the triggers below. The header and the
  * rows are raw Markdown built here, since the columns follow the data. */
-static void view_matrix(struct vb *vb, json_t *view, json_t *f)
+static void view_matrix(struct rep_vb *vb, json_t *view, json_t *f)
 {
 	const char *cols[32];
 	const char *names[32];
 	size_t ncol = 0, i;
 	json_t *x, *rows = json_array(), *trig = json_array();
-	set(vb, view, "matrix", rows);
-	set(vb, view, "triggers", trig);
+	rep_vset(vb, view, "matrix", rows);
+	rep_vset(vb, view, "triggers", trig);
 	if (vb->oom)
 		return;
-	json_t *val = get(f, "validation");
+	json_t *val = rep_vget(f, "validation");
 	/* the check table's order first, then any check it does not name */
-	json_array_foreach(get(get(f, "check_rules"), "checks"), i, x) {
+	json_array_foreach(rep_vget(rep_vget(f, "check_rules"), "checks"), i, x) {
 		size_t j;
 		json_t *c;
 		json_array_foreach(val, j, c)
-			if (!strcmp(str(c, "id"), str(x, "id")) && ncol < 32) {
-				cols[ncol] = str(x, "id");
-				names[ncol++] = str(c, "check");
+			if (!strcmp(rep_vstr(c, "id"), rep_vstr(x, "id")) && ncol < 32) {
+				cols[ncol] = rep_vstr(x, "id");
+				names[ncol++] = rep_vstr(c, "check");
 				break;
 			}
 	}
 	json_array_foreach(val, i, x) {
-		const char *id = *str(x, "id") ? str(x, "id") : str(x, "check");
+		const char *id = *rep_vstr(x, "id") ? rep_vstr(x, "id") : rep_vstr(x, "check");
 		size_t k = 0;
 		while (k < ncol && strcmp(cols[k], id))
 			k++;
 		if (k == ncol && ncol < 32) {
 			cols[ncol] = id;
-			names[ncol++] = str(x, "check");
+			names[ncol++] = rep_vstr(x, "check");
 		}
 	}
 	struct opr_buf h = { 0 };
@@ -1413,9 +1344,9 @@ static void view_matrix(struct vb *vb, json_t *view, json_t *f)
 		vb->oom = 1;
 		return;
 	}
-	sets(vb, view, "matrix_head", head);
+	rep_vsets(vb, view, "matrix_head", head);
 	free(head);
-	json_array_foreach(get(f, "blocks"), i, x) {
+	json_array_foreach(rep_vget(f, "blocks"), i, x) {
 		for (int v = 0; v < 2; v++) {
 			const char *vn = v ? "candidate" : "baseline";
 			struct opr_buf r = { 0 };
@@ -1423,20 +1354,20 @@ static void view_matrix(struct vb *vb, json_t *view, json_t *f)
 			json_t *c;
 			size_t j;
 			json_array_foreach(val, j, c)
-				if (!strcmp(str(c, "block"), str(x, "name")) && !strcmp(str(c, "variant"), vn)) {
-					dtype = str(c, "dtype");
-					target = str(c, "rollback_to");
+				if (!strcmp(rep_vstr(c, "block"), rep_vstr(x, "name")) && !strcmp(rep_vstr(c, "variant"), vn)) {
+					dtype = rep_vstr(c, "dtype");
+					target = rep_vstr(c, "rollback_to");
 				}
 			(void)dtype; /* the workload in Inputs names it */
-			char *bn = rep_md_escape(str(x, "name"), 0);
+			char *bn = rep_md_escape(rep_vstr(x, "name"), 0);
 			opr_buf_printf(&r, "| %s | %s |", bn ? bn : "", vn);
 			vb->oom |= !bn;
 			free(bn);
 			for (size_t k = 0; k < ncol; k++) {
 				json_t *cell = NULL;
 				json_array_foreach(val, j, c) {
-					const char *id = *str(c, "id") ? str(c, "id") : str(c, "check");
-					if (!strcmp(str(c, "block"), str(x, "name")) && !strcmp(str(c, "variant"), vn) &&
+					const char *id = *rep_vstr(c, "id") ? rep_vstr(c, "id") : rep_vstr(c, "check");
+					if (!strcmp(rep_vstr(c, "block"), rep_vstr(x, "name")) && !strcmp(rep_vstr(c, "variant"), vn) &&
 					    !strcmp(id, cols[k]))
 						cell = c;
 				}
@@ -1444,11 +1375,11 @@ static void view_matrix(struct vb *vb, json_t *view, json_t *f)
 					opr_buf_puts(&r, " - |");
 					continue;
 				}
-				const char *stv = str(cell, "status"), *m = badge(stv);
+				const char *stv = rep_vstr(cell, "status"), *m = badge(stv);
 				/* a passing baseline cell is its status: the values the
 				 * candidate is held against are in its own cells */
 				int bare = !v && !strcmp(stv, "PASS");
-				char *e = rep_md_escape(bare ? "" : str(cell, "value"), 0);
+				char *e = rep_md_escape(bare ? "" : rep_vstr(cell, "value"), 0);
 				opr_buf_printf(&r, " %s%s%s%s%s |", m, stv, m, bare ? "" : " ", e ? e : "");
 				vb->oom |= !e;
 				free(e);
@@ -1458,130 +1389,130 @@ static void view_matrix(struct vb *vb, json_t *view, json_t *f)
 			vb->oom |= !tg;
 			free(tg);
 			char *row = opr_buf_take(&r);
-			json_t *o = push(vb, rows);
+			json_t *o = rep_vpush(vb, rows);
 			if (!row || !o) {
 				free(row);
 				vb->oom = 1;
 				return;
 			}
-			sets(vb, o, "row", row);
+			rep_vsets(vb, o, "row", row);
 			free(row);
 		}
 	}
 	/* the candidate's rollback triggers, each text once with the checks
 	 * that watch it, and its blocks when not every block shares it */
-	size_t nblocks = json_array_size(get(f, "blocks"));
+	size_t nblocks = json_array_size(rep_vget(f, "blocks"));
 	json_array_foreach(val, i, x) {
-		if (strcmp(str(x, "variant"), "candidate") || !*str(x, "trigger"))
+		if (strcmp(rep_vstr(x, "variant"), "candidate") || !*rep_vstr(x, "trigger"))
 			continue;
-		json_t *o = find_row(trig, "trigger", str(x, "trigger"), "trigger", str(x, "trigger"));
+		json_t *o = find_row(trig, "trigger", rep_vstr(x, "trigger"), "trigger", rep_vstr(x, "trigger"));
 		if (!o) {
-			if (!(o = push(vb, trig)))
+			if (!(o = rep_vpush(vb, trig)))
 				return;
-			sets(vb, o, "check", str(x, "check"));
-			sets(vb, o, "trigger", str(x, "trigger"));
-			set(vb, o, "n", json_integer(0));
-			sets(vb, o, "blocks", str(x, "block"));
+			rep_vsets(vb, o, "check", rep_vstr(x, "check"));
+			rep_vsets(vb, o, "trigger", rep_vstr(x, "trigger"));
+			rep_vset(vb, o, "n", json_integer(0));
+			rep_vsets(vb, o, "blocks", rep_vstr(x, "block"));
 		}
-		if (!strstr(str(o, "check"), str(x, "check")))
-			setf(vb, o, "check", "%s, %s", str(o, "check"), str(x, "check"));
-		if (!strstr(str(o, "blocks"), str(x, "block"))) {
-			setf(vb, o, "blocks", "%s, %s", str(o, "blocks"), str(x, "block"));
-			set(vb, o, "n", json_integer(json_integer_value(get(o, "n")) + 1));
-		} else if (!json_integer_value(get(o, "n"))) {
-			set(vb, o, "n", json_integer(1));
+		if (!strstr(rep_vstr(o, "check"), rep_vstr(x, "check")))
+			rep_vsetf(vb, o, "check", "%s, %s", rep_vstr(o, "check"), rep_vstr(x, "check"));
+		if (!strstr(rep_vstr(o, "blocks"), rep_vstr(x, "block"))) {
+			rep_vsetf(vb, o, "blocks", "%s, %s", rep_vstr(o, "blocks"), rep_vstr(x, "block"));
+			rep_vset(vb, o, "n", json_integer(json_integer_value(rep_vget(o, "n")) + 1));
+		} else if (!json_integer_value(rep_vget(o, "n"))) {
+			rep_vset(vb, o, "n", json_integer(1));
 		}
 	}
 	json_array_foreach(trig, i, x)
-		if ((size_t)json_integer_value(get(x, "n")) == nblocks)
-			sets(vb, x, "blocks", "");
+		if ((size_t)json_integer_value(rep_vget(x, "n")) == nblocks)
+			rep_vsets(vb, x, "blocks", "");
 }
 
 /* Model validation: modelled vs measured per plan, the run's error and the
  * planner's check; without a host envelope the reason it is unvalidated. */
-static void view_model(struct vb *vb, json_t *view, json_t *f)
+static void view_model(struct rep_vb *vb, json_t *view, json_t *f)
 {
-	json_t *mv = get(f, "model_validation"), *o = json_object(), *rows = json_array(),
+	json_t *mv = rep_vget(f, "model_validation"), *o = json_object(), *rows = json_array(),
 	       *pl = json_array(), *x;
-	set(vb, view, "model", o);
-	set(vb, o, "rows", rows);
-	set(vb, o, "planner", pl);
+	rep_vset(vb, view, "model", o);
+	rep_vset(vb, o, "rows", rows);
+	rep_vset(vb, o, "planner", pl);
 	if (!json_is_object(mv)) {
-		set(vb, o, "calibrated", json_false());
-		sets(vb, o, "reason", "this findings file has no model validation (written before it existed)");
+		rep_vset(vb, o, "calibrated", json_false());
+		rep_vsets(vb, o, "reason", "this findings file has no model validation (written before it existed)");
 		return;
 	}
-	int cal = json_is_true(get(mv, "calibrated"));
-	set(vb, o, "calibrated", json_boolean(cal));
-	sets(vb, o, "envelope", str(mv, "envelope"));
+	int cal = json_is_true(rep_vget(mv, "calibrated"));
+	rep_vset(vb, o, "calibrated", json_boolean(cal));
+	rep_vsets(vb, o, "envelope", rep_vstr(mv, "envelope"));
 	if (!cal) {
-		sets(vb, o, "reason", str(mv, "reason"));
+		rep_vsets(vb, o, "reason", rep_vstr(mv, "reason"));
 		return;
 	}
-	json_t *c = get(mv, "calibration");
-	setf(vb, o, "calibration", "envelope '%s' calibrated on host '%s' (%s, %.0f CPUs) at %s",
-	     str(mv, "envelope"), str(c, "host"), str(c, "cpu"), num(c, "cpus_online"), str(c, "date"));
-	double med = num(mv, "median_abs_error"), worst = num(mv, "worst_abs_error");
-	json_t *w = get(mv, "worst");
+	json_t *c = rep_vget(mv, "calibration");
+	rep_vsetf(vb, o, "calibration", "envelope '%s' calibrated on host '%s' (%s, %.0f CPUs) at %s",
+	     rep_vstr(mv, "envelope"), rep_vstr(c, "host"), rep_vstr(c, "cpu"), rep_vnum(c, "cpus_online"), rep_vstr(c, "date"));
+	double med = rep_vnum(mv, "median_abs_error"), worst = rep_vnum(mv, "worst_abs_error");
+	json_t *w = rep_vget(mv, "worst");
 	char a[64], b[64];
 	if (isfinite(med)) {
-		setf(vb, o, "median_error", "%.1f%%", 100 * med);
-		setf(vb, o, "worst_error", "%.1f%%", 100 * worst);
-		setf(vb, o, "summary",
+		rep_vsetf(vb, o, "median_error", "%.1f%%", 100 * med);
+		rep_vsetf(vb, o, "worst_error", "%.1f%%", 100 * worst);
+		rep_vsetf(vb, o, "summary",
 		     "On this host the model's median error is %.1f%% and its worst %.1f%% "
 		     "(%s, %s: modelled/measured x%.2f, the model's largest term %s). %s (%.0f%%).",
-		     100 * med, 100 * worst, str(w, "block"), str(w, "variant"), num(w, "ratio"),
-		     str(w, "dominant_term"),
-		     json_is_true(get(mv, "trusted")) ? "Within the limit the model is trusted to on this machine"
+		     100 * med, 100 * worst, rep_vstr(w, "block"), rep_vstr(w, "variant"), rep_vnum(w, "ratio"),
+		     rep_vstr(w, "dominant_term"),
+		     json_is_true(rep_vget(mv, "trusted")) ? "Within the limit the model is trusted to on this machine"
 						     : "Beyond the limit: treat modelled times on this machine as indicative only",
-		     100 * num(mv, "trust_limit"));
+		     100 * rep_vnum(mv, "trust_limit"));
 	} else {
-		sets(vb, o, "median_error", "n/a");
-		sets(vb, o, "worst_error", "n/a");
-		sets(vb, o, "summary", "No plan has both a modelled and a measured time.");
+		rep_vsets(vb, o, "median_error", "n/a");
+		rep_vsets(vb, o, "worst_error", "n/a");
+		rep_vsets(vb, o, "summary", "No plan has both a modelled and a measured time.");
 	}
 	size_t i;
-	json_array_foreach(get(mv, "rows"), i, x) {
-		json_t *r = push(vb, rows);
+	json_array_foreach(rep_vget(mv, "rows"), i, x) {
+		json_t *r = rep_vpush(vb, rows);
 		if (!r)
 			return;
-		sets(vb, r, "block", str(x, "block"));
-		sets(vb, r, "variant", str(x, "variant"));
-		set_code(vb, r, "plan", str(x, "plan"));
-		json_t *alt = get(x, "alternative");
+		rep_vsets(vb, r, "block", rep_vstr(x, "block"));
+		rep_vsets(vb, r, "variant", rep_vstr(x, "variant"));
+		set_code(vb, r, "plan", rep_vstr(x, "plan"));
+		json_t *alt = rep_vget(x, "alternative");
 		if (json_is_integer(alt))
-			setf(vb, r, "source", "alternative #%lld%s", (long long)json_integer_value(alt),
-			     json_is_true(get(x, "ran")) ? " (ran)" : "");
+			rep_vsetf(vb, r, "source", "alternative #%lld%s", (long long)json_integer_value(alt),
+			     json_is_true(rep_vget(x, "ran")) ? " (ran)" : "");
 		else
-			sets(vb, r, "source", "run samples (median)");
-		f_us(a, sizeof a, num(x, "model_ns") / 1e3);
-		sets(vb, r, "modelled", a);
-		f_us(b, sizeof b, num(x, "measured_ns") / 1e3);
-		sets(vb, r, "measured", b);
-		f_fixed(a, sizeof a, num(x, "ratio"), 2);
-		setf(vb, r, "ratio", "x%s", a);
-		setf(vb, r, "error", "%.1f%%", 100 * num(x, "abs_error"));
-		sets(vb, r, "dominant", str(x, "dominant_term"));
-		sets(vb, r, "counted", json_is_true(get(x, "counted")) ? "yes" : "no (same plan as the run)");
+			rep_vsets(vb, r, "source", "run samples (median)");
+		f_us(a, sizeof a, rep_vnum(x, "model_ns") / 1e3);
+		rep_vsets(vb, r, "modelled", a);
+		f_us(b, sizeof b, rep_vnum(x, "measured_ns") / 1e3);
+		rep_vsets(vb, r, "measured", b);
+		f_fixed(a, sizeof a, rep_vnum(x, "ratio"), 2);
+		rep_vsetf(vb, r, "ratio", "x%s", a);
+		rep_vsetf(vb, r, "error", "%.1f%%", 100 * rep_vnum(x, "abs_error"));
+		rep_vsets(vb, r, "dominant", rep_vstr(x, "dominant_term"));
+		rep_vsets(vb, r, "counted", json_is_true(rep_vget(x, "counted")) ? "yes" : "no (same plan as the run)");
 	}
-	json_array_foreach(get(mv, "planner"), i, x) {
-		json_t *r = push(vb, pl);
+	json_array_foreach(rep_vget(mv, "planner"), i, x) {
+		json_t *r = rep_vpush(vb, pl);
 		if (!r)
 			return;
-		sets(vb, r, "block", str(x, "block"));
-		sets(vb, r, "variant", str(x, "variant"));
-		setf(vb, r, "candidates", "%.0f", num(x, "candidates"));
-		f_fixed(a, sizeof a, num(x, "kendall_tau"), 2);
-		sets(vb, r, "tau", isfinite(num(x, "kendall_tau")) ? a : "n/a (one candidate)");
-		set_code(vb, r, "choice", str(x, "choice_plan"));
-		set_code(vb, r, "best", str(x, "best_plan"));
-		f_us(a, sizeof a, num(x, "choice_ns") / 1e3);
-		f_us(b, sizeof b, num(x, "best_ns") / 1e3);
-		setf(vb, r, "times", "%s / %s", a, b);
-		double sd = num(x, "slowdown");
-		setf(vb, r, "slowdown", "%+.1f%%", 100 * sd);
-		setf(vb, r, "verdict", "%s %.0f%%", !isfinite(sd) ? "n/a:" : json_is_true(get(x, "within")) ? "within" : "beyond",
-		     100 * num(x, "limit"));
+		rep_vsets(vb, r, "block", rep_vstr(x, "block"));
+		rep_vsets(vb, r, "variant", rep_vstr(x, "variant"));
+		rep_vsetf(vb, r, "candidates", "%.0f", rep_vnum(x, "candidates"));
+		f_fixed(a, sizeof a, rep_vnum(x, "kendall_tau"), 2);
+		rep_vsets(vb, r, "tau", isfinite(rep_vnum(x, "kendall_tau")) ? a : "n/a (one candidate)");
+		set_code(vb, r, "choice", rep_vstr(x, "choice_plan"));
+		set_code(vb, r, "best", rep_vstr(x, "best_plan"));
+		f_us(a, sizeof a, rep_vnum(x, "choice_ns") / 1e3);
+		f_us(b, sizeof b, rep_vnum(x, "best_ns") / 1e3);
+		rep_vsetf(vb, r, "times", "%s / %s", a, b);
+		double sd = rep_vnum(x, "slowdown");
+		rep_vsetf(vb, r, "slowdown", "%+.1f%%", 100 * sd);
+		rep_vsetf(vb, r, "verdict", "%s %.0f%%", !isfinite(sd) ? "n/a:" : json_is_true(rep_vget(x, "within")) ? "within" : "beyond",
+		     100 * rep_vnum(x, "limit"));
 	}
 }
 
@@ -1589,45 +1520,45 @@ int rep_view_new(json_t *findings, json_t **view, struct opr_error *err)
 {
 	if (!json_is_object(findings))
 		return opr_error_set(err, OPR_EINPUT, "findings must be a JSON object");
-	json_t *ver = get(findings, "findings_version");
+	json_t *ver = rep_vget(findings, "findings_version");
 	if (!json_is_integer(ver) || json_integer_value(ver) != 1)
 		return opr_error_set(err, OPR_EINPUT, "findings: 'findings_version' must be 1");
 	const char *lists[] = { "blocks", "bottlenecks", "worksheet", "validation", "mitigations",
 				"rejected_alternatives", "counters", "owners" };
 	for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
-		if (!json_is_array(get(findings, lists[i])))
+		if (!json_is_array(rep_vget(findings, lists[i])))
 			return opr_error_set(err, OPR_EINPUT, "findings: '%s' must be a list", lists[i]);
-	const char *verdict = str(findings, "verdict");
+	const char *verdict = rep_vstr(findings, "verdict");
 	if (!*verdict)
 		return opr_error_set(err, OPR_EINPUT, "findings: 'verdict' is missing");
 
-	struct vb vb = { 0 };
+	struct rep_vb vb = { 0 };
 	json_t *v = json_object();
 	if (!v)
 		return opr_error_set(err, OPR_ENOMEM, "out of memory");
-	sets(&vb, v, "verdict", verdict);
+	rep_vsets(&vb, v, "verdict", verdict);
 	set_badge(&vb, v, "verdict_badge", verdict);
-	setf(&vb, v, "exit_code", "%.0f", num(findings, "exit_code"));
+	rep_vsetf(&vb, v, "exit_code", "%.0f", rep_vnum(findings, "exit_code"));
 	json_t *reasons = json_array(), *more = json_array(), *r;
-	set(&vb, v, "reasons", reasons);
-	set(&vb, v, "more_reasons", more);
+	rep_vset(&vb, v, "reasons", reasons);
+	rep_vset(&vb, v, "more_reasons", more);
 	size_t i;
-	json_array_foreach(get(findings, "reasons"), i, r) {
+	json_array_foreach(rep_vget(findings, "reasons"), i, r) {
 		const char *t = json_string_value(r) ? json_string_value(r) : "";
 		if (!i)
-			sets(&vb, v, "reason", t);
+			rep_vsets(&vb, v, "reason", t);
 		if (!vb.oom && json_array_append_new(i ? more : reasons, json_string(t)))
 			vb.oom = 1;
 	}
-	set(&vb, v, "more_reasons_any", json_boolean(json_array_size(more) > 0));
-	if (*str(findings, "rationale"))
-		sets(&vb, v, "rationale", str(findings, "rationale"));
-	set(&vb, v, "mitigations_any", json_boolean(json_array_size(get(findings, "mitigations")) > 0));
-	sets(&vb, v, "papi_status", str(findings, "papi_status"));
+	rep_vset(&vb, v, "more_reasons_any", json_boolean(json_array_size(more) > 0));
+	if (*rep_vstr(findings, "rationale"))
+		rep_vsets(&vb, v, "rationale", rep_vstr(findings, "rationale"));
+	rep_vset(&vb, v, "mitigations_any", json_boolean(json_array_size(rep_vget(findings, "mitigations")) > 0));
+	rep_vsets(&vb, v, "papi_status", rep_vstr(findings, "papi_status"));
 	view_inputs(&vb, v, findings);
 	json_t *blocks = json_array(), *b;
-	set(&vb, v, "blocks", blocks);
-	json_array_foreach(get(findings, "blocks"), i, b)
+	rep_vset(&vb, v, "blocks", blocks);
+	json_array_foreach(rep_vget(findings, "blocks"), i, b)
 		if (!vb.oom)
 			view_block(&vb, blocks, b);
 	if (!vb.oom)

@@ -10,67 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-/* What each role signs for (seed 002's ownership split) and the file of the
- * packet that holds it; sign-off records name the file. */
-static const struct {
-	const char *role, *team, *artifact;
-} CLOSURE[] = {
-	{"ml-compiler-engineer", "ML compiler engineer", "design rationale + tradeoffs"},
-	{"kernel-performance-owner", "kernel performance owner", "profile traces + bottleneck map"},
-	{"runtime-systems-engineer", "runtime systems engineer", "test report + closure memo"},
-};
-
-struct rb {
-	int oom;
-};
-
-static json_t *get(json_t *o, const char *k)
-{
-	return json_is_object(o) ? json_object_get(o, k) : NULL;
-}
-
-static const char *str(json_t *o, const char *k)
-{
-	const char *s = json_string_value(get(o, k));
-	return s ? s : "";
-}
-
-static double num(json_t *o, const char *k)
-{
-	json_t *v = get(o, k);
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static void set(struct rb *r, json_t *o, const char *k, json_t *v)
-{
-	if (!v || json_object_set_new(o, k, v))
-		r->oom = 1;
-}
-
-static void setf(struct rb *r, json_t *o, const char *k, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static void setf(struct rb *r, json_t *o, const char *k, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	set(r, o, k, json_string(buf));
-}
-
-static json_t *push(struct rb *r, json_t *a)
-{
-	json_t *o = json_object();
-	if (!o || json_array_append_new(a, o)) {
-		r->oom = 1;
-		return NULL;
-	}
-	return o;
-}
-
-static void push_str(struct rb *r, json_t *a, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void push_str(struct rb *r, json_t *a, const char *fmt, ...)
+static void push_str(struct rep_vb *r, json_t *a, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void push_str(struct rep_vb *r, json_t *a, const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;
@@ -119,227 +60,227 @@ static const char *metric_label(const char *m)
 /* "653.3 us [532.7, 4535.0] (measured)" or "unavailable: why". */
 static void value_text(char *b, size_t n, json_t *v)
 {
-	if (!json_is_true(get(v, "available"))) {
-		snprintf(b, n, "unavailable: %s", *str(v, "reason") ? str(v, "reason") : "no value");
+	if (!json_is_true(rep_vget(v, "available"))) {
+		snprintf(b, n, "unavailable: %s", *rep_vstr(v, "reason") ? rep_vstr(v, "reason") : "no value");
 		return;
 	}
 	char val[48], ci[64];
-	f_val(val, sizeof val, num(v, "value"), str(v, "unit"));
-	f_ci(ci, sizeof ci, num(v, "value"), num(v, "lo"), num(v, "hi"), str(v, "unit"));
+	f_val(val, sizeof val, rep_vnum(v, "value"), rep_vstr(v, "unit"));
+	f_ci(ci, sizeof ci, rep_vnum(v, "value"), rep_vnum(v, "lo"), rep_vnum(v, "hi"), rep_vstr(v, "unit"));
 	if (!strcmp(ci, "no CI"))
-		snprintf(b, n, "%s (%s%s%s)", val, str(v, "provenance"), *str(v, "reason") ? "; no CI: " : "",
-			 str(v, "reason"));
+		snprintf(b, n, "%s (%s%s%s)", val, rep_vstr(v, "provenance"), *rep_vstr(v, "reason") ? "; no CI: " : "",
+			 rep_vstr(v, "reason"));
 	else
-		snprintf(b, n, "%s %s (%s)", val, ci, str(v, "provenance"));
+		snprintf(b, n, "%s %s (%s)", val, ci, rep_vstr(v, "provenance"));
 }
 
-static void view_primary(struct rb *r, json_t *view, json_t *f)
+static void view_primary(struct rep_vb *r, json_t *view, json_t *f)
 {
-	json_t *pm = get(f, "primary_metric"), *o;
+	json_t *pm = rep_vget(f, "primary_metric"), *o;
 	if (!json_is_object(pm)) { /* findings of an older opreview */
-		set(r, view, "primary", json_false());
+		rep_vset(r, view, "primary", json_false());
 		return;
 	}
 	o = json_object();
-	set(r, view, "primary", o);
+	rep_vset(r, view, "primary", o);
 	if (r->oom)
 		return;
 	char t[512];
-	setf(r, o, "label", "%s %s %s", str(pm, "block"), str(pm, "variant"), metric_label(str(pm, "metric")));
+	rep_vsetf(r, o, "label", "%s %s %s", rep_vstr(pm, "block"), rep_vstr(pm, "variant"), metric_label(rep_vstr(pm, "metric")));
 	value_text(t, sizeof t, pm);
-	setf(r, o, "value", "%s", t);
-	json_t *other = get(pm, "other");
+	rep_vsetf(r, o, "value", "%s", t);
+	json_t *other = rep_vget(pm, "other");
 	value_text(t, sizeof t, other);
-	setf(r, o, "other", "%s %s", str(other, "variant"), t);
-	double ratio = num(pm, "ratio_to_other");
+	rep_vsetf(r, o, "other", "%s %s", rep_vstr(other, "variant"), t);
+	double ratio = rep_vnum(pm, "ratio_to_other");
 	if (isfinite(ratio))
-		setf(r, o, "ratio", "x%.2f of the %s", ratio, str(other, "variant"));
+		rep_vsetf(r, o, "ratio", "x%.2f of the %s", ratio, rep_vstr(other, "variant"));
 	else
-		setf(r, o, "ratio", "no ratio (a value is unavailable)");
-	setf(r, o, "origin", "%s", json_is_true(get(pm, "given"))
+		rep_vsetf(r, o, "ratio", "no ratio (a value is unavailable)");
+	rep_vsetf(r, o, "origin", "%s", json_is_true(rep_vget(pm, "given"))
 			 ? "named by the profile's primary_metric"
 			 : "the default (first block, candidate, p95): the profile names no primary_metric");
 }
 
-static void view_trend(struct rb *r, json_t *view, json_t *f)
+static void view_trend(struct rep_vb *r, json_t *view, json_t *f)
 {
-	json_t *t = get(f, "trend");
+	json_t *t = rep_vget(f, "trend");
 	if (!json_is_object(t)) {
-		set(r, view, "trend", json_false());
+		rep_vset(r, view, "trend", json_false());
 		return;
 	}
 	json_t *o = json_object(), *rows = json_array(), *changes = json_array();
-	set(r, view, "trend", o);
-	set(r, o, "rows", rows);
-	set(r, o, "changes", changes);
+	rep_vset(r, view, "trend", o);
+	rep_vset(r, o, "rows", rows);
+	rep_vset(r, o, "changes", changes);
 	if (r->oom)
 		return;
-	json_t *k = get(t, "key");
-	const char *unit = str(t, "unit"), *me = str(t, "this_run");
-	setf(r, o, "history", "%s", str(t, "history"));
-	setf(r, o, "series", "%s / %s / %s %s", str(k, "profile"), str(k, "block"), str(k, "variant"),
-	     metric_label(str(k, "metric")));
-	setf(r, o, "provenance", "%s", str(t, "provenance"));
-	setf(r, o, "comparable_on", "host class %s; envelope %s (sha256 %.12s); model revision %s",
-	     str(k, "host_class"), str(k, "envelope"), str(k, "envelope_sha256"),
-	     *str(k, "model_revision") ? str(k, "model_revision") : "(none)");
-	json_int_t apart = json_integer_value(get(t, "apart"));
+	json_t *k = rep_vget(t, "key");
+	const char *unit = rep_vstr(t, "unit"), *me = rep_vstr(t, "this_run");
+	rep_vsetf(r, o, "history", "%s", rep_vstr(t, "history"));
+	rep_vsetf(r, o, "series", "%s / %s / %s %s", rep_vstr(k, "profile"), rep_vstr(k, "block"), rep_vstr(k, "variant"),
+	     metric_label(rep_vstr(k, "metric")));
+	rep_vsetf(r, o, "provenance", "%s", rep_vstr(t, "provenance"));
+	rep_vsetf(r, o, "comparable_on", "host class %s; envelope %s (sha256 %.12s); model revision %s",
+	     rep_vstr(k, "host_class"), rep_vstr(k, "envelope"), rep_vstr(k, "envelope_sha256"),
+	     *rep_vstr(k, "model_revision") ? rep_vstr(k, "model_revision") : "(none)");
+	json_int_t apart = json_integer_value(rep_vget(t, "apart"));
 	if (apart)
-		setf(r, o, "apart", "%lld run(s) of the same block and metric on another %s are kept apart, not drawn here.",
-		     (long long)apart, str(t, "apart_why"));
+		rep_vsetf(r, o, "apart", "%lld run(s) of the same block and metric on another %s are kept apart, not drawn here.",
+		     (long long)apart, rep_vstr(t, "apart_why"));
 	else
-		setf(r, o, "apart", "No run of another host class, envelope or model revision is in the history.");
-	json_t *pts = get(t, "points"), *p;
+		rep_vsetf(r, o, "apart", "No run of another host class, envelope or model revision is in the history.");
+	json_t *pts = rep_vget(t, "points"), *p;
 	size_t i, npts = json_array_size(pts);
 	json_array_foreach(pts, i, p) {
-		json_t *row = push(r, rows);
+		json_t *row = rep_vpush(r, rows);
 		if (!row)
 			return;
 		char val[48], ci[64];
-		f_val(val, sizeof val, num(p, "value"), unit);
-		f_ci(ci, sizeof ci, num(p, "value"), num(p, "lo"), num(p, "hi"), unit);
-		setf(r, row, "n", "%zu", i + 1);
-		setf(r, row, "started", "%s", str(p, "started_utc"));
-		setf(r, row, "digest", "%.12s%s", str(p, "digest"), strcmp(str(p, "digest"), me) ? "" : " (this run)");
-		setf(r, row, "value", "%s", val);
-		setf(r, row, "ci", "%s", ci);
-		setf(r, row, "verdict", "%s", str(p, "verdict"));
-		setf(r, row, "mark", "%s", "");
+		f_val(val, sizeof val, rep_vnum(p, "value"), unit);
+		f_ci(ci, sizeof ci, rep_vnum(p, "value"), rep_vnum(p, "lo"), rep_vnum(p, "hi"), unit);
+		rep_vsetf(r, row, "n", "%zu", i + 1);
+		rep_vsetf(r, row, "started", "%s", rep_vstr(p, "started_utc"));
+		rep_vsetf(r, row, "digest", "%.12s%s", rep_vstr(p, "digest"), strcmp(rep_vstr(p, "digest"), me) ? "" : " (this run)");
+		rep_vsetf(r, row, "value", "%s", val);
+		rep_vsetf(r, row, "ci", "%s", ci);
+		rep_vsetf(r, row, "verdict", "%s", rep_vstr(p, "verdict"));
+		rep_vsetf(r, row, "mark", "%s", "");
 	}
 	json_t *c;
-	json_array_foreach(get(t, "changes"), i, c) {
-		size_t at = (size_t)json_integer_value(get(c, "at"));
+	json_array_foreach(rep_vget(t, "changes"), i, c) {
+		size_t at = (size_t)json_integer_value(rep_vget(c, "at"));
 		char before[48], after[48];
-		f_val(before, sizeof before, num(c, "before"), unit);
-		f_val(after, sizeof after, num(c, "after"), unit);
-		int worse = !strcmp(str(c, "direction"), "worse");
+		f_val(before, sizeof before, rep_vnum(c, "before"), unit);
+		f_val(after, sizeof after, rep_vnum(c, "after"), unit);
+		int worse = !strcmp(rep_vstr(c, "direction"), "worse");
 		push_str(r, changes, "between run %zu and run %zu (%.12s): %s -> %s (%+.1f%%, %s)", at, at + 1,
-			 str(c, "digest"), before, after, 100 * num(c, "rel"), worse ? "worse" : "better");
+			 rep_vstr(c, "digest"), before, after, 100 * rep_vnum(c, "rel"), worse ? "worse" : "better");
 		json_t *row = json_array_get(rows, at);
 		if (row)
-			setf(r, row, "mark", "%smoved %+.1f%% (%s)%s", worse ? "**" : "*", 100 * num(c, "rel"),
+			rep_vsetf(r, row, "mark", "%smoved %+.1f%% (%s)%s", worse ? "**" : "*", 100 * rep_vnum(c, "rel"),
 			     worse ? "worse" : "better", worse ? "**" : "*");
 	}
-	if (!json_is_true(get(t, "tested")))
-		setf(r, o, "result", "Change-point test not run: %zu comparable run(s), three are needed.", npts);
-	else if (!json_array_size(get(t, "changes")))
-		setf(r, o, "result", "No change point over %zu comparable runs.", npts);
+	if (!json_is_true(rep_vget(t, "tested")))
+		rep_vsetf(r, o, "result", "Change-point test not run: %zu comparable run(s), three are needed.", npts);
+	else if (!json_array_size(rep_vget(t, "changes")))
+		rep_vsetf(r, o, "result", "No change point over %zu comparable runs.", npts);
 	else
-		setf(r, o, "result", "%zu change point(s) over %zu comparable runs:", json_array_size(get(t, "changes")),
+		rep_vsetf(r, o, "result", "%zu change point(s) over %zu comparable runs:", json_array_size(rep_vget(t, "changes")),
 		     npts);
-	setf(r, o, "method", "%s", str(t, "method"));
+	rep_vsetf(r, o, "method", "%s", rep_vstr(t, "method"));
 }
 
-static void view_shapes(struct rb *r, json_t *view, json_t *f)
+static void view_shapes(struct rep_vb *r, json_t *view, json_t *f)
 {
 	json_t *a, *b;
-	size_t i, synthetic = 0, n = json_array_size(get(f, "blocks")), known = 0;
-	json_array_foreach(get(f, "blocks"), i, b)
-		known += json_is_string(get(b, "shape_origin"));
+	size_t i, synthetic = 0, n = json_array_size(rep_vget(f, "blocks")), known = 0;
+	json_array_foreach(rep_vget(f, "blocks"), i, b)
+		known += json_is_string(rep_vget(b, "shape_origin"));
 	if (!known) { /* findings of an older opreview: the section is left out */
-		set(r, view, "shapes", json_false());
-		set(r, view, "shapes_present", json_false());
+		rep_vset(r, view, "shapes", json_false());
+		rep_vset(r, view, "shapes_present", json_false());
 		return;
 	}
 	a = json_array();
-	set(r, view, "shapes", a);
-	set(r, view, "shapes_present", json_true());
-	json_array_foreach(get(f, "blocks"), i, b) {
-		json_t *o = push(r, a);
+	rep_vset(r, view, "shapes", a);
+	rep_vset(r, view, "shapes_present", json_true());
+	json_array_foreach(rep_vget(f, "blocks"), i, b) {
+		json_t *o = rep_vpush(r, a);
 		if (!o)
 			return;
-		int prod = !strcmp(str(b, "shape_origin"), "production");
+		int prod = !strcmp(rep_vstr(b, "shape_origin"), "production");
 		synthetic += !prod;
-		setf(r, o, "name", "%s", str(b, "name"));
-		setf(r, o, "origin", "%s", prod ? "production" : "synthetic");
-		setf(r, o, "source", "%s", prod ? str(b, "shape_source") : "no production trace named");
+		rep_vsetf(r, o, "name", "%s", rep_vstr(b, "name"));
+		rep_vsetf(r, o, "origin", "%s", prod ? "production" : "synthetic");
+		rep_vsetf(r, o, "source", "%s", prod ? rep_vstr(b, "shape_source") : "no production trace named");
 	}
 	/* every block synthetic, none traced: the note says it all, no table */
-	set(r, view, "shapes_table", json_boolean(synthetic < n));
+	rep_vset(r, view, "shapes_table", json_boolean(synthetic < n));
 	if (synthetic)
-		setf(r, view, "shapes_note",
+		rep_vsetf(r, view, "shapes_note",
 		     "%zu of %zu block(s) rest on synthetic shapes only: the candidate cannot be SHIP until the kernel "
 		     "performance owner validates them on production shapes (shape_origin: {production: TRACE}).",
 		     synthetic, n);
 	else
-		setf(r, view, "shapes_note", "Every block's shape was taken from production.");
+		rep_vsetf(r, view, "shapes_note", "Every block's shape was taken from production.");
 }
 
 static size_t count_status(json_t *f, const char *status, const char *variant)
 {
 	size_t n = 0, i;
 	json_t *c;
-	json_array_foreach(get(f, "validation"), i, c)
-		n += !strcmp(str(c, "status"), status) && (!variant || !strcmp(str(c, "variant"), variant));
+	json_array_foreach(rep_vget(f, "validation"), i, c)
+		n += !strcmp(rep_vstr(c, "status"), status) && (!variant || !strcmp(rep_vstr(c, "variant"), variant));
 	return n;
 }
 
 /* Each role's closure artifact: what it covers, drawn from findings. */
-static void view_closure(struct rb *r, json_t *view, json_t *f)
+static void view_closure(struct rep_vb *r, json_t *view, json_t *f)
 {
 	json_t *a = json_array();
-	set(r, view, "closure", a);
-	for (size_t k = 0; k < sizeof CLOSURE / sizeof *CLOSURE && !r->oom; k++) {
-		json_t *o = push(r, a), *items = json_array();
+	rep_vset(r, view, "closure", a);
+	for (size_t k = 0; k < (size_t)REP_NROLES && !r->oom; k++) {
+		json_t *o = rep_vpush(r, a), *items = json_array();
 		if (!o)
 			return;
-		set(r, o, "items", items);
-		setf(r, o, "role", "%s", CLOSURE[k].role);
-		setf(r, o, "team", "%s", CLOSURE[k].team);
-		setf(r, o, "artifact", "%s", CLOSURE[k].artifact);
-		setf(r, o, "file", "closure/%s.md", CLOSURE[k].role);
+		rep_vset(r, o, "items", items);
+		rep_vsetf(r, o, "role", "%s", REP_OWNERSHIP[k].role);
+		rep_vsetf(r, o, "team", "%s", REP_OWNERSHIP[k].team);
+		rep_vsetf(r, o, "artifact", "%s", REP_OWNERSHIP[k].artifact);
+		rep_vsetf(r, o, "file", "closure/%s.md", REP_OWNERSHIP[k].role);
 		size_t i;
 		json_t *x;
 		if (k == 0) {
-			size_t fused = 0, chosen = 0, rejected = json_array_size(get(f, "rejected_alternatives"));
-			json_array_foreach(get(f, "blocks"), i, x) {
-				json_t *cand = json_array_get(get(x, "variants"), 1);
-				fused += json_is_true(get(cand, "fused"));
+			size_t fused = 0, chosen = 0, rejected = json_array_size(rep_vget(f, "rejected_alternatives"));
+			json_array_foreach(rep_vget(f, "blocks"), i, x) {
+				json_t *cand = json_array_get(rep_vget(x, "variants"), 1);
+				fused += json_is_true(rep_vget(cand, "fused"));
 			}
-			json_array_foreach(get(f, "worksheet"), i, x)
-				chosen += !strcmp(str(x, "status"), "chosen");
+			json_array_foreach(rep_vget(f, "worksheet"), i, x)
+				chosen += !strcmp(rep_vstr(x, "status"), "chosen");
 			push_str(r, items, "fusion groups: %zu of %zu candidate(s) fused (section Fusion and tile-plan worksheet)",
-				 fused, json_array_size(get(f, "blocks")));
+				 fused, json_array_size(rep_vget(f, "blocks")));
 			push_str(r, items, "tile shapes: %zu chosen, %zu rejected with their reasons (worksheet, rejected alternatives)",
 				 chosen, rejected);
-			json_array_foreach(get(f, "worksheet"), i, x)
-				if (!strcmp(str(x, "status"), "chosen") && !strcmp(str(x, "variant"), "candidate") &&
-				    *str(x, "shift"))
-					push_str(r, items, "expected bottleneck shift, %s: %s", str(x, "block"),
-						 str(x, "shift"));
-			const char *why = str(f, "rationale");
+			json_array_foreach(rep_vget(f, "worksheet"), i, x)
+				if (!strcmp(rep_vstr(x, "status"), "chosen") && !strcmp(rep_vstr(x, "variant"), "candidate") &&
+				    *rep_vstr(x, "shift"))
+					push_str(r, items, "expected bottleneck shift, %s: %s", rep_vstr(x, "block"),
+						 rep_vstr(x, "shift"));
+			const char *why = rep_vstr(f, "rationale");
 			push_str(r, items, "rationale: %s", *why ? why : "none given (the profile's rationale key is empty)");
 		} else if (k == 1) {
 			push_str(r, items, "profile traces: run/samples.csv (every host sample), run/counters.csv (counters with provenance), run/pipeline.json (pipeline simulation)");
 			push_str(r, items, "bottleneck map: %zu finding(s) with evidence (section Bottleneck map)",
-				 json_array_size(get(f, "bottlenecks")));
-			size_t prod = 0, n = json_array_size(get(f, "blocks"));
-			json_array_foreach(get(f, "blocks"), i, x)
-				prod += !strcmp(str(x, "shape_origin"), "production");
+				 json_array_size(rep_vget(f, "bottlenecks")));
+			size_t prod = 0, n = json_array_size(rep_vget(f, "blocks"));
+			json_array_foreach(rep_vget(f, "blocks"), i, x)
+				prod += !strcmp(rep_vstr(x, "shape_origin"), "production");
 			push_str(r, items, "production shapes: %zu of %zu block(s)%s", prod, n,
 				 prod < n ? "; production-shape validation is this role's open mitigation" : "");
 		} else {
 			push_str(r, items, "test report: validation matrix %zu PASS, %zu WARN, %zu FAIL (candidate: %zu FAIL)",
 				 count_status(f, "PASS", NULL), count_status(f, "WARN", NULL),
 				 count_status(f, "FAIL", NULL), count_status(f, "FAIL", "candidate"));
-			json_array_foreach(get(f, "validation"), i, x)
-				if (!strcmp(str(x, "variant"), "candidate") &&
-				    (!strcmp(str(x, "check"), "numerical quality") ||
-				     !strcmp(str(x, "check"), "reproducibility")))
-					push_str(r, items, "%s %s: %s (%s)", str(x, "block"), str(x, "check"),
-						 str(x, "status"), str(x, "value"));
+			json_array_foreach(rep_vget(f, "validation"), i, x)
+				if (!strcmp(rep_vstr(x, "variant"), "candidate") &&
+				    (!strcmp(rep_vstr(x, "check"), "numerical quality") ||
+				     !strcmp(rep_vstr(x, "check"), "reproducibility")))
+					push_str(r, items, "%s %s: %s (%s)", rep_vstr(x, "block"), rep_vstr(x, "check"),
+						 rep_vstr(x, "status"), rep_vstr(x, "value"));
 			size_t trig = 0;
-			json_array_foreach(get(f, "validation"), i, x)
-				trig += !strcmp(str(x, "variant"), "candidate") && *str(x, "trigger");
+			json_array_foreach(rep_vget(f, "validation"), i, x)
+				trig += !strcmp(rep_vstr(x, "variant"), "candidate") && *rep_vstr(x, "trigger");
 			push_str(r, items, "closure memo: verdict %s; %zu rollback trigger(s) to watch after release; rollback target: each block's baseline (validation matrix)",
-				 str(f, "verdict"), trig);
+				 rep_vstr(f, "verdict"), trig);
 		}
 	}
 }
 
 int rep_view_review(json_t *findings, json_t *view)
 {
-	struct rb r = {0};
+	struct rep_vb r = {0};
 	view_primary(&r, view, findings);
 	if (!r.oom)
 		view_trend(&r, view, findings);
