@@ -197,6 +197,16 @@ struct ops_permute_job {
 	int64_t tile_rows, tile_cols;   /* 0: default for the envelope */
 	int double_buffer;
 };
+/* The permutation coalesced: the output's dims o[] (innermost last) after dims
+ * of 1 are dropped and runs contiguous in the input are merged, with each one's
+ * input stride s[] and output stride os[], in elements; n = elements in all. At
+ * least one dim (r >= 1). The host's and the CUDA backend's permutes both walk it. */
+struct ops_permute_dims {
+	int r;
+	int64_t n;
+	int64_t o[OPS_MAX_RANK], s[OPS_MAX_RANK], os[OPS_MAX_RANK];
+};
+void ops_permute_coalesce(const struct ops_permute_job *j, struct ops_permute_dims *g);
 /* Runs the job on dev; x and y are host tensors standing for GLOBAL (NULL is
  * fine in a dry run). 0 or a negative code. */
 int ops_permute_exec(struct ops_device *dev, const struct ops_permute_job *job,

@@ -67,15 +67,14 @@ static int job_check(const struct ops_permute_job *j, struct opr_error *err)
 	return 0;
 }
 
-static void geometry(const struct ops_permute_job *j, struct pgeom *g)
+void ops_permute_coalesce(const struct ops_permute_job *j, struct ops_permute_dims *g)
 {
 	int64_t is[OPS_MAX_RANK];
+	int64_t st = 1;
 	int r = 0;
 
 	memset(g, 0, sizeof *g);
-	g->es = ops_dtype_size(j->dtype);
 	g->n = 1;
-	int64_t st = 1;
 	for (int k = j->rank - 1; k >= 0; k--) {
 		is[k] = st;
 		st *= j->dims[k] > 0 ? j->dims[k] : 1;
@@ -103,6 +102,21 @@ static void geometry(const struct ops_permute_job *j, struct pgeom *g)
 	g->os[r - 1] = 1;
 	for (int i = r - 2; i >= 0; i--)
 		g->os[i] = g->os[i + 1] * g->o[i + 1];
+}
+
+static void geometry(const struct ops_permute_job *j, struct pgeom *g)
+{
+	struct ops_permute_dims c;
+
+	ops_permute_coalesce(j, &c);
+	memset(g, 0, sizeof *g);
+	g->es = ops_dtype_size(j->dtype);
+	g->n = c.n;
+	g->r = c.r;
+	memcpy(g->o, c.o, sizeof g->o);
+	memcpy(g->s, c.s, sizeof g->s);
+	memcpy(g->os, c.os, sizeof g->os);
+	int r = g->r;
 	g->b = r - 1;
 	g->a = r - 2;
 	if (g->s[g->b] != 1) {

@@ -7,51 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The permutation coalesced: output dims o[] (innermost last) with the input
- * stride s[] of each, as ops/permute.c's geometry computes them. */
-struct pgeo {
-	int r;
-	int64_t n;
-	int64_t o[OPS_MAX_RANK], s[OPS_MAX_RANK], os[OPS_MAX_RANK];
-};
-
-static void pgeo_of(const struct ops_permute_job *j, struct pgeo *g)
-{
-	int64_t is[OPS_MAX_RANK];
-	int64_t st = 1;
-	int r = 0;
-
-	memset(g, 0, sizeof *g);
-	g->n = 1;
-	for (int k = j->rank - 1; k >= 0; k--) {
-		is[k] = st;
-		st *= j->dims[k] > 0 ? j->dims[k] : 1;
-		g->n *= j->dims[k];
-	}
-	for (int i = 0; i < j->rank; i++) {
-		int64_t d = j->dims[j->perm[i]], s = is[j->perm[i]];
-		if (d == 1)
-			continue;
-		if (r > 0 && g->s[r - 1] == s * d) {
-			g->o[r - 1] *= d;
-			g->s[r - 1] = s;
-			continue;
-		}
-		g->o[r] = d;
-		g->s[r] = s;
-		r++;
-	}
-	if (r == 0) {
-		g->o[0] = 1;
-		g->s[0] = 1;
-		r = 1;
-	}
-	g->r = r;
-	g->os[r - 1] = 1;
-	for (int i = r - 2; i >= 0; i--)
-		g->os[i] = g->os[i + 1] * g->o[i + 1];
-}
-
 /* The outer index space of a kernel: dims with input and output strides. */
 struct pouter {
 	int r;
@@ -170,7 +125,7 @@ __global__ void __launch_bounds__(256) k_perm_tile(const T *__restrict__ x, T *_
 }
 
 template <typename T, int A>
-static int perm_launch(cudaStream_t s, const struct pgeo *g, const void *x, void *y, int64_t ts_req,
+static int perm_launch(cudaStream_t s, const struct ops_permute_dims *g, const void *x, void *y, int64_t ts_req,
 		       char *shape, size_t shape_len, struct opr_error *err)
 {
 	const int es = (int)sizeof(T);
@@ -249,10 +204,10 @@ int cu_permute(cudaStream_t s, const struct ops_permute_job *j, const void *x, v
 	       int fused_act, char *shape, size_t shape_len, int *launches,
 	       struct opr_error *err)
 {
-	struct pgeo g;
+	struct ops_permute_dims g;
 	int rc;
 
-	pgeo_of(j, &g);
+	ops_permute_coalesce(j, &g);
 	if (g.n == 0)
 		return 0;
 	int64_t ts = j->tile_rows > j->tile_cols ? j->tile_rows : j->tile_cols;
