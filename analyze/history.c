@@ -197,7 +197,7 @@ int ana_archive_digest(const char *dir, char out[65], struct opr_error *err)
 		snprintf(path, sizeof path, "%s/%s", dir, files[i].name);
 		if (files[i].optional && stat(path, &st) && errno == ENOENT)
 			continue;
-		int rc = col_read_file(path, &data, &len, 1u << 30, err);
+		int rc = opr_read_file(path, &data, &len, 1u << 30, err);
 		if (rc)
 			return rc;
 		col_sha256_hex(data, len, d);
@@ -418,9 +418,9 @@ int ana_history_trend(struct ana_history *h, const char *ref, const char *block,
 	/* the reference run: its key is the series' key */
 	const char *q_ref = ref && *ref
 		? "SELECT profile, host_class, envelope, envelope_sha256, model_revision, digest"
-		  " FROM runs WHERE digest LIKE ?1 || '%' ORDER BY started_utc DESC, digest LIMIT 2"
+		  " FROM runs WHERE digest LIKE ?1 || '%' ORDER BY started_utc DESC, rowid DESC LIMIT 2"
 		: "SELECT profile, host_class, envelope, envelope_sha256, model_revision, digest"
-		  " FROM runs ORDER BY started_utc DESC, digest LIMIT 1";
+		  " FROM runs ORDER BY started_utc DESC, rowid DESC LIMIT 1";
 	if (sqlite3_prepare_v2(h->db, q_ref, -1, &st, NULL) != SQLITE_OK)
 		return db_fail(h, err, "reading runs");
 	if (ref && *ref)
@@ -445,14 +445,16 @@ int ana_history_trend(struct ana_history *h, const char *ref, const char *block,
 	snprintf(k->block, sizeof k->block, "%s", block);
 	snprintf(k->variant, sizeof k->variant, "%s", variant);
 	snprintf(k->metric, sizeof k->metric, "%s", metric);
-	/* the newest `last` comparable runs, then oldest first */
+	/* the newest `last` comparable runs, then oldest first; runs that started in
+	 * the same second (the times have 1 s resolution) in the order they were
+	 * added (rowid), never by digest, which is random */
 	static const char *const q =
 		"SELECT * FROM (SELECT r.digest, r.started_utc, r.verdict, r.provenance, x.value, x.lo,"
-		" x.hi, x.unit, x.provenance FROM runs r JOIN results x ON x.digest = r.digest"
+		" x.hi, x.unit, x.provenance, r.rowid AS seq FROM runs r JOIN results x ON x.digest = r.digest"
 		" WHERE r.profile = ?1 AND x.block = ?2 AND x.variant = ?3 AND x.metric = ?4"
 		" AND r.host_class = ?5 AND r.envelope_sha256 = ?6 AND r.model_revision = ?7"
-		" AND x.value IS NOT NULL ORDER BY r.started_utc DESC, r.digest LIMIT ?8)"
-		" ORDER BY started_utc, digest";
+		" AND x.value IS NOT NULL ORDER BY r.started_utc DESC, r.rowid DESC LIMIT ?8)"
+		" ORDER BY started_utc, seq";
 	if (sqlite3_prepare_v2(h->db, q, -1, &st, NULL) != SQLITE_OK)
 		return db_fail(h, err, "reading the series");
 	const char *binds[] = {k->profile, block, variant, metric, k->host_class, k->envelope_sha256,
@@ -533,8 +535,8 @@ int ana_history_primary(struct ana_history *h, const char *ref, char *buf, size_
 {
 	sqlite3_stmt *st;
 	const char *q = ref && *ref
-		? "SELECT primary_metric FROM runs WHERE digest LIKE ?1 || '%' ORDER BY started_utc DESC LIMIT 1"
-		: "SELECT primary_metric FROM runs ORDER BY started_utc DESC, digest LIMIT 1";
+		? "SELECT primary_metric FROM runs WHERE digest LIKE ?1 || '%' ORDER BY started_utc DESC, rowid DESC LIMIT 1"
+		: "SELECT primary_metric FROM runs ORDER BY started_utc DESC, rowid DESC LIMIT 1";
 	if (sqlite3_prepare_v2(h->db, q, -1, &st, NULL) != SQLITE_OK)
 		return db_fail(h, err, "reading runs");
 	if (ref && *ref)
