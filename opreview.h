@@ -168,6 +168,12 @@ int opr_path_join(char *buf, size_t size, const char *dir, const char *name,
  * unless a regular file, and never blocking (a FIFO without a writer). *fd
  * is the caller's to close. */
 int opr_open_regular(const char *path, int *fd, struct opr_error *err);
+/* Whole files: write + fsync (created 0644, truncated), and a regular file of at
+ * most max bytes read whole (opr_open_regular: a FIFO or device is refused,
+ * never waited on; *data malloc'd and NUL-terminated, the caller frees it). */
+int opr_write_file(const char *path, const void *data, size_t len, struct opr_error *err);
+int opr_read_file(const char *path, char **data, size_t *len, size_t max,
+		  struct opr_error *err);
 /* mkdir -p. */
 int opr_mkdirs(const char *path, struct opr_error *err);
 /* rm -r without following links; system calls only, so a signal handler may

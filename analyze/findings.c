@@ -780,7 +780,7 @@ int ana_findings_write(const struct ana_findings *f, const char *path, struct op
 	if (!s)
 		return opr_error_set(err, OPR_ENOMEM, "cannot serialise findings");
 	/* the caller writes into its opr_output's temporary name */
-	int rc = col_write_file(path, s, strlen(s), err);
+	int rc = opr_write_file(path, s, strlen(s), err);
 	free(s);
 	return rc;
 }

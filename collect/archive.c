@@ -432,7 +432,7 @@ static int write_digested(const char *dir, const char *name, const void *data, s
 	char path[OPR_PATH_MAX], hex[65];
 	int rc = opr_path_join(path, sizeof path, dir, name, err);
 	if (!rc)
-		rc = col_write_file(path, data, len, err);
+		rc = opr_write_file(path, data, len, err);
 	if (rc)
 		return rc;
 	col_sha256_hex(data, len, hex);
@@ -467,7 +467,7 @@ static int copy_envelope(const struct col_profile *p, const char *dir, json_t *f
 		return 0;
 	char *data;
 	size_t len;
-	int rc = col_read_file(p->envelope_source, &data, &len, 1u << 20, err);
+	int rc = opr_read_file(p->envelope_source, &data, &len, 1u << 20, err);
 	if (rc)
 		return rc;
 	char src[sizeof p->envelope_source];
@@ -558,7 +558,7 @@ static int write_manifest(const char *dir, json_t *m, json_t *files, struct opr_
 	memcpy(s + at, hex, 64);
 	int rc = opr_path_join(path, sizeof path, dir, "manifest.json", err);
 	if (!rc)
-		rc = col_write_file(path, s, n, err);
+		rc = opr_write_file(path, s, n, err);
 	free(s);
 	return rc;
 }
@@ -632,7 +632,7 @@ static int read_in(const char *dir, const char *name, char **data, size_t *len,
 {
 	char path[OPR_PATH_MAX];
 	int rc = opr_path_join(path, sizeof path, dir, name, err);
-	return rc ? rc : col_read_file(path, data, len, MAX_ARCHIVE_FILE, err);
+	return rc ? rc : opr_read_file(path, data, len, MAX_ARCHIVE_FILE, err);
 }
 
 int col_archive_seal(const char *dir, struct opr_error *err)
@@ -808,7 +808,7 @@ static int load_json(const char *dir, const char *name, json_t **out, struct opr
 	char *data;
 	size_t len;
 	if (!rc)
-		rc = col_read_file(path, &data, &len, MAX_ARCHIVE_FILE, err);
+		rc = opr_read_file(path, &data, &len, MAX_ARCHIVE_FILE, err);
 	if (rc)
 		return rc;
 	json_error_t je;
@@ -1251,7 +1251,7 @@ static int load_samples(const char *dir, struct col_run *run, size_t nsamples[][
 	char *data;
 	size_t len;
 	if (!rc)
-		rc = col_read_file(path, &data, &len, MAX_ARCHIVE_FILE, err);
+		rc = opr_read_file(path, &data, &len, MAX_ARCHIVE_FILE, err);
 	if (rc)
 		return rc;
 	for (int b = 0; b < run->nblocks && !rc; b++)
@@ -1387,7 +1387,7 @@ static int load_rounds(const char *dir, struct col_run *run, struct opr_error *e
 		return 0;
 	int rc = opr_path_join(path, sizeof path, dir, "rounds.csv", err);
 	if (!rc)
-		rc = col_read_file(path, &data, &len, MAX_ARCHIVE_FILE, err);
+		rc = opr_read_file(path, &data, &len, MAX_ARCHIVE_FILE, err);
 	if (rc)
 		return rc;
 	int line = 1;

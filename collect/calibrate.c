@@ -889,7 +889,7 @@ int col_write_atomic(const char *path, const char *text, int force, struct opr_e
 	if (!rc)
 		rc = opr_output_open(&o, err);
 	if (!rc)
-		rc = col_write_file(o.tmp, text, strlen(text), err);
+		rc = opr_write_file(o.tmp, text, strlen(text), err);
 	if (!rc)
 		rc = opr_output_publish(&o, err);
 	if (rc)

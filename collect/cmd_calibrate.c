@@ -84,7 +84,7 @@ int cmd_calibrate(int argc, char **argv)
 		rc = col_calibration_yaml(&env, &cal, &text, &err);
 	if (!rc && out) {
 		if (!(rc = opr_output_open(&of, &err)) &&
-		    !(rc = col_write_file(of.tmp, text, strlen(text), &err)))
+		    !(rc = opr_write_file(of.tmp, text, strlen(text), &err)))
 			rc = opr_output_publish(&of, &err);
 	} else if (!rc) {
 		fputs(text, stdout);

@@ -221,14 +221,6 @@ struct json_t *col_pipe_to_json(const struct col_variant_run *vr);
 /* Strict (collect/jread.h): a wrong type or a missing key fails r. */
 int col_pipe_from_json(struct col_jr *r, struct json_t *j, struct col_variant_run *vr);
 
-/* File helpers shared with report/ (directories: opreview.h's opr_ ones). */
-int col_write_file(const char *path, const void *data, size_t len,
-		   struct opr_error *err); /* write + fsync */
-/* A regular file of at most max bytes (opr_open_regular: a FIFO or device is
- * refused, never waited on); *data malloc'd, NUL-terminated. */
-int col_read_file(const char *path, char **data, size_t *len, size_t max,
-		  struct opr_error *err);
-
 /* Importers (collect/ingest.c): a source file's measurements as a run whose
  * profile is imported (profile.h), one block per baseline/candidate pair,
  * each repetition or profiled launch one sample. Bad input is an OPR_EINPUT

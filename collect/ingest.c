@@ -838,7 +838,7 @@ int col_ingest(const struct col_ingest_options *o, struct col_run **out, struct 
 		return opr_error_set(err, OPR_ENOMEM, "out of memory");
 	if ((rc = make_profile(o, &run->profile, err)))
 		goto fail;
-	if ((rc = col_read_file(o->path, &data, &len, MAX_SOURCE, err)))
+	if ((rc = opr_read_file(o->path, &data, &len, MAX_SOURCE, err)))
 		goto fail;
 	if (memchr(data, '\0', len)) {
 		rc = opr_error_at(err, OPR_EINPUT, o->path, 1, 1, "a NUL byte: not a text file");

@@ -297,7 +297,7 @@ int cmd_compare(int argc, char **argv)
 	}
 	fputs(text, stdout);
 	if (out && !(rc = opr_output_open(&o, &err)) &&
-	    !(rc = col_write_file(o.tmp, text, strlen(text), &err)))
+	    !(rc = opr_write_file(o.tmp, text, strlen(text), &err)))
 		rc = opr_output_publish(&o, &err);
 out:
 	if (rc)

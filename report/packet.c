@@ -16,7 +16,7 @@ static int write_in(const char *dir, const char *name, const char *data, size_t 
 	char path[1024];
 	if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
 		return opr_error_set(err, OPR_EIO, "path too long: '%s/%s'", dir, name);
-	return col_write_file(path, data, len, err);
+	return opr_write_file(path, data, len, err);
 }
 
 /* The workbook's creation time: pinned by the caller, else SOURCE_DATE_EPOCH,
@@ -108,7 +108,7 @@ int rep_packet(json_t *findings, const struct col_run *run, const char *archive_
 		goto out;
 	char path[1024];
 	snprintf(path, sizeof path, "%s/samples.csv", archive_dir);
-	if ((rc = col_read_file(path, &csv, &csv_len, MAX_SAMPLES_CSV, err)))
+	if ((rc = opr_read_file(path, &csv, &csv_len, MAX_SAMPLES_CSV, err)))
 		goto out;
 	snprintf(path, sizeof path, "%s/packet.xlsx", out_dir);
 	if ((rc = rep_xlsx(findings, csv, path, created_time(o, run), err)))

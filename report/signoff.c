@@ -230,7 +230,7 @@ int rep_key_read_public(const char *path, unsigned char pk[REP_ED25519_KEY_BYTES
 {
 	char *text = NULL;
 	size_t len = 0;
-	int rc = col_read_file(path, &text, &len, MAX_KEY_FILE_BYTES, err);
+	int rc = opr_read_file(path, &text, &len, MAX_KEY_FILE_BYTES, err);
 	if (rc)
 		return rc;
 	rc = rep_key_parse_public(text, len, path, pk, err);
@@ -246,7 +246,7 @@ int rep_key_read_private(const char *path, unsigned char seed[REP_ED25519_KEY_BY
 	size_t len = 0, n = 0;
 	int rc = crypto_ready(err);
 	if (!rc)
-		rc = col_read_file(path, &text, &len, MAX_KEY_FILE_BYTES, err);
+		rc = opr_read_file(path, &text, &len, MAX_KEY_FILE_BYTES, err);
 	if (rc)
 		return rc;
 	if (pem_decode(text, len, "PRIVATE KEY", der, sizeof der, &n) ||
@@ -402,7 +402,7 @@ int rep_owners_write(const char *packet_dir, const struct col_owner *owners, int
 	if (!rc && dump_json(root, &text, &len))
 		rc = opr_error_set(err, OPR_ENOMEM, "out of memory writing owners.json");
 	if (!rc && !(rc = join_path(path, sizeof path, packet_dir, REP_OWNERS_NAME, err)))
-		rc = col_write_file(path, text, len, err);
+		rc = opr_write_file(path, text, len, err);
 	free(text);
 	json_decref(root);
 	return rc;
@@ -445,7 +445,7 @@ static int owners_load(const char *dir, struct owners_file *of, struct opr_error
 	if ((rc = packet_dir_ok(dir, err)) || (rc = join_path(path, sizeof path, dir,
 							       REP_OWNERS_NAME, err)))
 		return rc;
-	if ((rc = col_read_file(path, &text, &len, MAX_OWNERS_BYTES, err)))
+	if ((rc = opr_read_file(path, &text, &len, MAX_OWNERS_BYTES, err)))
 		return rc;
 	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	free(text);
@@ -786,7 +786,7 @@ static int record_load(const char *path, struct record *r, char *why, size_t why
 	size_t len = 0;
 	json_error_t je;
 	struct opr_error rerr = {0};
-	int rc = col_read_file(path, &text, &len, MAX_RECORD_BYTES, &rerr);
+	int rc = opr_read_file(path, &text, &len, MAX_RECORD_BYTES, &rerr);
 	if (rc == OPR_ENOMEM || rc == OPR_EIO)
 		return opr_error_set(err, rc, "%s", rerr.msg);
 	if (rc) {
@@ -901,7 +901,7 @@ static int artifact_of(const char *packet_dir, const char *role, char *path, siz
 		return 0;
 	char *data = NULL;
 	size_t len = 0;
-	int rc = col_read_file(full, &data, &len, 64u << 20, err);
+	int rc = opr_read_file(full, &data, &len, 64u << 20, err);
 	if (rc)
 		return rc;
 	col_sha256_hex(data, len, sha);
@@ -926,7 +926,7 @@ static int manifest_pin(const char *packet_dir, char **mtext, size_t *mlen, stru
 	if (!lstat(path, &st)) {
 		size_t counts[3];
 		struct opr_error derr = {0};
-		if ((rc = col_read_file(path, &old, &oldlen, MAX_MANIFEST_BYTES, err)))
+		if ((rc = opr_read_file(path, &old, &oldlen, MAX_MANIFEST_BYTES, err)))
 			return rc;
 		if (oldlen != *mlen || memcmp(old, *mtext, *mlen)) {
 			char msg[600];
@@ -1265,7 +1265,7 @@ int rep_verify(const char *packet_dir, struct rep_verify_result *res, struct opr
 		struct opr_error derr = {0};
 		size_t c[3];
 		res->manifest_present = 1;
-		if ((rc = col_read_file(path, &old, &oldlen, MAX_MANIFEST_BYTES, &derr))) {
+		if ((rc = opr_read_file(path, &old, &oldlen, MAX_MANIFEST_BYTES, &derr))) {
 			if (rc == OPR_ENOMEM || rc == OPR_EIO) {
 				rc = opr_error_set(err, rc, "%s", derr.msg);
 				goto out;

@@ -57,9 +57,9 @@ static const char *copy_fixture(void)
 		size_t len;
 		snprintf(src, sizeof src, "%s/%s", FIXTURE, e->d_name);
 		snprintf(dst, sizeof dst, "%s/%s", dir, e->d_name);
-		if (col_read_file(src, &data, &len, 64u << 20, &err))
+		if (opr_read_file(src, &data, &len, 64u << 20, &err))
 			fail_msg("%s", err.msg);
-		assert_int_equal(col_write_file(dst, data, len, &err), 0);
+		assert_int_equal(opr_write_file(dst, data, len, &err), 0);
 		free(data);
 	}
 	closedir(d);
@@ -73,7 +73,7 @@ static void edit(const char *dir, const char *name, const char *from, const char
 	size_t len;
 	struct opr_error err = {0};
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	if (col_read_file(path, &data, &len, 64u << 20, &err))
+	if (opr_read_file(path, &data, &len, 64u << 20, &err))
 		fail_msg("%s", err.msg);
 	char *at = strstr(data, from);
 	if (!at)
@@ -84,7 +84,7 @@ static void edit(const char *dir, const char *name, const char *from, const char
 	memcpy(out, data, (size_t)(at - data));
 	memcpy(out + (at - data), to, tl);
 	memcpy(out + (at - data) + tl, at + fl, len - (size_t)(at - data) - fl);
-	assert_int_equal(col_write_file(path, out, len - fl + tl, &err), 0);
+	assert_int_equal(opr_write_file(path, out, len - fl + tl, &err), 0);
 	free(out);
 	free(data);
 }
@@ -191,7 +191,7 @@ static void test_not_a_directory(void **state)
 	char path[256];
 	struct opr_error err = {0};
 	snprintf(path, sizeof path, "%s/plain-file", tmpdir);
-	assert_int_equal(col_write_file(path, "x", 1, &err), 0);
+	assert_int_equal(opr_write_file(path, "x", 1, &err), 0);
 	refused(path, "not a directory", NULL, 0);
 	snprintf(path, sizeof path, "%s/missing", tmpdir);
 	refused(path, "No such file", NULL, 0);
@@ -271,7 +271,7 @@ static void test_samples_cut(void **state)
 	size_t len;
 	struct opr_error err = {0};
 	snprintf(path, sizeof path, "%s/samples.csv", dir);
-	assert_int_equal(col_read_file(path, &data, &len, 64u << 20, &err), 0);
+	assert_int_equal(opr_read_file(path, &data, &len, 64u << 20, &err), 0);
 	/* drop the last 8 rows of conv-small's candidate (two rounds) */
 	char *rest = strstr(data, "\nqgemm-small,baseline,0,");
 	assert_non_null(rest);
@@ -280,7 +280,7 @@ static void test_samples_cut(void **state)
 		while (*--cut != '\n')
 			;
 	memmove(cut, rest, strlen(rest) + 1);
-	assert_int_equal(col_write_file(path, data, strlen(data), &err), 0);
+	assert_int_equal(opr_write_file(path, data, strlen(data), &err), 0);
 	free(data);
 	seal(dir);
 	refused(dir, "192 conv-small candidate samples, but the manifest has 50 rounds x 4 "
@@ -296,20 +296,20 @@ static void test_samples_cut_at_end(void **state)
 	size_t len;
 	struct opr_error err = {0};
 	snprintf(path, sizeof path, "%s/samples.csv", dir);
-	assert_int_equal(col_read_file(path, &data, &len, 64u << 20, &err), 0);
+	assert_int_equal(opr_read_file(path, &data, &len, 64u << 20, &err), 0);
 	char *end = data + len - 1; /* the last newline */
 	for (int k = 0; k < 4; k++)
 		while (*--end != '\n')
 			;
-	assert_int_equal(col_write_file(path, data, (size_t)(end - data) + 1, &err), 0);
+	assert_int_equal(opr_write_file(path, data, (size_t)(end - data) + 1, &err), 0);
 	free(data);
 	seal(dir);
 	refused(dir, "samples, but the manifest has", "samples.csv", 0);
 	/* and a row cut in the middle: no newline at the end */
 	dir = copy_fixture();
 	snprintf(path, sizeof path, "%s/samples.csv", dir);
-	assert_int_equal(col_read_file(path, &data, &len, 64u << 20, &err), 0);
-	assert_int_equal(col_write_file(path, data, len - 3, &err), 0);
+	assert_int_equal(opr_read_file(path, &data, &len, 64u << 20, &err), 0);
+	assert_int_equal(opr_write_file(path, data, len - 3, &err), 0);
 	free(data);
 	seal(dir);
 	refused(dir, "does not end with a newline", "samples.csv", 0);
@@ -327,7 +327,7 @@ static void make_gpu_archive(const char *dir, int with_device)
 	struct opr_error err = {0};
 	edit(dir, "profile.yaml", "\nenvelope: npu-a", "\ndevice: {kind: cuda, index: 0}\nenvelope: npu-a");
 	snprintf(path, sizeof path, "%s/profile.yaml", dir);
-	if (col_read_file(path, &text, &len, 1 << 20, &err))
+	if (opr_read_file(path, &text, &len, 1 << 20, &err))
 		fail_msg("%s", err.msg);
 	col_sha256_hex(text, len, digest);
 	free(text);

@@ -99,11 +99,11 @@ static void test_calibrated_envelope_loads(void **state)
 	assert_int_equal(col_write_atomic(path, "name: x\n", 0, &err), OPR_EEXIST);
 	char *again = NULL;
 	size_t len;
-	assert_int_equal(col_read_file(path, &again, &len, 1 << 20, &err), 0);
+	assert_int_equal(opr_read_file(path, &again, &len, 1 << 20, &err), 0);
 	assert_string_equal(again, text);
 	free(again);
 	assert_int_equal(col_write_atomic(path, "name: x\n", 1, &err), 0);
-	assert_int_equal(col_read_file(path, &again, &len, 1 << 20, &err), 0);
+	assert_int_equal(opr_read_file(path, &again, &len, 1 << 20, &err), 0);
 	assert_string_equal(again, "name: x\n");
 	free(again);
 	/* an uncalibrated envelope loads with present = 0 */

@@ -255,13 +255,13 @@ static void test_other_seed(void **state)
 	char *text;
 	size_t len;
 	struct opr_error err = {0};
-	assert_int_equal(col_read_file(QUICK, &text, &len, 1u << 20, &err), 0);
+	assert_int_equal(opr_read_file(QUICK, &text, &len, 1u << 20, &err), 0);
 	char *seed = strstr(text, "\nseed: 7\n");
 	assert_non_null(seed);
 	seed[7] = '9';
 	char path[128];
 	snprintf(path, sizeof path, "%s/quick-seed9.yaml", tmpdir);
-	assert_int_equal(col_write_file(path, text, len, &err), 0);
+	assert_int_equal(opr_write_file(path, text, len, &err), 0);
 	free(text);
 	struct col_run *r = collect(path, ENVELOPES, 1);
 	assert_int_equal(r->profile->seed, 9);
@@ -283,7 +283,7 @@ static char *read_all(const char *path, size_t *len)
 {
 	char *data = NULL;
 	struct opr_error err = {0};
-	if (col_read_file(path, &data, len, 64u << 20, &err))
+	if (opr_read_file(path, &data, len, 64u << 20, &err))
 		fail_msg("%s", err.msg);
 	return data;
 }
@@ -423,7 +423,7 @@ static void test_archive_exists(void **state)
 	snprintf(marker, sizeof marker, "%s/marker", dir);
 	snprintf(manifest, sizeof manifest, "%s/manifest.json", dir);
 	assert_int_equal(opr_mkdirs(dir, &err), 0);
-	assert_int_equal(col_write_file(marker, "x", 1, &err), 0);
+	assert_int_equal(opr_write_file(marker, "x", 1, &err), 0);
 	/* refused without force, nothing touched */
 	assert_int_equal(collect_into(dir, 0, &err), OPR_EEXIST);
 	assert_int_equal(err.code, OPR_EEXIST);
@@ -435,7 +435,7 @@ static void test_archive_exists(void **state)
 	assert_non_null(strstr(err.msg, "not an opreview output"));
 	assert_int_equal(stat(marker, &st), 0);
 	/* an archive (it holds manifest.json) is replaced whole with force */
-	assert_int_equal(col_write_file(manifest, "{}", 2, &err), 0);
+	assert_int_equal(opr_write_file(manifest, "{}", 2, &err), 0);
 	if (collect_into(dir, 1, &err))
 		fail_msg("%s", err.msg);
 	assert_int_not_equal(stat(marker, &st), 0);

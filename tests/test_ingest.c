@@ -149,7 +149,7 @@ static void test_gbench_real(void **state)
 	char *data;
 	size_t len;
 	char hex[65];
-	assert_int_equal(col_read_file(json, &data, &len, 1u << 26, &err), 0);
+	assert_int_equal(opr_read_file(json, &data, &len, 1u << 26, &err), 0);
 	col_sha256_hex(data, len, hex);
 	free(data);
 	assert_string_equal(run->import.sha256, hex);

@@ -65,7 +65,7 @@ static char *read_bytes(const char *path, size_t *len)
 	struct opr_error err;
 	char *data = NULL;
 	poison_err(&err);
-	assert_int_equal(col_read_file(path, &data, len, 1u << 26, &err), 0);
+	assert_int_equal(opr_read_file(path, &data, len, 1u << 26, &err), 0);
 	return data;
 }
 
