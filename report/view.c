@@ -627,6 +627,47 @@ static void counter_label(char *b, size_t n, const char *name)
 		snprintf(b, n, "%s", name);
 }
 
+/* The header of a pivot table whose columns follow the data: the fixed first
+ * columns (first, a Markdown row start such as "| Counter | Provenance |", nfirst
+ * of them), then a column per block, and the delimiter row; set as view[key]. */
+static void pivot_head(struct rep_vb *vb, json_t *view, const char *key, json_t *blocks,
+		       const char *first, size_t nfirst)
+{
+	struct opr_buf ph = { 0 };
+	size_t i, nb = 0;
+	json_t *b;
+	opr_buf_puts(&ph, first);
+	json_array_foreach(blocks, i, b) {
+		char *e = rep_md_escape(rep_vstr(b, "name"), 0);
+		opr_buf_printf(&ph, " %s |", e ? e : "");
+		vb->oom |= !e;
+		free(e);
+		nb++;
+	}
+	opr_buf_puts(&ph, "\n|");
+	for (size_t k = 0; k < nb + nfirst; k++)
+		opr_buf_puts(&ph, " --- |");
+	char *head = opr_buf_take(&ph);
+	if (!head) {
+		vb->oom = 1;
+		return;
+	}
+	rep_vsets(vb, view, key, head);
+	free(head);
+}
+
+/* 1 when name is not in seen yet (then it is added), 0 when it is, -1 when out
+ * of memory: a pivot's rows, one per counter name. */
+static int first_time(json_t *seen, const char *name)
+{
+	size_t j;
+	json_t *y;
+	json_array_foreach(seen, j, y)
+		if (!strcmp(json_string_value(y), name))
+			return 0;
+	return json_array_append_new(seen, json_string(name)) ? -1 : 1;
+}
+
 /* Per sample in the tail (>= p95) beside the rest: whether the slow samples are
  * the preempted or faulting ones. Unavailable counters are in the list below the
  * counters table already, so only the measured ones get a row here. */
@@ -664,42 +705,21 @@ static void view_tail_counters(struct rep_vb *vb, json_t *view, json_t *f)
 	 * counts stay in findings.json and the workbook */
 	json_t *pivot = json_array(), *b;
 	rep_vset(vb, view, "host_tail_pivot", pivot);
-	struct opr_buf ph = { 0 };
-	opr_buf_puts(&ph, "| Counter (tail / rest per sample) |");
-	size_t nb = 0;
-	json_array_foreach(rep_vget(f, "blocks"), i, b) {
-		char *e = rep_md_escape(rep_vstr(b, "name"), 0);
-		opr_buf_printf(&ph, " %s |", e ? e : "");
-		vb->oom |= !e;
-		free(e);
-		nb++;
-	}
-	opr_buf_puts(&ph, "\n|");
-	for (size_t k = 0; k < nb + 1; k++)
-		opr_buf_puts(&ph, " --- |");
-	char *phead = opr_buf_take(&ph);
-	if (!phead) {
-		vb->oom = 1;
-		return;
-	}
-	rep_vsets(vb, view, "host_tail_pivot_head", phead);
-	free(phead);
+	pivot_head(vb, view, "host_tail_pivot_head", rep_vget(f, "blocks"),
+		   "| Counter (tail / rest per sample) |", 1);
 	json_t *seen = json_array();
 	rep_vset(vb, view, "host_tail_names", seen);
 	if (vb->oom)
 		return;
 	json_array_foreach(rows, i, x) {
 		size_t j;
-		json_t *y;
-		int dup = 0;
-		json_array_foreach(seen, j, y)
-			dup |= !strcmp(json_string_value(y), rep_vstr(x, "counter"));
-		if (dup)
-			continue;
-		if (json_array_append_new(seen, json_string(rep_vstr(x, "counter")))) {
+		int fresh = first_time(seen, rep_vstr(x, "counter"));
+		if (fresh < 0) {
 			vb->oom = 1;
 			return;
 		}
+		if (!fresh)
+			continue;
 		int zero = 1;
 		json_t *z0;
 		json_array_foreach(rows, j, z0)
@@ -923,42 +943,20 @@ static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 	 * baseline -> candidate (raw Markdown: the columns follow the data) */
 	json_t *pivot = json_array(), *blocks = rep_vget(f, "blocks"), *b;
 	rep_vset(vb, view, "counters_pivot", pivot);
-	struct opr_buf ph = { 0 };
-	opr_buf_puts(&ph, "| Counter | Provenance |");
-	size_t nb = 0;
-	json_array_foreach(blocks, i, b) {
-		char *e = rep_md_escape(rep_vstr(b, "name"), 0);
-		opr_buf_printf(&ph, " %s |", e ? e : "");
-		vb->oom |= !e;
-		free(e);
-		nb++;
-	}
-	opr_buf_puts(&ph, "\n|");
-	for (size_t k = 0; k < nb + 2; k++)
-		opr_buf_puts(&ph, " --- |");
-	char *phead = opr_buf_take(&ph);
-	if (!phead) {
-		vb->oom = 1;
-		return;
-	}
-	rep_vsets(vb, view, "counters_pivot_head", phead);
-	free(phead);
+	pivot_head(vb, view, "counters_pivot_head", blocks, "| Counter | Provenance |", 2);
 	json_t *seen = json_array();
 	rep_vset(vb, view, "counters_names", seen);
 	if (vb->oom)
 		return;
 	json_array_foreach(cav, i, x) {
 		size_t j;
-		json_t *y;
-		int dup = 0;
-		json_array_foreach(seen, j, y)
-			dup |= !strcmp(json_string_value(y), rep_vstr(x, "name"));
-		if (dup)
-			continue;
-		if (json_array_append_new(seen, json_string(rep_vstr(x, "name")))) {
+		int fresh = first_time(seen, rep_vstr(x, "name"));
+		if (fresh < 0) {
 			vb->oom = 1;
 			return;
 		}
+		if (!fresh)
+			continue;
 		/* a counter that is 0 everywhere is named once, below the table */
 		int zero = 1;
 		json_t *z;
