@@ -39,16 +39,44 @@ void cu_view_coalesce(int rank, const int64_t *dims, const int64_t *xs, const in
 	v->rank = r;
 }
 
-/* One 16-byte vector of elements of T through f, in fp32. */
+/* A pair of 16-bit elements through f in fp32: widened and narrowed two at
+ * a time (one packed conversion a pair). */
+template <int A> __device__ __forceinline__ __nv_bfloat162 act_pair(__nv_bfloat162 h)
+{
+	float2 f = __bfloat1622float2(h);
+	return __floats2bfloat162_rn(cu_act(A, f.x), cu_act(A, f.y));
+}
+template <int A> __device__ __forceinline__ __half2 act_pair(__half2 h)
+{
+	float2 f = __half22float2(h);
+	return __floats2half2_rn(cu_act(A, f.x), cu_act(A, f.y));
+}
+template <typename T> struct act_pair_of { typedef T t; };
+template <> struct act_pair_of<__half> { typedef __half2 t; };
+template <> struct act_pair_of<__nv_bfloat16> { typedef __nv_bfloat162 t; };
+
+/* One 16-byte vector of elements of T through f, in fp32; 16-bit types by
+ * pairs (a 16-bit vector carries twice the elements, hence twice the
+ * arithmetic, of an fp32 one for the same bytes). */
 template <typename T, int A> __device__ __forceinline__ uint4 act_vec(uint4 u)
 {
-	constexpr int V = 16 / sizeof(T);
-	T e[V];
-	memcpy(e, &u, 16);
+	if constexpr (sizeof(T) == 2) {
+		typedef typename act_pair_of<T>::t H;
+		H e[4];
+		memcpy(e, &u, 16);
 #pragma unroll
-	for (int i = 0; i < V; i++)
-		e[i] = cu_from_f<T>(cu_act(A, cu_to_f(e[i])));
-	memcpy(&u, e, 16);
+		for (int i = 0; i < 4; i++)
+			e[i] = act_pair<A>(e[i]);
+		memcpy(&u, e, 16);
+	} else {
+		constexpr int V = 16 / sizeof(T);
+		T e[V];
+		memcpy(e, &u, 16);
+#pragma unroll
+		for (int i = 0; i < V; i++)
+			e[i] = cu_from_f<T>(cu_act(A, cu_to_f(e[i])));
+		memcpy(&u, e, 16);
+	}
 	return u;
 }
 
@@ -62,7 +90,9 @@ template <typename T, int A> __device__ __forceinline__ uint4 act_vec(uint4 u)
  * a block per whole tile (578 blocks of 29056 fp32 on 64 MiB) the kernel ran
  * at 0.82-0.87 of copy, against torch's 0.97 with plain accesses. */
 #define ACT_THREADS 256
+#ifndef ACT_BLOCK_VECS
 #define ACT_BLOCK_VECS (ACT_THREADS * 4 * 2)
+#endif
 
 template <typename T, int A, int U>
 __global__ void __launch_bounds__(ACT_THREADS) k_act_vec(const T *__restrict__ x, T *__restrict__ y,

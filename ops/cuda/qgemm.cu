@@ -12,6 +12,14 @@
 #define QG_CW 4     /* columns per warp */
 #define QG_WARPS 16 /* so tile_n <= 64 on the GPU */
 #define QG_THREADS (32 * QG_WARPS)
+#ifndef QG_PF
+#define QG_PF 3     /* steps (512 bytes of K a warp) prefetched ahead into L1 */
+#endif
+
+__device__ __forceinline__ void qg_prefetch(const void *p)
+{
+	asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
+}
 
 static_assert(QG_CW * QG_RG == 32 && QG_CW == 4, "xstep's reduce-scatter assumes 32 sums and 4 columns a warp");
 
@@ -123,10 +131,13 @@ __device__ __forceinline__ void qg_epi(const qg_args &q, int64_t i, int64_t j, l
  * the 37-shuffle reduction every 256 bytes under the planner's tile_kk 256
  * (0.21 of copy against 0.46 with tile_kk 4096); any sum of at most 65536
  * products is exact in int32, so the results are the same. Per step a lane
- * loads its 4 B columns and the 8 A rows (in two halves; L1: every warp
- * reads them), and the B vectors of the next step are loaded before the dp4a of this one run
- * (B is the HBM stream; one B load at a time in flight per column held the
- * kernel at 0.46 of copy). The block's sums go to gacc with 64-bit atomics;
+ * loads the 8 A rows (L1: every warp reads them) and its 4 B columns, 12
+ * loads in flight, then runs the dp4a; the lines QG_PF steps ahead are
+ * prefetched into L1 meanwhile (B is the HBM stream, A is shared by the
+ * block's warps): with nothing ahead in flight the kernel ran at 0.46 of
+ * copy, and holding the next step's B in registers instead (A loaded in two
+ * halves to stay under 128 registers) ran at 0.38. The block's sums go to
+ * gacc with 64-bit atomics;
  * the last part to finish (ticket) applies the epilogue and zeroes gacc and
  * its ticket for the next launch. */
 template <int ASIGNED>
@@ -161,46 +172,38 @@ __global__ void __launch_bounds__(QG_THREADS, 1) k_qgemm(qg_args q)
 				for (int r = 0; r < QG_RG; r++)
 					acc[c][r] = 0;
 			}
-			int64_t p = c0 + 16 * lane;
-			int4 bv[QG_CW];
-#pragma unroll
-			for (int c = 0; c < QG_CW; c++)
-				bv[c] = brow[c] && p < c1 ? ld16(brow[c], p, c1, q.vec && p + 16 <= c1, true)
-							  : make_int4(0, 0, 0, 0);
-			for (; p < c1; p += 16 * 32) {
+			for (int64_t p = c0 + 16 * lane; p < c1; p += 16 * 32) {
 				const bool full = q.vec && p + 16 <= c1;
-				const int64_t pn = p + 16 * 32;
-				int4 bn[QG_CW];
-#pragma unroll
-				for (int c = 0; c < QG_CW; c++)
-					bn[c] = brow[c] && pn < c1
-							? ld16(brow[c], pn, c1, q.vec && pn + 16 <= c1, true)
-							: make_int4(0, 0, 0, 0);
-				/* A in two halves of 4 rows (L1 hits after the first warp):
-				 * 16 registers instead of 32, which kept the kernel from
-				 * spilling once the next B vectors are held */
-#pragma unroll
-				for (int h = 0; h < QG_RG; h += QG_RG / 2) {
-					int4 av[QG_RG / 2];
-#pragma unroll
-					for (int r = 0; r < QG_RG / 2; r++)
-						av[r] = r0 + h + r < q.m
-								? ld16(q.a + (r0 + h + r) * q.k, p, c1, full, false)
-								: make_int4(0, 0, 0, 0);
+				/* the step QG_PF ahead into L1: each lane its B columns,
+				 * warp r < 8 A row r (the block's warps share the A lines) */
+				const int64_t pf = p + QG_PF * 16 * 32;
+				if (QG_PF > 0 && pf + 16 <= c1) {
 #pragma unroll
 					for (int c = 0; c < QG_CW; c++)
-#pragma unroll
-						for (int r = 0; r < QG_RG / 2; r++) {
-							int s = acc[c][h + r];
-							s = dp4<ASIGNED>(av[r].x, bv[c].x, s);
-							s = dp4<ASIGNED>(av[r].y, bv[c].y, s);
-							s = dp4<ASIGNED>(av[r].z, bv[c].z, s);
-							s = dp4<ASIGNED>(av[r].w, bv[c].w, s);
-							acc[c][h + r] = s;
-						}
+						if (brow[c])
+							qg_prefetch(brow[c] + pf);
+					if (cw < QG_RG && r0 + cw < q.m)
+						qg_prefetch(q.a + (r0 + cw) * q.k + pf);
 				}
+				int4 av[QG_RG], bv[QG_CW];
+#pragma unroll
+				for (int r = 0; r < QG_RG; r++)
+					av[r] = r0 + r < q.m ? ld16(q.a + (r0 + r) * q.k, p, c1, full, false)
+							     : make_int4(0, 0, 0, 0);
+#pragma unroll
+				for (int c = 0; c < QG_CW; c++)
+					bv[c] = brow[c] ? ld16(brow[c], p, c1, full, false) : make_int4(0, 0, 0, 0);
 #pragma unroll
 				for (int c = 0; c < QG_CW; c++) {
+#pragma unroll
+					for (int r = 0; r < QG_RG; r++) {
+						int s = acc[c][r];
+						s = dp4<ASIGNED>(av[r].x, bv[c].x, s);
+						s = dp4<ASIGNED>(av[r].y, bv[c].y, s);
+						s = dp4<ASIGNED>(av[r].z, bv[c].z, s);
+						s = dp4<ASIGNED>(av[r].w, bv[c].w, s);
+						acc[c][r] = s;
+					}
 					int s = cs[c];
 					s = dp4<1>(0x01010101, bv[c].x, s);
 					s = dp4<1>(0x01010101, bv[c].y, s);
@@ -208,9 +211,6 @@ __global__ void __launch_bounds__(QG_THREADS, 1) k_qgemm(qg_args q)
 					s = dp4<1>(0x01010101, bv[c].w, s);
 					cs[c] = s;
 				}
-#pragma unroll
-				for (int c = 0; c < QG_CW; c++)
-					bv[c] = bn[c];
 			}
 			/* reduce-scatter across the warp: 32 sums and 4 column sums in
 			 * 31 + 6 shuffles (a warp_sum each would take 180); lane L

@@ -13,7 +13,8 @@
  * on the device's envelope.
  *
  * usage: bench_cuda [--warm] [--seed S] [--max-rounds N] [--budget SECONDS]
- *                   [--no-peers] OUTDIR
+ *                   [--only TEXT] [--no-peers] OUTDIR
+ * (--only: just the cases whose label contains TEXT)
  * writes OUTDIR/bench.tsv (one row per variant and peer: p50, p95 and its
  * CI, samples, stop reason), OUTDIR/counters.tsv and OUTDIR/device.json, and
  * prints the tables. */
@@ -34,6 +35,7 @@ static struct ops_cuda *cu;
 static struct ops_envelope env;
 static int flush = 1, max_rounds = 4000, use_peers = 1;
 static double budget_s = 20.0;
+static const char *only; /* --only: the cases whose label holds it */
 static uint64_t seed = 2026;
 static FILE *tsv, *ctsv;
 
@@ -293,6 +295,8 @@ static void run_case(const char *label, struct variant *v, int nv, double bytes,
 	char stop[128] = "";
 	const int64_t need = (int64_t)opr_min_samples(0.99, 0.95);
 
+	if (only && !strstr(label, only))
+		return;
 	memset(it, 0, sizeof it);
 	for (int i = 0; i < nv; i++) {
 		prepare(&v[i]);
@@ -501,12 +505,14 @@ int main(int argc, char **argv)
 			max_rounds = (int)strtol(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--budget") && i + 1 < argc)
 			budget_s = strtod(argv[++i], NULL);
+		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+			only = argv[++i];
 		else
 			out = argv[i];
 	}
 	if (!out || max_rounds < 4 || !(budget_s > 0)) {
 		fprintf(stderr, "usage: bench_cuda [--warm] [--seed S] [--max-rounds N>=4] "
-				"[--budget SECONDS] [--no-peers] OUTDIR\n");
+				"[--budget SECONDS] [--only TEXT] [--no-peers] OUTDIR\n");
 		return 2;
 	}
 	const uint64_t seed0 = seed;

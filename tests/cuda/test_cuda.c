@@ -417,6 +417,8 @@ static void test_qgemm(void **state)
 
 /* ---- conv2d ---------------------------------------------------------------------- */
 
+static int conv_split_k; /* the plan's split_k in conv_case (0: the default) */
+
 static void conv_case(enum ops_group grp, enum ops_dtype t, enum ops_strategy s, int fused,
 		      const struct ops_conv_shape *sh)
 {
@@ -428,6 +430,7 @@ static void conv_case(enum ops_group grp, enum ops_dtype t, enum ops_strategy s,
 	w.act = grp == OPS_G_CONV_BIAS_ACT ? OPS_ACT_SILU : OPS_ACT_NONE;
 	w.conv = *sh;
 	struct ops_plan p = plan_of(fused, s, 8, 4, 32, 16, 1);
+	p.split_k = conv_split_k;
 	struct ops_quality q = run_gpu(&w, &p, "conv", &launches);
 	if (!(q.rel_l2 <= threshold(t)))
 		fail_msg("conv %s strategy %d fused %d n%lld c%lld %lldx%lld k%lld r%lld s%lld "
@@ -465,6 +468,19 @@ static void test_conv(void **state)
 						conv_case(OPS_G_CONV_BIAS_ACT, dts[di], (enum ops_strategy)s, f,
 							  &shapes[si]);
 			}
+	/* the implicit GEMM's split-K as the plan names it: none, 3 parts, and
+	 * more parts than K steps (clamped), beside the default's own choice
+	 * above (n = 1 shapes split, the 96x96 one does not) */
+	static const int splits[] = { 1, 3, 1000 };
+	for (int k = 0; k < 3; k++) {
+		conv_split_k = splits[k];
+		for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si += 2)
+			for (int di = 0; di < 3; di++) {
+				conv_case(OPS_G_CONV, dts[di], OPS_STRAT_IM2COL, 1, &shapes[si]);
+				conv_case(OPS_G_CONV_BIAS_ACT, dts[di], OPS_STRAT_IM2COL, 1, &shapes[si]);
+			}
+	}
+	conv_split_k = 0;
 }
 
 /* ---- counters -------------------------------------------------------------------- */
