@@ -528,10 +528,12 @@ __global__ void __launch_bounds__(256) k_conv_igemm_ffma(const T *__restrict__ x
 
 /* The implicit GEMM's launch: block tile rows bm (16-bit: 32 when 64-row
  * tiles would give fewer blocks than two an SM, as at n = 1: 49 blocks on
- * 132 SMs), the grid, and the split-K S: the plan's split_k when it names
- * one, else, when the tiles are fewer than two an SM, enough parts for about
- * four blocks an SM with at least two K steps each (n = 1: 98 tiles of 18
- * K steps in fp16 -> S = 6; 49 of 36 in fp32 -> S = 11), else 1. */
+ * 132 SMs), the grid, and the split-K S: the plan's split_k (clamped to the
+ * K steps), else 1. No split is chosen on its own: at n = 1 on the H200,
+ * enough parts for about four blocks an SM (fp16: 98 tiles x 6 parts of 3 K
+ * steps; fp32: 49 x 11) ran slower than no split, 47.1 against 40.3 us in
+ * fp16 and 53.4 against 48.6 us in fp32, so the per-step latency the split
+ * was to hide is not what bounds these blocks. */
 struct ig_shape {
 	int bm, split;
 	unsigned gx, gy, gz;
@@ -550,14 +552,7 @@ static void ig_shape_of(const struct cdims &cd, int es, int split_req, int sms, 
 		sh->bm = 32;
 	sh->gx = (unsigned)((M + sh->bm - 1) / sh->bm);
 	sh->tiles = (int64_t)sh->gx * sh->gy * sh->gz;
-	int S = 1;
-	if (split_req > 0)
-		S = split_req;
-	else if (sh->tiles < 2 * (int64_t)sms) {
-		S = (int)((4 * (int64_t)sms + sh->tiles - 1) / sh->tiles);
-		if (S > steps / 2)
-			S = steps / 2;
-	}
+	int S = split_req > 0 ? split_req : 1;
 	if (S > steps)
 		S = steps;
 	if ((int64_t)sh->gz * S > 65535)

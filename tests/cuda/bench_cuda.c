@@ -18,11 +18,13 @@
  * writes OUTDIR/bench.tsv (one row per variant and peer: p50, p95 and its
  * CI, samples, stop reason), OUTDIR/counters.tsv and OUTDIR/device.json, and
  * prints the tables. */
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -516,6 +518,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const uint64_t seed0 = seed;
+	if (mkdir(out, 0777) < 0 && errno != EEXIST) {
+		fprintf(stderr, "bench_cuda: %s: %s\n", out, strerror(errno));
+		return 1;
+	}
 	signal(SIGPIPE, SIG_IGN); /* a peer server that dies is a failed ask, not our death */
 	if (ops_cuda_new(0, &cu, &err) < 0)
 		die(&err);

@@ -468,9 +468,8 @@ static void test_conv(void **state)
 						conv_case(OPS_G_CONV_BIAS_ACT, dts[di], (enum ops_strategy)s, f,
 							  &shapes[si]);
 			}
-	/* the implicit GEMM's split-K as the plan names it: none, 3 parts, and
-	 * more parts than K steps (clamped), beside the default's own choice
-	 * above (n = 1 shapes split, the 96x96 one does not) */
+	/* the implicit GEMM's split-K as the plan names it (the default above
+	 * does not split): 1 and 3 parts, and more parts than K steps (clamped) */
 	static const int splits[] = { 1, 3, 1000 };
 	for (int k = 0; k < 3; k++) {
 		conv_split_k = splits[k];
