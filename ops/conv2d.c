@@ -31,6 +31,8 @@ static const char *const conv_params[] = {
 #define DIRECT_PB 6
 #define GEMM_KB 6
 #define GEMM_PB 16
+/* Output pixels per call of a path's pixel-vector direct kernel, at most. */
+#define PX_RUN_MAX 1024
 
 /* ---- shape ------------------------------------------------------------------ */
 
@@ -247,6 +249,8 @@ struct conv_ctx {
 	int64_t ntk, nth, ntw, ntiles;
 	int64_t phm, pwm;       /* patch layout (largest tile) */
 	int32_t *off;           /* term -> patch offset, tc*r*s entries */
+	float *px;              /* host scratch of the pixel-vector kernel,
+				 * DIRECT_KB x PX_RUN_MAX floats (NULL: unused) */
 };
 
 /* The on-chip buffers of one core. */
@@ -476,6 +480,53 @@ static void fill_offsets(struct conv_ctx *cx, int64_t nc)
 							 i * d->dh * cx->pwm + j * d->dw);
 }
 
+/* compute_direct by the path's pixel-vector kernel (unit stride along w).
+ * The tile's output rows lie sh*pwm apart in the patch; with sh == 1 and
+ * little halo that pitch is close to now, so runs of whole rows go to the
+ * kernel as one virtual row (the pixels between rows computed and dropped);
+ * otherwise row by row, and rows longer than PX_RUN_MAX in pieces. The
+ * kernel's [k][q] result lands in acc[k][p] row by row. */
+static void compute_direct_px(const struct conv_ctx *cx, const struct tile_pos *tp,
+			      int64_t terms, const float *x32, const float *w32,
+			      float *acc, int first)
+{
+	const struct ops_kern *kern = ops_kern;
+	int64_t pitch = cx->d.sh * cx->pwm, now = tp->now;
+	int dense = now <= PX_RUN_MAX && (pitch - now) * 4 <= now;
+	int64_t kb, r0, c0, nkb = ceil_div(tp->nk, DIRECT_KB);
+	float *tmp = cx->px;
+
+	for (kb = 0; kb < nkb; kb++) {
+		const float *wp = w32 + kb * terms * DIRECT_KB;
+		int nkl = (int)min64(DIRECT_KB, tp->nk - kb * DIRECT_KB);
+
+		for (r0 = 0; r0 < tp->noh;) {
+			int64_t nr = dense ? min64(tp->noh - r0, (PX_RUN_MAX - now) / pitch + 1) : 1;
+
+			for (c0 = 0; c0 < now; c0 += PX_RUN_MAX) {
+				int64_t ncol = min64(now - c0, PX_RUN_MAX);
+				int64_t nq = (nr - 1) * pitch + ncol, l, rr, j;
+
+				kern->conv_direct_px(x32 + r0 * pitch + c0, cx->off, terms, wp, nkl,
+						     nq, tmp, PX_RUN_MAX);
+				for (l = 0; l < nkl; l++)
+					for (rr = 0; rr < nr; rr++) {
+						const float *src = tmp + l * PX_RUN_MAX + rr * pitch;
+						float *row = acc + (kb * DIRECT_KB + l) * tp->npix +
+							     (r0 + rr) * now + c0;
+
+						if (first)
+							memcpy(row, src, (size_t)ncol * sizeof *row);
+						else
+							for (j = 0; j < ncol; j++)
+								row[j] += src[j];
+					}
+			}
+			r0 += nr;
+		}
+	}
+}
+
 /* acc[nk][npix] (=, or += when !first) over the terms of one channel block,
  * by the chosen path's direct kernel: blocks of direct_pb pixels x one or
  * two 16-channel weight panels. */
@@ -489,6 +540,10 @@ static void compute_direct(const struct conv_ctx *cx, const struct tile_pos *tp,
 	float tmp[OPS_KERN_MAX_PB * 2 * DIRECT_KB];
 	const float *pix[OPS_KERN_MAX_PB];
 
+	if (cx->px) {
+		compute_direct_px(cx, tp, terms, x32, w32, acc, first);
+		return;
+	}
 	for (kb = 0; kb < nkb;) {
 		const float *wp = w32 + kb * terms * DIRECT_KB;
 		int two = kern->direct_pb[1] > 0 && kb + 1 < nkb;
@@ -717,6 +772,15 @@ static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 		cx->off = malloc(sizeof *cx->off * (size_t)(cx->t.tc * cx->d.r * cx->d.s));
 		if (!cx->off)
 			return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the offset table");
+		if (cx->strat == OPS_STRAT_DIRECT && cx->d.sw == 1 && ops_kern->conv_direct_px) {
+			cx->px = malloc(sizeof *cx->px * DIRECT_KB * PX_RUN_MAX);
+			if (!cx->px) {
+				free(cx->off);
+				cx->off = NULL;
+				return opr_error_set(err, OPR_ENOMEM,
+						     "conv2d: out of memory for the kernel's scratch");
+			}
+		}
 	}
 	memset(&bs, 0, sizeof bs);
 	rc = ops_launch_begin(cx->dev, name, cx->db, err);
@@ -749,7 +813,9 @@ release:
 		ops_launch_end(cx->dev, NULL);
 free_off:
 	free(cx->off);
+	free(cx->px);
 	cx->off = NULL;
+	cx->px = NULL;
 	return rc;
 }
 

@@ -580,6 +580,7 @@ const struct ops_kern ops_kern_avx512 = {
 	},
 	.direct_pb = { DPB1, DPB2 },
 	.conv_direct = avx512_conv_direct,
+	.conv_direct_px = ops_avx512_conv_direct_px,
 	.gemm_nw = 32,
 	.conv_gemm = avx512_conv_gemm,
 	.qgemm = avx512_qgemm,

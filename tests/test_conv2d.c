@@ -536,6 +536,60 @@ static void test_microkernels(void **state)
 		}
 }
 
+/* The path's pixel-vector direct kernel (where it has one) against fp64
+ * sums: runs of 1 to 100 pixels (whole vectors, masked tails, several
+ * blocks), 1 to 16 channels, rows ldo apart; nothing written past a row's
+ * nq pixels or a channel's row, nothing read past x[off[i] + nq - 1] (the
+ * input ends there, so ASan sees any read beyond). */
+static void test_px_kernel(void **state)
+{
+	enum { NT = 23, LDO = 112, NQMAX = 100 };
+	float wp[16 * NT], *x, *out;
+	int32_t off[NT];
+	int i, k, q;
+
+	isa_use(state);
+	if (!ops_kern->conv_direct_px)
+		SKIP_BECAUSE("the %s path has no pixel-vector conv kernel",
+			     ops_isa_name(ops_isa_active()));
+	for (i = 0; i < 16 * NT; i++)
+		wp[i] = (float)rnd(-1000, 1000) / 1000.0f;
+	out = malloc(sizeof *out * 17 * LDO);
+	assert_non_null(out);
+	for (int nq = 1; nq <= NQMAX; nq += nq < 20 ? 1 : 7) {
+		int span = 0;
+
+		for (i = 0; i < NT; i++) {
+			off[i] = (int32_t)rnd(0, 150);
+			if (off[i] > span)
+				span = off[i];
+		}
+		/* the input ends at the largest offset + nq */
+		x = malloc(sizeof *x * (size_t)(span + nq));
+		assert_non_null(x);
+		for (i = 0; i < span + nq; i++)
+			x[i] = (float)rnd(-1000, 1000) / 1000.0f;
+		for (int nk = 1; nk <= 16; nk += nk < 9 ? 1 : 7) {
+			memset(out, 0xFF, sizeof *out * 17 * LDO);
+			ops_kern->conv_direct_px(x, off, NT, wp, nk, nq, out, LDO);
+			for (k = 0; k < 17; k++)
+				for (q = 0; q < LDO; q++) {
+					double e = 0.0;
+
+					if (k >= nk || q >= nq) {
+						assert_true(isnan(out[k * LDO + q]));
+						continue;
+					}
+					for (i = 0; i < NT; i++)
+						e += (double)x[off[i] + q] * wp[16 * i + k];
+					assert_float_equal(out[k * LDO + q], e, 1e-4);
+				}
+		}
+		free(x);
+	}
+	free(out);
+}
+
 /* plans() offers both tiled strategies, the fitting ones first, and the
  * planner ranks a tiled plan above the untiled one. */
 static void test_plans(void **state)
@@ -602,6 +656,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		ISA_TESTS(test_microkernels),
+		ISA_TESTS(test_px_kernel),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_known_values),
 		ISA_TESTS(test_random_shapes_vs_reference),
