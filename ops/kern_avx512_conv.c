@@ -225,7 +225,7 @@ AMX_TARGET void ops_avx512_conv_direct_bf16(const uint16_t *x, const int32_t *of
 				 int64_t ldo)
 {
 	struct amx_cfg cfg;
-	uint16_t buf[4 * 512] __attribute__((aligned(64)));
+	uint16_t buf[2][4 * 512] __attribute__((aligned(64)));
 	float cb[4][16 * 16] __attribute__((aligned(64)));
 	/* natural pixel order from the lo/hi tiles of one half */
 	const __m512i ix0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
@@ -251,17 +251,25 @@ AMX_TARGET void ops_avx512_conv_direct_bf16(const uint16_t *x, const int32_t *of
 		_tile_zero(1);
 		_tile_zero(2);
 		_tile_zero(3);
+		/* the next step's B is packed before this step's tiles load
+		 * theirs: a tile load right behind the stores that wrote its
+		 * rows waited for them (no store forwarding into tiles) */
+		amx_pack(buf[0], x + q0, off, 0, nterm, nh, m0, m1);
 		for (int64_t ks = 0; ks < nks; ks++) {
-			amx_pack(buf, x + q0, off, 32 * ks, nterm, nh, m0, m1);
+			const uint16_t *bk = buf[ks & 1];
+
+			if (ks + 1 < nks)
+				amx_pack(buf[(ks + 1) & 1], x + q0, off, 32 * (ks + 1), nterm, nh,
+					 m0, m1);
 			_tile_loadd(4, a + 32 * ks, lda * 2);
-			_tile_loadd(5, buf, 64);
+			_tile_loadd(5, bk, 64);
 			_tile_dpbf16ps(0, 4, 5);
-			_tile_loadd(6, buf + 512, 64);
+			_tile_loadd(6, bk + 512, 64);
 			_tile_dpbf16ps(1, 4, 6);
 			if (nh > 1) {
-				_tile_loadd(7, buf + 1024, 64);
+				_tile_loadd(7, bk + 1024, 64);
 				_tile_dpbf16ps(2, 4, 7);
-				_tile_loadd(5, buf + 1536, 64);
+				_tile_loadd(5, bk + 1536, 64);
 				_tile_dpbf16ps(3, 4, 5);
 			}
 		}
