@@ -706,7 +706,8 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 	} kern[KERN_MAX] = {
 		{"fp16_tops", "conv2d fp16 64x28x28 k64 3x3 in L2 (F16C conversion + FMA "
 			      "microkernel), launch overhead and DMA setup subtracted"},
-		{"bf16_tops", "conv2d bf16 64x28x28 k64 3x3 in L2 (bf16 conversion + FMA "
+		{"bf16_tops", "conv2d bf16 64x28x28 k64 3x3 in L2 (the path's bf16 conv: AMX "
+			      "tdpbf16ps where the CPU has AMX-BF16, else bf16 conversion + FMA "
 			      "microkernel), launch overhead and DMA setup subtracted"},
 		{"int8_tops", "qgemm u8 x s8 8x64x4096 in L2 (widen + madd_epi16, exact int32), "
 			      "launch overhead and DMA setup subtracted"},
