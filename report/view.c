@@ -214,8 +214,10 @@ static void view_block_summary(struct rep_vb *vb, json_t *o, json_t *blk, json_t
 	char a[160], c[160], t[400];
 	arrow(t, sizeof t, rep_vstr(base, "primary_bottleneck"), rep_vstr(cand, "primary_bottleneck"));
 	rep_vsets(vb, o, "primary_shift", t);
-	comparison_text(t, sizeof t, comparison_of(blk, "p95"));
-	rep_vsets(vb, o, "p95_ratio", t);
+	json_t *p95c = comparison_of(blk, "p95");
+	comparison_text(t, sizeof t, p95c);
+	/* an unavailable ratio's reason is the check's, named in the line */
+	rep_vsets(vb, o, "p95_ratio", p95c && !json_is_true(rep_vget(p95c, "available")) ? "no ratio" : t);
 	f_count(a, sizeof a, rep_vnum(base, "launches"));
 	f_count(c, sizeof c, rep_vnum(cand, "launches"));
 	arrow(t, sizeof t, a, c);
@@ -242,6 +244,8 @@ static void view_block_summary(struct rep_vb *vb, json_t *o, json_t *blk, json_t
 	f_quantile(a, sizeof a, rep_vget(rep_vget(base, "latency"), "p95"));
 	f_quantile(c, sizeof c, rep_vget(rep_vget(cand, "latency"), "p95"));
 	arrow(t, sizeof t, a, c);
+	if (!strcmp(a, c) && !json_is_true(rep_vget(rep_vget(rep_vget(base, "latency"), "p95"), "available")))
+		snprintf(t, sizeof t, "%s in both variants", a); /* "too few samples → too few samples" */
 	rep_vsets(vb, o, "p95_host", t);
 	/* the block's status and what did not pass, from the analysis */
 	const char *st = rep_vstr(blk, "status");
@@ -536,10 +540,17 @@ static void view_bottlenecks(struct rep_vb *vb, json_t *view, json_t *f)
 		/* a block whose candidate passes every check has no symptom to
 		 * explain at length: its answer is one line */
 		/* the blocks that fail: a warning's question is its mitigation's */
-		int full = !strcmp(rep_vstr(blk, "status"), "FAIL");
+		/* the first failing block's answer at length, every other one in
+		 * a line (its evidence is in findings.json and the workbook): the
+		 * packet's length does not grow with the number of failures */
+		int fails = !strcmp(rep_vstr(blk, "status"), "FAIL");
+		int full = fails && !json_is_true(rep_vget(view, "findings_full"));
 		rep_vset(vb, a, "full", json_boolean(full));
+		rep_vset(vb, a, "brief", json_boolean(fails && !full));
 		if (full)
 			rep_vset(vb, view, "findings_full", json_true());
+		else if (fails)
+			rep_vset(vb, view, "findings_brief", json_true());
 		rep_vsets(vb, a, "symptom", rep_vstr(x, "symptom"));
 		rep_vsets(vb, a, "explanation", rep_vstr(x, "explanation"));
 		rep_vset(vb, a, "evidence", elist);
@@ -585,7 +596,12 @@ static void view_worksheet(struct rep_vb *vb, json_t *view, json_t *f)
 		f_us(a, sizeof a, rep_vnum(w, "model_us"));
 		rep_vsets(vb, o, "model", isfinite(rep_vnum(w, "model_us")) ? a : "not modelled");
 		rep_vsets(vb, o, "expected", rep_vstr(w, "expected_bottleneck"));
-		rep_vsets(vb, o, "shift", rep_vstr(w, "shift"));
+		/* "X -> X" is no shift: said so, in fewer words */
+		const char *sh = rep_vstr(w, "shift"), *to = strstr(sh, " -> ");
+		if (to && strlen(to + 4) == (size_t)(to - sh) && !strncmp(sh, to + 4, (size_t)(to - sh)))
+			rep_vsets(vb, o, "shift", "none");
+		else
+			rep_vsets(vb, o, "shift", sh);
 		set_badge(vb, o, "status", rep_vstr(w, "status"));
 		/* "auto: 'PLAN', fastest of ..." names the plan the row shows */
 		const char *why = rep_vstr(w, "reason"), *cut = strstr(why, "', ");
@@ -599,8 +615,8 @@ static void view_worksheet(struct rep_vb *vb, json_t *view, json_t *f)
 			rep_vsets(vb, o, "reason", why);
 	}
 	if (hidden)
-		rep_vsetf(vb, view, "worksheet_more", "The plans that ran; %zu alternatives the planner evaluated are in "
-		     "findings.json and on the workbook's Worksheet sheet (the closest ones below).", hidden);
+		rep_vsetf(vb, view, "worksheet_more", "The plans that ran; the %zu alternatives the planner evaluated, with "
+		     "why each was rejected, are in findings.json and the workbook's Worksheet sheet.", hidden);
 }
 
 /* The row of list whose k1 and k2 fields equal v1 and v2 (NULL if none). */
@@ -758,6 +774,44 @@ static void view_tail_counters(struct rep_vb *vb, json_t *view, json_t *f)
 		rep_vsets(vb, o, "row", row);
 		free(row);
 	}
+	/* each counter's source once (the rows are per sample; their sums are in
+	 * findings.json and the workbook's Counters sheet). Raw Markdown: the
+	 * sources are code spans */
+	struct opr_buf sb = { 0 };
+	json_t *named = json_array(), *calls = json_array();
+	json_array_foreach(rows, i, x) {
+		/* grouped by the call: "getrusage(RUSAGE_THREAD).ru_nvcsw" is
+		 * getrusage(RUSAGE_THREAD), its field is the counter's name */
+		const char *src = rep_vstr(x, "source"), *close = strchr(src, ')');
+		int call_len = close ? (int)(close - src + 1) : (int)strlen(src);
+		char call[160];
+		snprintf(call, sizeof call, "%.*s", call_len, src);
+		int fresh = *call ? first_time(calls, call) : 0;
+		if (fresh < 0)
+			vb->oom = 1;
+		if (fresh <= 0)
+			continue;
+		opr_buf_printf(&sb, "%s`%s`", sb.len ? "; " : "", call);
+		json_t *y;
+		size_t j, n = 0;
+		json_array_foreach(rows, j, y) {
+			const char *s2 = rep_vstr(y, "source");
+			int add = first_time(named, rep_vstr(y, "counter"));
+			if (add < 0)
+				vb->oom = 1;
+			if (add > 0 && !strncmp(s2, call, (size_t)call_len) &&
+			    (s2[call_len] == '\0' || s2[call_len] == '.'))
+				opr_buf_printf(&sb, "%s%s", n++ ? ", " : " ", rep_vstr(y, "counter"));
+			else if (add > 0)
+				json_array_remove(named, json_array_size(named) - 1);
+		}
+	}
+	json_decref(named);
+	json_decref(calls);
+	char *srcs = opr_buf_take(&sb);
+	vb->oom |= !srcs;
+	rep_vsets(vb, view, "host_tail_sources", srcs ? srcs : "");
+	free(srcs);
 	/* the table only when it has rows; else one line that says why not */
 	if (json_array_size(rows))
 		rep_vset(vb, view, "host_tail_present", json_true());
@@ -766,6 +820,42 @@ static void view_tail_counters(struct rep_vb *vb, json_t *view, json_t *f)
 		     "in the list below)");
 	else
 		rep_vsets(vb, view, "host_tail_absent", "not recorded: these findings predate them");
+}
+
+/* Whether a and b are "HEAD: details" with the same HEAD and other details. */
+static int same_head(const char *a, const char *b)
+{
+	const char *ca = strstr(a, ": "), *cb = strstr(b, ": ");
+	return ca && cb && ca - a == cb - b && !strncmp(a, b, (size_t)(ca - a)) && strcmp(a, b);
+}
+
+/* Folds mitigation x into row o of the same action: "HEAD: B1 details1; B2
+ * details2" as the title, the effect's HEAD alone (each block's details are
+ * in findings.json and the workbook). */
+static void merge_by_head(struct rep_vb *vb, json_t *o, json_t *x)
+{
+	const char *t = rep_vstr(o, "title"), *c = strstr(t, ": ");
+	if (!json_is_true(rep_vget(o, "merged"))) {
+		rep_vsets(vb, o, "expected_was", rep_vstr(o, "expected"));
+		const char *e = rep_vstr(o, "expected_was"), *ce = strstr(e, ": ");
+		rep_vsetf(vb, o, "expected", "%.*s (each block's details: findings.json)", (int)(ce - e), e);
+		rep_vsetf(vb, o, "title", "%.*s: %s %s", (int)(c - t), t, rep_vstr(o, "block"), c + 2);
+		rep_vset(vb, o, "merged", json_true());
+		t = rep_vstr(o, "title");
+	}
+	rep_vsetf(vb, o, "title", "%s; %s %s", t, rep_vstr(x, "block"), strstr(rep_vstr(x, "title"), ": ") + 2);
+	rep_vsetf(vb, o, "block", "%s, %s", rep_vstr(o, "block"), rep_vstr(x, "block"));
+}
+
+/* Whether the host counter name has a measured row in the tail table. */
+static int host_tail_has(json_t *f, const char *name)
+{
+	json_t *x;
+	size_t i;
+	json_array_foreach(rep_vget(f, "host_counters_tail"), i, x)
+		if (json_is_true(rep_vget(x, "available")) && !strcmp(rep_vstr(x, "counter"), name))
+			return 1;
+	return 0;
 }
 
 static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
@@ -798,6 +888,16 @@ static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 		const char *k[] = { "block", "title", "owner_role", "expected", "validation", "rollback" };
 		for (size_t j = 0; j < sizeof k / sizeof k[0]; j++)
 			rep_vsets(vb, o, k[j], rep_vstr(x, k[j]));
+		/* a boundary that is the block's rollback target is named, not
+		 * repeated: the plan is in the validation matrix beside it */
+		json_t *vr;
+		size_t vi;
+		json_array_foreach(rep_vget(f, "validation"), vi, vr)
+			if (!strcmp(rep_vstr(vr, "block"), rep_vstr(x, "block")) &&
+			    !strcmp(rep_vstr(vr, "rollback_to"), rep_vstr(x, "rollback"))) {
+				rep_vsets(vb, o, "rollback", "its baseline (validation matrix)");
+				break;
+			}
 		const char *name = "unassigned";
 		json_t *ow;
 		size_t j;
@@ -821,9 +921,33 @@ static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 			    !strcmp(rep_vstr(y, "expected"), rep_vstr(x, "expected")) &&
 			    !strcmp(rep_vstr(y, "validation"), rep_vstr(x, "validation")))
 				o = y;
+		if (!o)
+			json_array_foreach(mg, j, y)
+				if (same_head(rep_vstr(y, "title"), rep_vstr(x, "title")) &&
+				    same_head(json_is_true(rep_vget(y, "merged")) ? rep_vstr(y, "expected_was")
+										  : rep_vstr(y, "expected"),
+					      rep_vstr(x, "expected")) &&
+				    !strcmp(rep_vstr(y, "owner_role"), rep_vstr(x, "owner_role")) &&
+				    !strcmp(rep_vstr(y, "validation"), rep_vstr(x, "validation"))) {
+					/* one action with a number per block ("sample until
+					 * ...: 511 rounds"): one row naming each block's
+					 * number; the rest of each effect is in findings.json */
+					merge_by_head(vb, y, x);
+					o = y;
+					break;
+				}
+		if (o && json_is_true(rep_vget(o, "merged"))) {
+			if (strcmp(rep_vstr(o, "rollback"), rep_vstr(x, "rollback")))
+				rep_vsets(vb, o, "rollback", "each block's baseline (validation matrix)");
+			else if (!strcmp(rep_vstr(x, "rollback"), "its baseline (validation matrix)"))
+				rep_vsets(vb, o, "rollback", "each block's baseline (validation matrix)");
+			continue;
+		}
 		if (o) {
 			rep_vsetf(vb, o, "block", "%s, %s", rep_vstr(o, "block"), rep_vstr(x, "block"));
 			if (strcmp(rep_vstr(o, "rollback"), rep_vstr(x, "rollback")))
+				rep_vsets(vb, o, "rollback", "each block's baseline (validation matrix)");
+			else if (!strcmp(rep_vstr(x, "rollback"), "its baseline (validation matrix)"))
 				rep_vsets(vb, o, "rollback", "each block's baseline (validation matrix)");
 			continue;
 		}
@@ -832,16 +956,29 @@ static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 			return;
 		}
 	}
+	/* when every boundary is the block's baseline, that is said once below
+	 * the table instead of in a column */
+	int own_baseline = 1;
+	json_array_foreach(mg, i, x)
+		own_baseline &= !strcmp(rep_vstr(x, "rollback"), "its baseline (validation matrix)") ||
+				!strcmp(rep_vstr(x, "rollback"), "each block's baseline (validation matrix)");
+	rep_vset(vb, view, "mitigations_rollback_column", json_boolean(!own_baseline));
 	size_t rej_hidden = 0;
 	json_array_foreach(rep_vget(f, "rejected_alternatives"), i, x) {
-		/* the closest alternatives of the blocks that did not pass: where a
-		 * reviewer asks "why not another plan" */
+		/* the closest alternatives of the blocks that fail: where a reviewer
+		 * asks "why not another plan" (a warning's question is its
+		 * mitigation's). At most REJ_PER_BLOCK a block and REJ_SHOWN in all,
+		 * so the packet stays short however many blocks fail */
+		enum { REJ_PER_BLOCK = 2, REJ_SHOWN = 4 };
 		json_t *blk = NULL, *y;
-		size_t j;
+		size_t j, same = 0;
 		json_array_foreach(rep_vget(f, "blocks"), j, y)
 			if (!strcmp(rep_vstr(y, "name"), rep_vstr(x, "block")))
 				blk = y;
-		if (json_is_false(rep_vget(x, "shown")) || !strcmp(rep_vstr(blk, "status"), "PASS")) {
+		json_array_foreach(rej, j, y)
+			same += !strcmp(rep_vstr(y, "block"), rep_vstr(x, "block"));
+		if (json_is_false(rep_vget(x, "shown")) || strcmp(rep_vstr(blk, "status"), "FAIL") ||
+		    same >= REJ_PER_BLOCK || json_array_size(rej) >= REJ_SHOWN) {
 			rej_hidden++;
 			continue;
 		}
@@ -855,9 +992,12 @@ static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 	}
 	rep_vset(vb, view, "rejected_any", json_boolean(json_array_size(rej) > 0));
 	if (rej_hidden)
-		rep_vsetf(vb, view, "rejected_more", "%zu more rejected plans (the passing blocks' among them), with "
-		     "their reasons, are in findings.json and on the workbook's Worksheet sheet.", rej_hidden);
-	size_t sde_hidden = 0, other_hidden = 0;
+		rep_vsetf(vb, view, "rejected_more", json_array_size(rej)
+			  ? "The failing blocks' closest alternatives, above; %zu more, with their reasons, in "
+			    "findings.json and the workbook."
+			  : "%zu rejected plans, with their reasons, in findings.json and the workbook (listed here "
+			    "only for a block that fails).", rej_hidden);
+	size_t sde_hidden = 0, other_hidden = 0, host_hidden = 0;
 	json_array_foreach(rep_vget(f, "counters"), i, x) {
 		int avail = json_is_true(rep_vget(x, "available")) && isfinite(rep_vnum(x, "value"));
 		const char *cn = rep_vstr(x, "name");
@@ -866,6 +1006,14 @@ static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 		if (avail && elsewhere) {
 			/* shown by the summary, the worksheet and the statistics */
 			other_hidden++;
+			continue;
+		}
+		char hl[128];
+		counter_label(hl, sizeof hl, cn);
+		if (avail && host_tail_has(f, hl)) {
+			/* a host software counter: per sample in the tail table,
+			 * with its source; its sums in the workbook */
+			host_hidden++;
 			continue;
 		}
 		if (avail && !strncmp(cn, "sde:::", 6)) {
@@ -991,10 +1139,14 @@ static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 		rep_vsets(vb, o, "row", row);
 		free(row);
 	}
-	if (sde_hidden + other_hidden)
-		rep_vsetf(vb, view, "counters_more", "In findings.json and the workbook's Counters sheet: %zu more rows, "
-		     "%zu of them the SDE read-back (sde:::opreview::*) the validation matrix checks.",
-		     sde_hidden + other_hidden, sde_hidden);
+	if (sde_hidden + other_hidden + host_hidden) {
+		char hs[96] = "";
+		if (host_hidden)
+			snprintf(hs, sizeof hs, "; %zu host software counters' sums, per sample below", host_hidden);
+		rep_vsetf(vb, view, "counters_more", "%zu more rows (%zu the SDE read-back sde:::opreview::*, which the "
+		     "validation matrix checks%s): findings.json, the workbook's Counters sheet.",
+		     sde_hidden + other_hidden + host_hidden, sde_hidden, hs);
+	}
 	view_tail_counters(vb, view, f);
 	json_array_foreach(rep_vget(f, "rules"), i, x) {
 		json_t *o = rep_vpush(vb, rules);
@@ -1013,6 +1165,42 @@ static void kv(struct rep_vb *vb, json_t *a, const char *key, const char *value)
 		return;
 	rep_vsets(vb, o, "key", key);
 	rep_vsets(vb, o, "value", value && *value ? value : "not recorded");
+}
+
+/* The host kernel path: the ISA, and each family's path without its details
+ * ("conv2d avx512 (fma, 12x32 direct)" is "conv2d avx512"); when every family
+ * runs the ISA, that is said once. The details are in findings.json and the
+ * workbook's Environment sheet. */
+static void kernel_path_text(char *b, size_t n, const char *isa, const char *per)
+{
+	char fam[512] = "";
+	size_t k = 0;
+	int depth = 0, same = 1;
+	for (const char *p = per; *p && k + 1 < sizeof fam; p++) {
+		if (*p == '(')
+			depth++;
+		else if (*p == ')')
+			depth -= depth > 0;
+		else if (!depth && !(*p == ' ' && (p[1] == '(' || p[1] == ';' || !p[1])))
+			fam[k++] = *p;
+	}
+	fam[k] = '\0';
+	/* every "family path" pair of fam ends in the ISA's name */
+	size_t il = strlen(isa);
+	for (const char *p = fam; *p && same;) {
+		const char *e = strchr(p, ';');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		same = il && len > il && !strncmp(p + len - il, isa, il) && p[len - il - 1] == ' ';
+		p += len;
+		while (*p == ';' || *p == ' ')
+			p++;
+	}
+	if (!*per)
+		snprintf(b, n, "%s; per family: unavailable", *isa ? isa : "unavailable");
+	else if (same && *isa)
+		snprintf(b, n, "%s, every family", isa);
+	else
+		snprintf(b, n, "%s; per family: %s", *isa ? isa : "unavailable", fam);
 }
 
 static void view_inputs(struct rep_vb *vb, json_t *view, json_t *f)
@@ -1149,8 +1337,7 @@ host:;
 			if (!*isa && !*per)
 				snprintf(a, sizeof a, "unavailable: not in these findings");
 			else
-				snprintf(a, sizeof a, "%s; per family: %s", *isa ? isa : "unavailable",
-					 *per ? per : "unavailable");
+				kernel_path_text(a, sizeof a, isa, per);
 			kv(vb, hr, "host kernel path", a);
 		} else if (!strcmp(hk[i], "compiler")) {
 			snprintf(a, sizeof a, "%s %s", rep_vstr(host, "compiler"), rep_vstr(host, "cflags"));
