@@ -253,17 +253,22 @@ static void view_block_summary(struct rep_vb *vb, json_t *o, json_t *blk, json_t
 	struct opr_buf ab = { 0 };
 	json_t *att = rep_vget(blk, "attention"), *x;
 	size_t ai;
-	json_array_foreach(att, ai, x) {
-		const char *m = badge(rep_vstr(x, "status"));
-		char *chk = rep_md_escape(rep_vstr(x, "check"), 0), *val = rep_md_escape(rep_vstr(x, "value"), 0);
-		if (!chk || !val) {
-			vb->oom = 1;
-		} else {
-			opr_buf_printf(&ab, "%s%s%s%s %s: %s", ai ? "; " : "", m, rep_vstr(x, "status"), m, chk, val);
+	/* the failures first, then the warnings: the worst is read first */
+	for (int fails = 1; fails >= 0; fails--)
+		json_array_foreach(att, ai, x) {
+			if (fails != !strcmp(rep_vstr(x, "status"), "FAIL"))
+				continue;
+			const char *m = badge(rep_vstr(x, "status"));
+			char *chk = rep_md_escape(rep_vstr(x, "check"), 0), *val = rep_md_escape(rep_vstr(x, "value"), 0);
+			if (!chk || !val) {
+				vb->oom = 1;
+			} else {
+				opr_buf_printf(&ab, "%s%s%s%s %s: %s", ab.len ? "; " : "", m, rep_vstr(x, "status"), m, chk,
+					       val);
+			}
+			free(chk);
+			free(val);
 		}
-		free(chk);
-		free(val);
-	}
 	char *attn = opr_buf_take(&ab);
 	if (!attn) {
 		vb->oom = 1;
