@@ -910,41 +910,90 @@ static int artifact_of(const char *packet_dir, const char *role, char *path, siz
 	return 0;
 }
 
-/* The packet's manifest as it is now (*mtext, malloc'd): written as MANIFEST
- * by the first signer, and from then on what the packet must still match,
- * or OPR_EMISMATCH naming what changed. */
-static int manifest_pin(const char *packet_dir, char **mtext, size_t *mlen, struct opr_error *err)
+/* The files a signature covers, as the packet holds them now, beside the
+ * MANIFEST that pins them: the manifest now (text, malloc'd) and its digest,
+ * and when MANIFEST exists its text and how the two differ. What goes wrong
+ * reading or comparing MANIFEST is kept for the caller to judge: sign
+ * refuses, verify reports it among the problems. */
+struct manifest_state {
+	char *text;
+	size_t len, nfiles;
+	char sha256[65];
+	int present;    /* MANIFEST exists */
+	int stat_errno; /* when it does not, lstat's errno */
+	char *old;      /* MANIFEST's text */
+	size_t oldlen;
+	int read_rc;    /* reading MANIFEST: 0 or the error in read_err */
+	struct opr_error read_err;
+	char *diff; /* rep_manifest_diff of old against text */
+	size_t counts[3];
+	int diff_rc; /* comparing: 0 or the error in diff_err */
+	struct opr_error diff_err;
+};
+
+/* Fills m for packet_dir; an error building the manifest (or its path) is
+ * returned, the rest is in m. m is released with manifest_release either way. */
+static int manifest_read(const char *packet_dir, struct manifest_state *m, struct opr_error *err)
 {
 	char path[PATH_CAP];
-	char *old = NULL, *diff = NULL;
-	size_t oldlen = 0;
 	struct stat st;
 	int rc;
-	if ((rc = rep_manifest_build(packet_dir, mtext, mlen, NULL, err)) ||
-	    (rc = join_path(path, sizeof path, packet_dir, REP_MANIFEST_NAME, err)))
+
+	memset(m, 0, sizeof *m);
+	if ((rc = rep_manifest_build(packet_dir, &m->text, &m->len, &m->nfiles, err)))
 		return rc;
-	if (!lstat(path, &st)) {
-		size_t counts[3];
-		struct opr_error derr = {0};
-		if ((rc = opr_read_file(path, &old, &oldlen, MAX_MANIFEST_BYTES, err)))
-			return rc;
-		if (oldlen != *mlen || memcmp(old, *mtext, *mlen)) {
-			char msg[600];
-			if (rep_manifest_diff(old, oldlen, *mtext, *mlen, &diff, counts, &derr))
-				snprintf(msg, sizeof msg, "%.590s", derr.msg);
-			else
-				diff_message(diff, msg, sizeof msg);
-			rc = opr_error_set(err, OPR_EMISMATCH, "the packet no longer matches its "
-					   "MANIFEST (%s); refusing to sign what others did not", msg);
-		}
-	} else if (errno != ENOENT) {
-		rc = opr_error_set(err, OPR_EIO, "cannot stat '%s': %s", path, strerror(errno));
-	} else {
-		rc = write_atomic(packet_dir, REP_MANIFEST_NAME, *mtext, *mlen, err);
+	col_sha256_hex(m->text, m->len, m->sha256);
+	if ((rc = join_path(path, sizeof path, packet_dir, REP_MANIFEST_NAME, err)))
+		return rc;
+	if (lstat(path, &st)) {
+		m->stat_errno = errno;
+		return 0;
 	}
-	free(old);
-	free(diff);
-	return rc;
+	m->present = 1;
+	if ((m->read_rc = opr_read_file(path, &m->old, &m->oldlen, MAX_MANIFEST_BYTES, &m->read_err)))
+		return 0;
+	m->diff_rc = rep_manifest_diff(m->old, m->oldlen, m->text, m->len, &m->diff, m->counts, &m->diff_err);
+	return 0;
+}
+
+static void manifest_release(struct manifest_state *m)
+{
+	free(m->text);
+	free(m->old);
+	free(m->diff);
+	m->text = m->old = m->diff = NULL;
+}
+
+/* The packet's manifest as it is now, for a signature: written as MANIFEST
+ * by the first signer, and from then on what the packet must still match,
+ * or OPR_EMISMATCH naming what changed. */
+static int manifest_pin(const char *packet_dir, struct manifest_state *m, struct opr_error *err)
+{
+	int rc = manifest_read(packet_dir, m, err);
+	if (rc)
+		return rc;
+	if (!m->present && m->stat_errno != ENOENT) {
+		char path[PATH_CAP];
+		snprintf(path, sizeof path, "%s/%s", packet_dir, REP_MANIFEST_NAME);
+		return opr_error_set(err, OPR_EIO, "cannot stat '%s': %s", path, strerror(m->stat_errno));
+	}
+	if (!m->present)
+		return write_atomic(packet_dir, REP_MANIFEST_NAME, m->text, m->len, err);
+	if (m->read_rc) {
+		if (err)
+			*err = m->read_err;
+		return m->read_rc;
+	}
+	if (m->oldlen != m->len || memcmp(m->old, m->text, m->len)) {
+		char msg[600];
+		if (m->diff_rc)
+			snprintf(msg, sizeof msg, "%.590s", m->diff_err.msg);
+		else
+			diff_message(m->diff, msg, sizeof msg);
+		return opr_error_set(err, OPR_EMISMATCH, "the packet no longer matches its "
+				     "MANIFEST (%s); refusing to sign what others did not", msg);
+	}
+	return 0;
 }
 
 /* PACKET/signoff/ into sdir, created when missing; a non-directory there is
@@ -972,8 +1021,9 @@ int rep_sign(const char *packet_dir, const struct rep_sign_options *o,
 	unsigned char seed[REP_ED25519_KEY_BYTES], pk[REP_ED25519_KEY_BYTES];
 	unsigned char sk[crypto_sign_SECRETKEYBYTES];
 	char sdir[PATH_CAP], fp_key[REP_FINGERPRINT_MAX], fp_role[REP_FINGERPRINT_MAX];
-	char *mtext = NULL, *rtext = NULL, *json = NULL;
-	size_t mlen = 0, rlen = 0, jlen = 0;
+	char *rtext = NULL, *json = NULL;
+	size_t rlen = 0, jlen = 0;
+	struct manifest_state m = {0};
 	json_t *root = NULL;
 	int rc;
 	const char *comment = o->comment ? o->comment : "";
@@ -1022,7 +1072,7 @@ int rep_sign(const char *packet_dir, const struct rep_sign_options *o,
 	}
 
 	/* the manifest: written by the first signer, then fixed */
-	if ((rc = manifest_pin(packet_dir, &mtext, &mlen, err)) ||
+	if ((rc = manifest_pin(packet_dir, &m, err)) ||
 	    (rc = signoff_dir(packet_dir, sdir, sizeof sdir, err)))
 		goto out;
 
@@ -1042,7 +1092,7 @@ int rep_sign(const char *packet_dir, const struct rep_sign_options *o,
 	snprintf(r.owner, sizeof r.owner, "%s", owner->name);
 	snprintf(r.decision, sizeof r.decision, "%s", o->reject ? "reject" : "approve");
 	snprintf(r.comment, sizeof r.comment, "%s", comment);
-	col_sha256_hex(mtext, mlen, r.manifest_sha256);
+	snprintf(r.manifest_sha256, sizeof r.manifest_sha256, "%s", m.sha256);
 	if (record_text(&r, &rtext, &rlen)) {
 		rc = opr_error_set(err, OPR_ENOMEM, "out of memory signing '%s'", packet_dir);
 		goto out;
@@ -1082,7 +1132,7 @@ out:
 	sodium_memzero(sk, sizeof sk);
 	json_decref(root);
 	free(of);
-	free(mtext);
+	manifest_release(&m);
 	free(rtext);
 	free(json);
 	return rc;
@@ -1220,8 +1270,8 @@ int rep_verify(const char *packet_dir, struct rep_verify_result *res, struct opr
 {
 	struct owners_file *of = NULL;
 	struct opr_buf probs = {0}, sum = {0};
-	char path[PATH_CAP], sdir[PATH_CAP], *mtext = NULL, *old = NULL;
-	size_t mlen = 0, oldlen = 0;
+	char path[PATH_CAP], sdir[PATH_CAP];
+	struct manifest_state m = {0};
 	struct stat st;
 	int rc, nprob = 0;
 
@@ -1250,7 +1300,7 @@ int rep_verify(const char *packet_dir, struct rep_verify_result *res, struct opr
 			*err = oerr;
 		goto out;
 	}
-	rc = rep_manifest_build(packet_dir, &mtext, &mlen, &res->nfiles, err);
+	rc = manifest_read(packet_dir, &m, err);
 	if ((rc == OPR_EINPUT || rc == OPR_ELIMIT) && err) {
 		/* a symlink or a special file in a packet: not what was signed */
 		char msg[sizeof err->msg];
@@ -1259,34 +1309,35 @@ int rep_verify(const char *packet_dir, struct rep_verify_result *res, struct opr
 	}
 	if (rc)
 		goto out;
-	col_sha256_hex(mtext, mlen, res->manifest_sha256);
+	res->nfiles = m.nfiles;
+	snprintf(res->manifest_sha256, sizeof res->manifest_sha256, "%s", m.sha256);
 
-	if (!lstat(path, &st)) {
-		struct opr_error derr = {0};
-		size_t c[3];
+	if (m.present) {
 		res->manifest_present = 1;
-		if ((rc = opr_read_file(path, &old, &oldlen, MAX_MANIFEST_BYTES, &derr))) {
-			if (rc == OPR_ENOMEM || rc == OPR_EIO) {
-				rc = opr_error_set(err, rc, "%s", derr.msg);
+		if (m.read_rc) {
+			if (m.read_rc == OPR_ENOMEM || m.read_rc == OPR_EIO) {
+				rc = opr_error_set(err, m.read_rc, "%s", m.read_err.msg);
 				goto out;
 			}
-			rc = 0;
-			opr_buf_printf(&probs, "MANIFEST unreadable: %s\n", derr.msg);
+			opr_buf_printf(&probs, "MANIFEST unreadable: %s\n", m.read_err.msg);
 			nprob++;
-		} else if (rep_manifest_diff(old, oldlen, mtext, mlen, &res->differences, c, &derr)) {
-			if (derr.code == OPR_ENOMEM) {
-				rc = opr_error_set(err, OPR_ENOMEM, "%s", derr.msg);
+		} else if (m.diff_rc) {
+			if (m.diff_err.code == OPR_ENOMEM) {
+				rc = opr_error_set(err, OPR_ENOMEM, "%s", m.diff_err.msg);
 				goto out;
 			}
-			opr_buf_printf(&probs, "MANIFEST is malformed: line %d: %s\n", derr.line, derr.msg);
+			opr_buf_printf(&probs, "MANIFEST is malformed: line %d: %s\n", m.diff_err.line,
+				       m.diff_err.msg);
 			nprob++;
 		} else {
-			res->changed = c[0];
-			res->added = c[1];
-			res->removed = c[2];
+			res->differences = m.diff;
+			m.diff = NULL;
+			res->changed = m.counts[0];
+			res->added = m.counts[1];
+			res->removed = m.counts[2];
 			/* the same files and digests; signatures are checked against
 			 * the digest of the recomputed text */
-			res->manifest_ok = !(c[0] | c[1] | c[2]);
+			res->manifest_ok = !(m.counts[0] | m.counts[1] | m.counts[2]);
 		}
 	}
 
@@ -1356,7 +1407,6 @@ out:
 	free(opr_buf_take(&sum));
 	free(opr_buf_take(&probs));
 	free(of);
-	free(mtext);
-	free(old);
+	manifest_release(&m);
 	return rc;
 }
