@@ -863,18 +863,11 @@ static int host_tail_has(json_t *f, const char *name)
 	return 0;
 }
 
-static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
+/* The validation checks, one row each (the matrix is built from findings by
+ * view_matrix; these rows are the template's flat list). */
+static void view_validation_rows(struct rep_vb *vb, json_t *val, json_t *f)
 {
-	json_t *val = json_array(), *mit = json_array(), *rej = json_array(), *cav = json_array(),
-	       *cun = json_array(), *rules = json_array(), *x;
-	rep_vset(vb, view, "validation", val);
-	rep_vset(vb, view, "mitigations", mit);
-	rep_vset(vb, view, "rejected", rej);
-	rep_vset(vb, view, "counters", cav);
-	rep_vset(vb, view, "counters_unavailable", cun);
-	rep_vset(vb, view, "rules", rules);
-	if (vb->oom)
-		return;
+	json_t *x;
 	size_t i;
 	json_array_foreach(rep_vget(f, "validation"), i, x) {
 		json_t *o = rep_vpush(vb, val);
@@ -886,6 +879,14 @@ static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 			rep_vsets(vb, o, k[j], rep_vstr(x, k[j]));
 		set_badge(vb, o, "status", rep_vstr(x, "status"));
 	}
+}
+
+/* The mitigations, and the rows of their table: one row for an action
+ * several blocks share. */
+static void view_mitigation_rows(struct rep_vb *vb, json_t *view, json_t *mit, json_t *f)
+{
+	json_t *x;
+	size_t i;
 	json_array_foreach(rep_vget(f, "mitigations"), i, x) {
 		json_t *o = rep_vpush(vb, mit);
 		if (!o)
@@ -968,6 +969,13 @@ static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 		own_baseline &= !strcmp(rep_vstr(x, "rollback"), "its baseline (validation matrix)") ||
 				!strcmp(rep_vstr(x, "rollback"), "each block's baseline (validation matrix)");
 	rep_vset(vb, view, "mitigations_rollback_column", json_boolean(!own_baseline));
+}
+
+/* The rejected alternatives the packet shows, and a line for the rest. */
+static void view_rejected_rows(struct rep_vb *vb, json_t *view, json_t *rej, json_t *f)
+{
+	json_t *x;
+	size_t i;
 	size_t rej_hidden = 0;
 	json_array_foreach(rep_vget(f, "rejected_alternatives"), i, x) {
 		/* the closest alternatives of the blocks that fail: where a reviewer
@@ -1002,6 +1010,103 @@ static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 			    "findings.json and the workbook."
 			  : "%zu rejected plans, with their reasons, in findings.json and the workbook (listed here "
 			    "only for a block that fails).", rej_hidden);
+}
+
+/* The counters: available ones a row per block and counter (then a matrix, a
+ * column per block), unavailable ones once per reason. */
+/* The events missing for one reason in the same places: one row naming them. */
+static void view_unavailable_grouped(struct rep_vb *vb, json_t *view, json_t *cun)
+{
+	json_t *x;
+	size_t i;
+	/* and the events missing for one reason in the same places: one row */
+	json_t *grouped = json_array();
+	rep_vset(vb, view, "counters_unavailable_grouped", grouped);
+	if (vb->oom)
+		return;
+	json_array_foreach(cun, i, x) {
+		json_t *o = NULL, *y;
+		size_t j;
+		json_array_foreach(grouped, j, y)
+			if (!strcmp(rep_vstr(y, "reason"), rep_vstr(x, "reason")) && !strcmp(rep_vstr(y, "block"), rep_vstr(x, "block")) &&
+			    !strcmp(rep_vstr(y, "variant"), rep_vstr(x, "variant")))
+				o = y;
+		if (o) {
+			rep_vsetf(vb, o, "names", "%s, %s", rep_vstr(o, "names"), rep_vstr(x, "name"));
+			continue;
+		}
+		if (!(o = rep_vpush(vb, grouped)))
+			return;
+		rep_vsets(vb, o, "block", rep_vstr(x, "block"));
+		rep_vsets(vb, o, "variant", rep_vstr(x, "variant"));
+		rep_vsets(vb, o, "names", rep_vstr(x, "name"));
+		rep_vsets(vb, o, "reason", rep_vstr(x, "reason"));
+	}
+}
+
+/* The available counters as a matrix: a row per counter, a column per block. */
+static void view_counter_pivot(struct rep_vb *vb, json_t *view, json_t *cav, json_t *f)
+{
+	json_t *x;
+	size_t i;
+	/* the same as a matrix: a row per counter, a column per block, each cell
+	 * baseline -> candidate (raw Markdown: the columns follow the data) */
+	json_t *pivot = json_array(), *blocks = rep_vget(f, "blocks"), *b;
+	rep_vset(vb, view, "counters_pivot", pivot);
+	pivot_head(vb, view, "counters_pivot_head", blocks, "| Counter | Provenance |", 2);
+	json_t *seen = json_array();
+	rep_vset(vb, view, "counters_names", seen);
+	if (vb->oom)
+		return;
+	json_array_foreach(cav, i, x) {
+		size_t j;
+		int fresh = first_time(seen, rep_vstr(x, "name"));
+		if (fresh < 0) {
+			vb->oom = 1;
+			return;
+		}
+		if (!fresh)
+			continue;
+		/* a counter that is 0 everywhere is named once, below the table */
+		int zero = 1;
+		json_t *z;
+		json_array_foreach(cav, j, z)
+			if (!strcmp(rep_vstr(z, "name"), rep_vstr(x, "name")))
+				zero &= !strcmp(rep_vstr(z, "baseline"), "0") && !strcmp(rep_vstr(z, "candidate"), "0");
+		if (zero) {
+			const char *had = rep_vstr(view, "counters_zero");
+			rep_vsetf(vb, view, "counters_zero", "%s%s%s", had, *had ? ", " : "", rep_vstr(x, "name"));
+			continue;
+		}
+		struct opr_buf r = { 0 };
+		char *e = rep_md_escape(rep_vstr(x, "name"), 0), *pv = rep_md_escape(rep_vstr(x, "provenance"), 0);
+		opr_buf_printf(&r, "| %s | %s |", e ? e : "", pv ? pv : "");
+		vb->oom |= !e || !pv;
+		free(e);
+		free(pv);
+		json_array_foreach(blocks, j, b) {
+			json_t *c = find_row(cav, "block", rep_vstr(b, "name"), "name", rep_vstr(x, "name"));
+			if (c)
+				opr_buf_printf(&r, " %s \u2192 %s |", rep_vstr(c, "baseline"), rep_vstr(c, "candidate"));
+			else
+				opr_buf_puts(&r, " - |");
+		}
+		char *row = opr_buf_take(&r);
+		json_t *o = rep_vpush(vb, pivot);
+		if (!row || !o) {
+			free(row);
+			vb->oom = 1;
+			return;
+		}
+		rep_vsets(vb, o, "row", row);
+		free(row);
+	}
+}
+
+static void view_counter_rows(struct rep_vb *vb, json_t *view, json_t *cav, json_t *cun, json_t *f)
+{
+	json_t *x;
+	size_t i;
 	size_t sde_hidden = 0, other_hidden = 0, host_hidden = 0;
 	json_array_foreach(rep_vget(f, "counters"), i, x) {
 		int avail = json_is_true(rep_vget(x, "available")) && isfinite(rep_vnum(x, "value"));
@@ -1069,81 +1174,6 @@ static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 		rep_vsets(vb, o, "name", bare);
 		rep_vsets(vb, o, "reason", why);
 	}
-	/* and the events missing for one reason in the same places: one row */
-	json_t *grouped = json_array();
-	rep_vset(vb, view, "counters_unavailable_grouped", grouped);
-	if (vb->oom)
-		return;
-	json_array_foreach(cun, i, x) {
-		json_t *o = NULL, *y;
-		size_t j;
-		json_array_foreach(grouped, j, y)
-			if (!strcmp(rep_vstr(y, "reason"), rep_vstr(x, "reason")) && !strcmp(rep_vstr(y, "block"), rep_vstr(x, "block")) &&
-			    !strcmp(rep_vstr(y, "variant"), rep_vstr(x, "variant")))
-				o = y;
-		if (o) {
-			rep_vsetf(vb, o, "names", "%s, %s", rep_vstr(o, "names"), rep_vstr(x, "name"));
-			continue;
-		}
-		if (!(o = rep_vpush(vb, grouped)))
-			return;
-		rep_vsets(vb, o, "block", rep_vstr(x, "block"));
-		rep_vsets(vb, o, "variant", rep_vstr(x, "variant"));
-		rep_vsets(vb, o, "names", rep_vstr(x, "name"));
-		rep_vsets(vb, o, "reason", rep_vstr(x, "reason"));
-	}
-	/* the same as a matrix: a row per counter, a column per block, each cell
-	 * baseline -> candidate (raw Markdown: the columns follow the data) */
-	json_t *pivot = json_array(), *blocks = rep_vget(f, "blocks"), *b;
-	rep_vset(vb, view, "counters_pivot", pivot);
-	pivot_head(vb, view, "counters_pivot_head", blocks, "| Counter | Provenance |", 2);
-	json_t *seen = json_array();
-	rep_vset(vb, view, "counters_names", seen);
-	if (vb->oom)
-		return;
-	json_array_foreach(cav, i, x) {
-		size_t j;
-		int fresh = first_time(seen, rep_vstr(x, "name"));
-		if (fresh < 0) {
-			vb->oom = 1;
-			return;
-		}
-		if (!fresh)
-			continue;
-		/* a counter that is 0 everywhere is named once, below the table */
-		int zero = 1;
-		json_t *z;
-		json_array_foreach(cav, j, z)
-			if (!strcmp(rep_vstr(z, "name"), rep_vstr(x, "name")))
-				zero &= !strcmp(rep_vstr(z, "baseline"), "0") && !strcmp(rep_vstr(z, "candidate"), "0");
-		if (zero) {
-			const char *had = rep_vstr(view, "counters_zero");
-			rep_vsetf(vb, view, "counters_zero", "%s%s%s", had, *had ? ", " : "", rep_vstr(x, "name"));
-			continue;
-		}
-		struct opr_buf r = { 0 };
-		char *e = rep_md_escape(rep_vstr(x, "name"), 0), *pv = rep_md_escape(rep_vstr(x, "provenance"), 0);
-		opr_buf_printf(&r, "| %s | %s |", e ? e : "", pv ? pv : "");
-		vb->oom |= !e || !pv;
-		free(e);
-		free(pv);
-		json_array_foreach(blocks, j, b) {
-			json_t *c = find_row(cav, "block", rep_vstr(b, "name"), "name", rep_vstr(x, "name"));
-			if (c)
-				opr_buf_printf(&r, " %s \u2192 %s |", rep_vstr(c, "baseline"), rep_vstr(c, "candidate"));
-			else
-				opr_buf_puts(&r, " - |");
-		}
-		char *row = opr_buf_take(&r);
-		json_t *o = rep_vpush(vb, pivot);
-		if (!row || !o) {
-			free(row);
-			vb->oom = 1;
-			return;
-		}
-		rep_vsets(vb, o, "row", row);
-		free(row);
-	}
 	if (sde_hidden + other_hidden + host_hidden) {
 		char hs[96] = "";
 		if (host_hidden)
@@ -1152,7 +1182,14 @@ static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 		     "validation matrix checks%s): findings.json, the workbook's Counters sheet.",
 		     sde_hidden + other_hidden + host_hidden, sde_hidden, hs);
 	}
-	view_tail_counters(vb, view, f);
+	view_unavailable_grouped(vb, view, cun);
+	view_counter_pivot(vb, view, cav, f);
+}
+
+static void view_rule_rows(struct rep_vb *vb, json_t *rules, json_t *f)
+{
+	json_t *x;
+	size_t i;
 	json_array_foreach(rep_vget(f, "rules"), i, x) {
 		json_t *o = rep_vpush(vb, rules);
 		if (!o)
@@ -1161,6 +1198,26 @@ static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 		for (size_t j = 0; j < sizeof k / sizeof k[0]; j++)
 			rep_vsets(vb, o, k[j], rep_vstr(x, k[j]));
 	}
+}
+
+static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
+{
+	json_t *val = json_array(), *mit = json_array(), *rej = json_array(), *cav = json_array(),
+	       *cun = json_array(), *rules = json_array();
+	rep_vset(vb, view, "validation", val);
+	rep_vset(vb, view, "mitigations", mit);
+	rep_vset(vb, view, "rejected", rej);
+	rep_vset(vb, view, "counters", cav);
+	rep_vset(vb, view, "counters_unavailable", cun);
+	rep_vset(vb, view, "rules", rules);
+	if (vb->oom)
+		return;
+	view_validation_rows(vb, val, f);
+	view_mitigation_rows(vb, view, mit, f);
+	view_rejected_rows(vb, view, rej, f);
+	view_counter_rows(vb, view, cav, cun, f);
+	view_tail_counters(vb, view, f);
+	view_rule_rows(vb, rules, f);
 }
 
 static void kv(struct rep_vb *vb, json_t *a, const char *key, const char *value)
