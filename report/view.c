@@ -1265,37 +1265,12 @@ static void kernel_path_text(char *b, size_t n, const char *isa, const char *per
 		snprintf(b, n, "%s; per family: %s", *isa ? isa : "unavailable", fam);
 }
 
-static void view_inputs(struct rep_vb *vb, json_t *view, json_t *f)
+/* The SLA, precision thresholds, traffic and batching the run was judged by. */
+static void view_input_rows(struct rep_vb *vb, json_t *view, json_t *f)
 {
-	json_t *p = rep_vget(f, "profile"), *meta = rep_vget(p, "metadata"), *sla = rep_vget(f, "sla"),
-	       *pr = rep_vget(f, "precision"), *tr = rep_vget(f, "traffic"), *env = rep_vget(f, "envelope"),
-	       *host = rep_vget(f, "host"), *rp = rep_vget(f, "reproduce"), *ov = rep_vget(f, "overhead");
-	char a[512], c[128];
-	json_t *prof = json_object();
-	rep_vset(vb, view, "profile", prof);
-	if (vb->oom)
-		return;
-	rep_vsets(vb, prof, "name", rep_vstr(p, "name"));
-	rep_vsets(vb, prof, "path", rep_vstr(p, "path"));
-	rep_vsets(vb, prof, "sha256", rep_vstr(p, "sha256"));
-	f_fixed(a, sizeof a, rep_vnum(p, "seed"), 0);
-	rep_vsets(vb, prof, "seed", a);
-	rep_vsets(vb, prof, "model_revision", rep_vstr(p, "model_revision"));
-	rep_vsets(vb, prof, "compiler", rep_vstr(meta, "compiler"));
-	rep_vsets(vb, prof, "runtime", rep_vstr(meta, "runtime"));
-	rep_vsets(vb, prof, "firmware", rep_vstr(meta, "firmware"));
-	/* an imported run: the source, and no model, traffic or quality inputs */
-	json_t *imp = rep_vget(f, "imported");
-	if (json_is_object(imp)) {
-		json_t *io = json_object();
-		rep_vset(vb, view, "imported", io);
-		if (vb->oom)
-			return;
-		const char *ik[] = {"format", "path", "sha256", "tool", "device", "date_from"};
-		for (size_t i = 0; i < sizeof ik / sizeof *ik; i++)
-			rep_vsets(vb, io, ik[i], rep_vstr(imp, ik[i]));
-	}
-
+	json_t *sla = rep_vget(f, "sla"), *pr = rep_vget(f, "precision"), *tr = rep_vget(f, "traffic"),
+	       *imp = rep_vget(f, "imported");
+	char a[512];
 	json_t *in = json_array();
 	rep_vset(vb, view, "sla_rows", in);
 	if (vb->oom)
@@ -1315,7 +1290,7 @@ static void view_inputs(struct rep_vb *vb, json_t *view, json_t *f)
 	if (imp) {
 		kv(vb, in, "precision, traffic",
 		   "unavailable: an imported run has no outputs to check and no pipeline simulation");
-		goto envelope;
+		return;
 	}
 	snprintf(a, sizeof a, "rel L2 fp32 %.3g, fp16 %.3g, bf16 %.3g; int8 %.3g LSB", rep_vnum(pr, "fp32_max_rel_l2"),
 		 rep_vnum(pr, "fp16_max_rel_l2"), rep_vnum(pr, "bf16_max_rel_l2"), rep_vnum(pr, "int8_max_abs_lsb"));
@@ -1326,8 +1301,13 @@ static void view_inputs(struct rep_vb *vb, json_t *view, json_t *f)
 	snprintf(a, sizeof a, "max %.0f, timeout %.0f us, placement %s", rep_vnum(tr, "batch_max"),
 		 rep_vnum(tr, "batch_timeout_us"), rep_vstr(tr, "placement"));
 	kv(vb, in, "batching", a);
+}
 
-envelope:;
+/* The hardware envelope the device model ran on. */
+static void view_envelope_rows(struct rep_vb *vb, json_t *view, json_t *f)
+{
+	json_t *env = rep_vget(f, "envelope"), *imp = rep_vget(f, "imported");
+	char a[512];
 	json_t *en = json_array();
 	rep_vset(vb, view, "envelope_rows", en);
 	if (vb->oom)
@@ -1337,7 +1317,7 @@ envelope:;
 		rep_vsets(vb, view, "power_mode", "not modelled");
 		kv(vb, en, "device model", "unavailable: an imported run's device is not modelled");
 		kv(vb, en, "measured on", rep_vstr(imp, "device"));
-		goto host;
+		return;
 	}
 	rep_vsets(vb, view, "power_mode", rep_vstr(env, "power_mode"));
 	kv(vb, en, "source", rep_vstr(env, "source"));
@@ -1369,8 +1349,13 @@ envelope:;
 	}
 	f_us(a, sizeof a, rep_vnum(env, "launch_overhead_us"));
 	kv(vb, en, "launch overhead", a);
+}
 
-host:;
+/* The host (and GPU) the blocks ran on, and what measuring cost. */
+static void view_host_rows(struct rep_vb *vb, json_t *view, json_t *f)
+{
+	json_t *host = rep_vget(f, "host"), *ov = rep_vget(f, "overhead"), *imp = rep_vget(f, "imported");
+	char a[512], c[128];
 	json_t *hr = json_array();
 	rep_vset(vb, view, "host_rows", hr);
 	if (vb->oom)
@@ -1455,7 +1440,13 @@ host:;
 		snprintf(a, sizeof a, "clock read %.1f ns, PAPI read unavailable (PAPI: %s)",
 			 rep_vnum(ov, "clock_read_ns"), rep_vstr(f, "papi_status"));
 	kv(vb, hr, "measurement overhead", a);
+}
 
+/* How to run the review again and replay its archive. */
+static void view_reproduce(struct rep_vb *vb, json_t *view, json_t *f)
+{
+	json_t *rp = rep_vget(f, "reproduce"), *host = rep_vget(f, "host");
+	char a[512];
 	json_t *r = json_object();
 	rep_vset(vb, view, "reproduce", r);
 	if (vb->oom)
@@ -1468,6 +1459,40 @@ host:;
 	rep_vsets(vb, r, "archive", rep_vstr(f, "archive"));
 	rep_vsets(vb, r, "tool_version", rep_vstr(host, "tool_version"));
 	rep_vsets(vb, r, "git_revision", rep_vstr(host, "git_revision"));
+}
+
+static void view_inputs(struct rep_vb *vb, json_t *view, json_t *f)
+{
+	json_t *p = rep_vget(f, "profile"), *meta = rep_vget(p, "metadata");
+	char a[512];
+	json_t *prof = json_object();
+	rep_vset(vb, view, "profile", prof);
+	if (vb->oom)
+		return;
+	rep_vsets(vb, prof, "name", rep_vstr(p, "name"));
+	rep_vsets(vb, prof, "path", rep_vstr(p, "path"));
+	rep_vsets(vb, prof, "sha256", rep_vstr(p, "sha256"));
+	f_fixed(a, sizeof a, rep_vnum(p, "seed"), 0);
+	rep_vsets(vb, prof, "seed", a);
+	rep_vsets(vb, prof, "model_revision", rep_vstr(p, "model_revision"));
+	rep_vsets(vb, prof, "compiler", rep_vstr(meta, "compiler"));
+	rep_vsets(vb, prof, "runtime", rep_vstr(meta, "runtime"));
+	rep_vsets(vb, prof, "firmware", rep_vstr(meta, "firmware"));
+	/* an imported run: the source, and no model, traffic or quality inputs */
+	json_t *imp = rep_vget(f, "imported");
+	if (json_is_object(imp)) {
+		json_t *io = json_object();
+		rep_vset(vb, view, "imported", io);
+		if (vb->oom)
+			return;
+		const char *ik[] = {"format", "path", "sha256", "tool", "device", "date_from"};
+		for (size_t i = 0; i < sizeof ik / sizeof *ik; i++)
+			rep_vsets(vb, io, ik[i], rep_vstr(imp, ik[i]));
+	}
+	view_input_rows(vb, view, f);
+	view_envelope_rows(vb, view, f);
+	view_host_rows(vb, view, f);
+	view_reproduce(vb, view, f);
 }
 
 static void view_owners(struct rep_vb *vb, json_t *view, json_t *f)
