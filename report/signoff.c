@@ -1013,22 +1013,9 @@ static int signoff_dir(const char *packet_dir, char *sdir, size_t n, struct opr_
 	return 0;
 }
 
-int rep_sign(const char *packet_dir, const struct rep_sign_options *o,
-	     struct rep_signoff_info *info, struct opr_error *err)
+/* What sign is asked: a role, a key and a comment of one line. */
+static int sign_args_ok(const struct rep_sign_options *o, const char *comment, struct opr_error *err)
 {
-	struct owners_file *of = NULL;
-	struct record r;
-	unsigned char seed[REP_ED25519_KEY_BYTES], pk[REP_ED25519_KEY_BYTES];
-	unsigned char sk[crypto_sign_SECRETKEYBYTES];
-	char sdir[PATH_CAP], fp_key[REP_FINGERPRINT_MAX], fp_role[REP_FINGERPRINT_MAX];
-	char *rtext = NULL, *json = NULL;
-	size_t rlen = 0, jlen = 0;
-	struct manifest_state m = {0};
-	json_t *root = NULL;
-	int rc;
-	const char *comment = o->comment ? o->comment : "";
-
-	memset(&r, 0, sizeof r);
 	if (!o->role || !o->key_path)
 		return opr_error_set(err, OPR_EUSAGE, "sign: a role and a key are required");
 	if (strlen(comment) > REP_COMMENT_MAX || !text_ok(comment))
@@ -1038,38 +1025,104 @@ int rep_sign(const char *packet_dir, const struct rep_sign_options *o,
 	if (!probe)
 		return opr_error_set(err, OPR_EUSAGE, "the comment is not valid UTF-8");
 	json_decref(probe);
-	if ((rc = crypto_ready(err)))
-		return rc;
-	if (!(of = malloc(sizeof *of)))
-		return opr_error_set(err, OPR_ENOMEM, "out of memory signing '%s'", packet_dir);
-	if ((rc = owners_load(packet_dir, of, err)))
-		goto out;
-	const struct owner_rec *owner = owner_find(of, o->role);
-	if (!owner) {
+	return 0;
+}
+
+/* The owner of o->role in of, whose public key the private key at
+ * o->key_path (read into seed and pk) must match. */
+static int signer_of(const struct owners_file *of, const struct rep_sign_options *o,
+		     const struct owner_rec **owner, unsigned char seed[REP_ED25519_KEY_BYTES],
+		     unsigned char pk[REP_ED25519_KEY_BYTES], struct opr_error *err)
+{
+	char fp_key[REP_FINGERPRINT_MAX], fp_role[REP_FINGERPRINT_MAX];
+	const struct owner_rec *ow = owner_find(of, o->role);
+	int rc;
+
+	if (!ow) {
 		char list[1024] = "";
 		size_t w = 0;
 		for (int i = 0; i < of->n && w < sizeof list; i++)
 			w += (size_t)snprintf(list + w, sizeof list - w, "%s%s", i ? ", " : "",
 					      of->o[i].role);
-		rc = opr_error_set(err, OPR_EUSAGE, "role '%s' is not among the packet's owners (%s)",
-				   o->role, list);
-		goto out;
+		return opr_error_set(err, OPR_EUSAGE, "role '%s' is not among the packet's owners (%s)",
+				     o->role, list);
 	}
-	if (!owner->has_key) {
-		rc = opr_error_set(err, OPR_EINPUT, "role '%s' has no public key in owners.json: %s",
-				   o->role, owner->key_error);
-		goto out;
-	}
+	if (!ow->has_key)
+		return opr_error_set(err, OPR_EINPUT, "role '%s' has no public key in owners.json: %s",
+				     o->role, ow->key_error);
 	if ((rc = rep_key_read_private(o->key_path, seed, pk, err)))
-		goto out;
-	if (memcmp(pk, owner->pk, sizeof pk)) {
+		return rc;
+	if (memcmp(pk, ow->pk, REP_ED25519_KEY_BYTES)) {
 		rep_key_fingerprint(pk, fp_key);
-		rep_key_fingerprint(owner->pk, fp_role);
-		rc = opr_error_set(err, OPR_EUSAGE, "key '%s' (%s) does not belong to role '%s' "
-				   "(owner %s, key %s)", o->key_path, fp_key, o->role, owner->name,
-				   fp_role);
+		rep_key_fingerprint(ow->pk, fp_role);
+		return opr_error_set(err, OPR_EUSAGE, "key '%s' (%s) does not belong to role '%s' "
+				     "(owner %s, key %s)", o->key_path, fp_key, o->role, ow->name, fp_role);
+	}
+	*owner = ow;
+	return 0;
+}
+
+/* Signs record r (its fields filled) with the key of seed and writes it as
+ * sdir/ROLE.json. */
+static int record_write(const char *packet_dir, const char *sdir, struct record *r,
+			const unsigned char seed[REP_ED25519_KEY_BYTES], struct opr_error *err)
+{
+	unsigned char pk[REP_ED25519_KEY_BYTES], sk[crypto_sign_SECRETKEYBYTES];
+	char *rtext = NULL, *json = NULL;
+	size_t rlen = 0, jlen = 0;
+	json_t *root = NULL;
+	int rc = 0;
+
+	if (record_text(r, &rtext, &rlen)) {
+		rc = opr_error_set(err, OPR_ENOMEM, "out of memory signing '%s'", packet_dir);
 		goto out;
 	}
+	crypto_sign_seed_keypair(pk, sk, seed);
+	crypto_sign_detached(r->sig, NULL, (const unsigned char *)rtext, rlen, sk);
+	char b64[sodium_base64_ENCODED_LEN(crypto_sign_BYTES, sodium_base64_VARIANT_ORIGINAL)];
+	sodium_bin2base64(b64, sizeof b64, r->sig, sizeof r->sig, sodium_base64_VARIANT_ORIGINAL);
+
+	root = json_object();
+	if (!root || set_str(root, "role", r->role) || set_str(root, "owner", r->owner) ||
+	    set_str(root, "decision", r->decision) || set_str(root, "comment", r->comment) ||
+	    set_str(root, "time", r->time) || set_str(root, "manifest_sha256", r->manifest_sha256) ||
+	    set_str(root, "signature", b64) ||
+	    (r->artifact[0] && (set_str(root, "artifact", r->artifact) ||
+				set_str(root, "artifact_sha256", r->artifact_sha256))) ||
+	    dump_json(root, &json, &jlen)) {
+		rc = opr_error_set(err, OPR_ENOMEM, "out of memory signing '%s'", packet_dir);
+		goto out;
+	}
+	char fname[REP_ROLE_MAX + 8];
+	snprintf(fname, sizeof fname, "%s.json", r->role);
+	rc = write_atomic(sdir, fname, json, jlen, err);
+out:
+	sodium_memzero(sk, sizeof sk);
+	json_decref(root);
+	free(rtext);
+	free(json);
+	return rc;
+}
+
+int rep_sign(const char *packet_dir, const struct rep_sign_options *o,
+	     struct rep_signoff_info *info, struct opr_error *err)
+{
+	struct owners_file *of = NULL;
+	const struct owner_rec *owner = NULL;
+	struct record r;
+	unsigned char seed[REP_ED25519_KEY_BYTES], pk[REP_ED25519_KEY_BYTES];
+	char sdir[PATH_CAP];
+	struct manifest_state m = {0};
+	int rc;
+	const char *comment = o->comment ? o->comment : "";
+
+	memset(&r, 0, sizeof r);
+	if ((rc = sign_args_ok(o, comment, err)) || (rc = crypto_ready(err)))
+		return rc;
+	if (!(of = malloc(sizeof *of)))
+		return opr_error_set(err, OPR_ENOMEM, "out of memory signing '%s'", packet_dir);
+	if ((rc = owners_load(packet_dir, of, err)) || (rc = signer_of(of, o, &owner, seed, pk, err)))
+		goto out;
 
 	/* the manifest: written by the first signer, then fixed */
 	if ((rc = manifest_pin(packet_dir, &m, err)) ||
@@ -1093,29 +1146,7 @@ int rep_sign(const char *packet_dir, const struct rep_sign_options *o,
 	snprintf(r.decision, sizeof r.decision, "%s", o->reject ? "reject" : "approve");
 	snprintf(r.comment, sizeof r.comment, "%s", comment);
 	snprintf(r.manifest_sha256, sizeof r.manifest_sha256, "%s", m.sha256);
-	if (record_text(&r, &rtext, &rlen)) {
-		rc = opr_error_set(err, OPR_ENOMEM, "out of memory signing '%s'", packet_dir);
-		goto out;
-	}
-	crypto_sign_seed_keypair(pk, sk, seed);
-	crypto_sign_detached(r.sig, NULL, (const unsigned char *)rtext, rlen, sk);
-	char b64[sodium_base64_ENCODED_LEN(crypto_sign_BYTES, sodium_base64_VARIANT_ORIGINAL)];
-	sodium_bin2base64(b64, sizeof b64, r.sig, sizeof r.sig, sodium_base64_VARIANT_ORIGINAL);
-
-	root = json_object();
-	if (!root || set_str(root, "role", r.role) || set_str(root, "owner", r.owner) ||
-	    set_str(root, "decision", r.decision) || set_str(root, "comment", r.comment) ||
-	    set_str(root, "time", r.time) || set_str(root, "manifest_sha256", r.manifest_sha256) ||
-	    set_str(root, "signature", b64) ||
-	    (r.artifact[0] && (set_str(root, "artifact", r.artifact) ||
-			       set_str(root, "artifact_sha256", r.artifact_sha256))) ||
-	    dump_json(root, &json, &jlen)) {
-		rc = opr_error_set(err, OPR_ENOMEM, "out of memory signing '%s'", packet_dir);
-		goto out;
-	}
-	char fname[REP_ROLE_MAX + 8];
-	snprintf(fname, sizeof fname, "%s.json", r.role);
-	if ((rc = write_atomic(sdir, fname, json, jlen, err)))
+	if ((rc = record_write(packet_dir, sdir, &r, seed, err)))
 		goto out;
 	if (info) {
 		memset(info, 0, sizeof *info);
@@ -1129,12 +1160,8 @@ int rep_sign(const char *packet_dir, const struct rep_sign_options *o,
 	}
 out:
 	sodium_memzero(seed, sizeof seed);
-	sodium_memzero(sk, sizeof sk);
-	json_decref(root);
 	free(of);
 	manifest_release(&m);
-	free(rtext);
-	free(json);
 	return rc;
 }
 
@@ -1266,6 +1293,86 @@ static int scan_signoff_dir(const char *sdir, const struct owners_file *of, stru
 	return n;
 }
 
+/* verify's one line: "signed off", or "not signed off: " and why. */
+static void verify_summary(const struct rep_verify_result *res, int nroles, int nprob, struct opr_buf *sum)
+{
+	if (res->signed_off) {
+		opr_buf_puts(sum, "signed off");
+	} else {
+		const char *sep = "";
+		opr_buf_puts(sum, "not signed off: ");
+		if (!res->manifest_present) {
+			opr_buf_puts(sum, "no MANIFEST");
+			sep = "; ";
+		} else if (!res->manifest_ok && res->differences) {
+			opr_buf_printf(sum, "MANIFEST does not match the packet (%zu changed, %zu added, "
+				  "%zu removed)", res->changed, res->added, res->removed);
+			sep = "; ";
+		}
+		if (nprob) {
+			opr_buf_printf(sum, "%s%d problem%s", sep, nprob, nprob == 1 ? "" : "s");
+			sep = "; ";
+		}
+		for (int i = 0; i < nroles; i++) {
+			if (res->roles[i].state == REP_ROLE_APPROVED)
+				continue;
+			opr_buf_printf(sum, "%s%s %s", sep, res->roles[i].role,
+				  rep_role_state_name(res->roles[i].state));
+			sep = "; ";
+		}
+	}
+}
+
+/* The packet's manifest now against its MANIFEST, into res; a MANIFEST that
+ * cannot be read or compared is a problem (probs, *nprob) unless the cause is
+ * out of memory or I/O. */
+static int verify_manifest(const char *packet_dir, struct manifest_state *m, struct rep_verify_result *res,
+			   struct opr_buf *probs, int *nprob, struct opr_error *err)
+{
+	int rc;
+	rc = manifest_read(packet_dir, m, err);
+	if ((rc == OPR_EINPUT || rc == OPR_ELIMIT) && err) {
+		/* a symlink or a special file in a packet: not what was signed */
+		char msg[sizeof err->msg];
+		snprintf(msg, sizeof msg, "%s", err->msg);
+		rc = opr_error_set(err, OPR_EMISMATCH, "%s", msg);
+	}
+	if (rc)
+		return rc;
+	res->nfiles = m->nfiles;
+	snprintf(res->manifest_sha256, sizeof res->manifest_sha256, "%s", m->sha256);
+
+	if (m->present) {
+		res->manifest_present = 1;
+		if (m->read_rc) {
+			if (m->read_rc == OPR_ENOMEM || m->read_rc == OPR_EIO) {
+				rc = opr_error_set(err, m->read_rc, "%s", m->read_err.msg);
+				return rc;
+			}
+			opr_buf_printf(probs, "MANIFEST unreadable: %s\n", m->read_err.msg);
+			(*nprob)++;
+		} else if (m->diff_rc) {
+			if (m->diff_err.code == OPR_ENOMEM) {
+				rc = opr_error_set(err, OPR_ENOMEM, "%s", m->diff_err.msg);
+				return rc;
+			}
+			opr_buf_printf(probs, "MANIFEST is malformed: line %d: %s\n", m->diff_err.line,
+				       m->diff_err.msg);
+			(*nprob)++;
+		} else {
+			res->differences = m->diff;
+			m->diff = NULL;
+			res->changed = m->counts[0];
+			res->added = m->counts[1];
+			res->removed = m->counts[2];
+			/* the same files and digests; signatures are checked against
+			 * the digest of the recomputed text */
+			res->manifest_ok = !(m->counts[0] | m->counts[1] | m->counts[2]);
+		}
+	}
+	return 0;
+}
+
 int rep_verify(const char *packet_dir, struct rep_verify_result *res, struct opr_error *err)
 {
 	struct owners_file *of = NULL;
@@ -1300,46 +1407,8 @@ int rep_verify(const char *packet_dir, struct rep_verify_result *res, struct opr
 			*err = oerr;
 		goto out;
 	}
-	rc = manifest_read(packet_dir, &m, err);
-	if ((rc == OPR_EINPUT || rc == OPR_ELIMIT) && err) {
-		/* a symlink or a special file in a packet: not what was signed */
-		char msg[sizeof err->msg];
-		snprintf(msg, sizeof msg, "%s", err->msg);
-		rc = opr_error_set(err, OPR_EMISMATCH, "%s", msg);
-	}
-	if (rc)
+	if ((rc = verify_manifest(packet_dir, &m, res, &probs, &nprob, err)))
 		goto out;
-	res->nfiles = m.nfiles;
-	snprintf(res->manifest_sha256, sizeof res->manifest_sha256, "%s", m.sha256);
-
-	if (m.present) {
-		res->manifest_present = 1;
-		if (m.read_rc) {
-			if (m.read_rc == OPR_ENOMEM || m.read_rc == OPR_EIO) {
-				rc = opr_error_set(err, m.read_rc, "%s", m.read_err.msg);
-				goto out;
-			}
-			opr_buf_printf(&probs, "MANIFEST unreadable: %s\n", m.read_err.msg);
-			nprob++;
-		} else if (m.diff_rc) {
-			if (m.diff_err.code == OPR_ENOMEM) {
-				rc = opr_error_set(err, OPR_ENOMEM, "%s", m.diff_err.msg);
-				goto out;
-			}
-			opr_buf_printf(&probs, "MANIFEST is malformed: line %d: %s\n", m.diff_err.line,
-				       m.diff_err.msg);
-			nprob++;
-		} else {
-			res->differences = m.diff;
-			m.diff = NULL;
-			res->changed = m.counts[0];
-			res->added = m.counts[1];
-			res->removed = m.counts[2];
-			/* the same files and digests; signatures are checked against
-			 * the digest of the recomputed text */
-			res->manifest_ok = !(m.counts[0] | m.counts[1] | m.counts[2]);
-		}
-	}
 
 	if ((rc = join_path(sdir, sizeof sdir, packet_dir, REP_SIGNOFF_DIR, err)))
 		goto out;
@@ -1366,32 +1435,7 @@ int rep_verify(const char *packet_dir, struct rep_verify_result *res, struct opr
 	res->signed_off = res->manifest_present && res->manifest_ok && nprob == 0 &&
 			  of->n > 0 && approved == of->n;
 
-	/* the one-line summary */
-	if (res->signed_off) {
-		opr_buf_puts(&sum, "signed off");
-	} else {
-		const char *sep = "";
-		opr_buf_puts(&sum, "not signed off: ");
-		if (!res->manifest_present) {
-			opr_buf_puts(&sum, "no MANIFEST");
-			sep = "; ";
-		} else if (!res->manifest_ok && res->differences) {
-			opr_buf_printf(&sum, "MANIFEST does not match the packet (%zu changed, %zu added, "
-				  "%zu removed)", res->changed, res->added, res->removed);
-			sep = "; ";
-		}
-		if (nprob) {
-			opr_buf_printf(&sum, "%s%d problem%s", sep, nprob, nprob == 1 ? "" : "s");
-			sep = "; ";
-		}
-		for (int i = 0; i < of->n; i++) {
-			if (res->roles[i].state == REP_ROLE_APPROVED)
-				continue;
-			opr_buf_printf(&sum, "%s%s %s", sep, res->roles[i].role,
-				  rep_role_state_name(res->roles[i].state));
-			sep = "; ";
-		}
-	}
+	verify_summary(res, of->n, nprob, &sum);
 	char *s = opr_buf_take(&sum);
 	res->problems = opr_buf_take(&probs);
 	if (!s || !res->problems) {
