@@ -99,56 +99,6 @@ static int join_path(char *out, size_t cap, const char *dir, const char *name,
 	return 0;
 }
 
-static int write_all(int fd, const void *data, size_t len, const char *path,
-		     struct opr_error *err)
-{
-	const char *p = data;
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return opr_error_set(err, OPR_EIO, "cannot write '%s': %s", path,
-					     strerror(w < 0 ? errno : ENOSPC));
-		p += w;
-		len -= (size_t)w;
-	}
-	if (fsync(fd))
-		return opr_error_set(err, OPR_EIO, "cannot sync '%s': %s", path, strerror(errno));
-	return 0;
-}
-
-/* Writes dir/name through a temporary file and rename, so a reader sees the
- * old content or the new, never a part. */
-static int write_atomic(const char *dir, const char *name, const void *data, size_t len,
-			struct opr_error *err)
-{
-	char tmp[PATH_CAP], final[PATH_CAP];
-	if (snprintf(tmp, sizeof tmp, "%s/.%s.tmp-XXXXXX", dir, name) >= (int)sizeof tmp)
-		return opr_error_set(err, OPR_EIO, "path too long: '%s/%s'", dir, name);
-	int rc = join_path(final, sizeof final, dir, name, err);
-	if (rc)
-		return rc;
-	int fd = mkstemp(tmp);
-	if (fd < 0)
-		return opr_error_set(err, OPR_EIO, "cannot create a file in '%s': %s", dir,
-				     strerror(errno));
-	if (fchmod(fd, 0644))
-		rc = opr_error_set(err, OPR_EIO, "cannot chmod '%s': %s", tmp, strerror(errno));
-	if (!rc)
-		rc = write_all(fd, data, len, tmp, err);
-	if (close(fd) && !rc)
-		rc = opr_error_set(err, OPR_EIO, "cannot close '%s': %s", tmp, strerror(errno));
-	if (!rc && rename(tmp, final))
-		rc = opr_error_set(err, OPR_EIO, "cannot rename '%s' to '%s': %s", tmp, final,
-				   strerror(errno));
-	if (rc) {
-		unlink(tmp);
-		return rc;
-	}
-	return opr_fsync_dir(dir, err);
-}
-
 /* ---- PEM ------------------------------------------------------------------------ */
 
 static void pem_encode(const char *label, const unsigned char *der, size_t n, char *out,
@@ -307,9 +257,9 @@ int rep_keygen(const char *name, struct opr_error *err)
 	if (fchmod(kfd, 0600)) /* the mode asked of open() is narrowed by umask only */
 		rc = opr_error_set(err, OPR_EIO, "cannot chmod '%s': %s", kpath, strerror(errno));
 	if (!rc)
-		rc = write_all(kfd, priv, strlen(priv), kpath, err);
+		rc = opr_write_fd(kfd, priv, strlen(priv), kpath, err);
 	if (!rc)
-		rc = write_all(pfd, pub, strlen(pub), ppath, err);
+		rc = opr_write_fd(pfd, pub, strlen(pub), ppath, err);
 	if (close(kfd) && !rc)
 		rc = opr_error_set(err, OPR_EIO, "cannot close '%s': %s", kpath, strerror(errno));
 	if (close(pfd) && !rc)
@@ -978,7 +928,7 @@ static int manifest_pin(const char *packet_dir, struct manifest_state *m, struct
 		return opr_error_set(err, OPR_EIO, "cannot stat '%s': %s", path, strerror(m->stat_errno));
 	}
 	if (!m->present)
-		return write_atomic(packet_dir, REP_MANIFEST_NAME, m->text, m->len, err);
+		return opr_replace_file(packet_dir, REP_MANIFEST_NAME, m->text, m->len, err);
 	if (m->read_rc) {
 		if (err)
 			*err = m->read_err;
@@ -1095,7 +1045,7 @@ static int record_write(const char *packet_dir, const char *sdir, struct record 
 	}
 	char fname[REP_ROLE_MAX + 8];
 	snprintf(fname, sizeof fname, "%s.json", r->role);
-	rc = write_atomic(sdir, fname, json, jlen, err);
+	rc = opr_replace_file(sdir, fname, json, jlen, err);
 out:
 	sodium_memzero(sk, sizeof sk);
 	json_decref(root);
