@@ -1568,48 +1568,53 @@ static void view_owner_actions(struct rep_vb *vb, json_t *view, json_t *f)
  * (in the order the analysis ran them), each cell the status and value;
  * the rollback target beside it and the triggers below. The header and the
  * rows are raw Markdown built here, since the columns follow the data. */
-static void view_matrix(struct rep_vb *vb, json_t *view, json_t *f)
+/* The validation matrix's columns: a check each, the check table's order
+ * first, then any check it does not name. */
+struct matrix_cols {
+	const char *id[32], *name[32];
+	size_t n;
+};
+
+static void matrix_columns(json_t *f, struct matrix_cols *mc)
 {
-	const char *cols[32];
-	const char *names[32];
-	size_t ncol = 0, i;
-	json_t *x, *rows = json_array(), *trig = json_array();
-	rep_vset(vb, view, "matrix", rows);
-	rep_vset(vb, view, "triggers", trig);
-	if (vb->oom)
-		return;
-	json_t *val = rep_vget(f, "validation");
-	/* the check table's order first, then any check it does not name */
+	json_t *val = rep_vget(f, "validation"), *x;
+	size_t i;
+	mc->n = 0;
 	json_array_foreach(rep_vget(rep_vget(f, "check_rules"), "checks"), i, x) {
 		size_t j;
 		json_t *c;
 		json_array_foreach(val, j, c)
-			if (!strcmp(rep_vstr(c, "id"), rep_vstr(x, "id")) && ncol < 32) {
-				cols[ncol] = rep_vstr(x, "id");
-				names[ncol++] = rep_vstr(c, "check");
+			if (!strcmp(rep_vstr(c, "id"), rep_vstr(x, "id")) && mc->n < 32) {
+				mc->id[mc->n] = rep_vstr(x, "id");
+				mc->name[mc->n++] = rep_vstr(c, "check");
 				break;
 			}
 	}
 	json_array_foreach(val, i, x) {
 		const char *id = *rep_vstr(x, "id") ? rep_vstr(x, "id") : rep_vstr(x, "check");
 		size_t k = 0;
-		while (k < ncol && strcmp(cols[k], id))
+		while (k < mc->n && strcmp(mc->id[k], id))
 			k++;
-		if (k == ncol && ncol < 32) {
-			cols[ncol] = id;
-			names[ncol++] = rep_vstr(x, "check");
+		if (k == mc->n && mc->n < 32) {
+			mc->id[mc->n] = id;
+			mc->name[mc->n++] = rep_vstr(x, "check");
 		}
 	}
+}
+
+/* Its header (raw Markdown: the columns follow the data). */
+static void matrix_head(struct rep_vb *vb, json_t *view, const struct matrix_cols *mc)
+{
 	struct opr_buf h = { 0 };
 	opr_buf_puts(&h, "| Block | Variant |");
-	for (size_t k = 0; k < ncol; k++) {
-		char *e = rep_md_escape(names[k], 0);
+	for (size_t k = 0; k < mc->n; k++) {
+		char *e = rep_md_escape(mc->name[k], 0);
 		opr_buf_printf(&h, " %s |", e ? e : "");
 		vb->oom |= !e;
 		free(e);
 	}
 	opr_buf_puts(&h, " Rollback target |\n|");
-	for (size_t k = 0; k < ncol + 3; k++)
+	for (size_t k = 0; k < mc->n + 3; k++)
 		opr_buf_puts(&h, " --- |");
 	char *head = opr_buf_take(&h);
 	if (!head) {
@@ -1618,63 +1623,69 @@ static void view_matrix(struct rep_vb *vb, json_t *view, json_t *f)
 	}
 	rep_vsets(vb, view, "matrix_head", head);
 	free(head);
-	json_array_foreach(rep_vget(f, "blocks"), i, x) {
-		for (int v = 0; v < 2; v++) {
-			const char *vn = v ? "candidate" : "baseline";
-			struct opr_buf r = { 0 };
-			const char *dtype = "", *target = "";
-			json_t *c;
-			size_t j;
-			json_array_foreach(val, j, c)
-				if (!strcmp(rep_vstr(c, "block"), rep_vstr(x, "name")) && !strcmp(rep_vstr(c, "variant"), vn)) {
-					dtype = rep_vstr(c, "dtype");
-					target = rep_vstr(c, "rollback_to");
-				}
-			(void)dtype; /* the workload in Inputs names it */
-			char *bn = rep_md_escape(rep_vstr(x, "name"), 0);
-			opr_buf_printf(&r, "| %s | %s |", bn ? bn : "", vn);
-			vb->oom |= !bn;
-			free(bn);
-			for (size_t k = 0; k < ncol; k++) {
-				json_t *cell = NULL;
-				json_array_foreach(val, j, c) {
-					const char *id = *rep_vstr(c, "id") ? rep_vstr(c, "id") : rep_vstr(c, "check");
-					if (!strcmp(rep_vstr(c, "block"), rep_vstr(x, "name")) && !strcmp(rep_vstr(c, "variant"), vn) &&
-					    !strcmp(id, cols[k]))
-						cell = c;
-				}
-				if (!cell) {
-					opr_buf_puts(&r, " - |");
-					continue;
-				}
-				const char *stv = rep_vstr(cell, "status"), *m = badge(stv);
-				/* a passing baseline cell is its status: the values the
-				 * candidate is held against are in its own cells */
-				int bare = !v && !strcmp(stv, "PASS");
-				char *e = rep_md_escape(bare ? "" : rep_vstr(cell, "value"), 0);
-				opr_buf_printf(&r, " %s%s%s%s%s |", m, stv, m, bare ? "" : " ", e ? e : "");
-				vb->oom |= !e;
-				free(e);
-			}
-			char *tg = rep_md_escape(v ? target : "-", 0); /* the baseline is the target */
-			opr_buf_printf(&r, " %s |", tg ? tg : "");
-			vb->oom |= !tg;
-			free(tg);
-			char *row = opr_buf_take(&r);
-			json_t *o = rep_vpush(vb, rows);
-			if (!row || !o) {
-				free(row);
-				vb->oom = 1;
-				return;
-			}
-			rep_vsets(vb, o, "row", row);
-			free(row);
+}
+
+/* One row: block blk, the baseline (v 0) or the candidate (v 1), a cell per
+ * column and the rollback target. */
+static void matrix_row(struct rep_vb *vb, json_t *rows, json_t *val, json_t *blk, int v,
+		       const struct matrix_cols *mc)
+{
+	const char *vn = v ? "candidate" : "baseline";
+	struct opr_buf r = { 0 };
+	const char *target = "";
+	json_t *c;
+	size_t j;
+	/* (the dtype of the rows is the workload's, named in Inputs) */
+	json_array_foreach(val, j, c)
+		if (!strcmp(rep_vstr(c, "block"), rep_vstr(blk, "name")) && !strcmp(rep_vstr(c, "variant"), vn))
+			target = rep_vstr(c, "rollback_to");
+	char *bn = rep_md_escape(rep_vstr(blk, "name"), 0);
+	opr_buf_printf(&r, "| %s | %s |", bn ? bn : "", vn);
+	vb->oom |= !bn;
+	free(bn);
+	for (size_t k = 0; k < mc->n; k++) {
+		json_t *cell = NULL;
+		json_array_foreach(val, j, c) {
+			const char *id = *rep_vstr(c, "id") ? rep_vstr(c, "id") : rep_vstr(c, "check");
+			if (!strcmp(rep_vstr(c, "block"), rep_vstr(blk, "name")) && !strcmp(rep_vstr(c, "variant"), vn) &&
+			    !strcmp(id, mc->id[k]))
+				cell = c;
 		}
+		if (!cell) {
+			opr_buf_puts(&r, " - |");
+			continue;
+		}
+		const char *stv = rep_vstr(cell, "status"), *m = badge(stv);
+		/* a passing baseline cell is its status: the values the
+		 * candidate is held against are in its own cells */
+		int bare = !v && !strcmp(stv, "PASS");
+		char *e = rep_md_escape(bare ? "" : rep_vstr(cell, "value"), 0);
+		opr_buf_printf(&r, " %s%s%s%s%s |", m, stv, m, bare ? "" : " ", e ? e : "");
+		vb->oom |= !e;
+		free(e);
 	}
-	/* the candidate's rollback triggers, each text once with the checks
-	 * that watch it, and its blocks when not every block shares it */
-	size_t nblocks = json_array_size(rep_vget(f, "blocks"));
-	json_array_foreach(val, i, x) {
+	char *tg = rep_md_escape(v ? target : "-", 0); /* the baseline is the target */
+	opr_buf_printf(&r, " %s |", tg ? tg : "");
+	vb->oom |= !tg;
+	free(tg);
+	char *row = opr_buf_take(&r);
+	json_t *o = rep_vpush(vb, rows);
+	if (!row || !o) {
+		free(row);
+		vb->oom = 1;
+		return;
+	}
+	rep_vsets(vb, o, "row", row);
+	free(row);
+}
+
+/* The candidate's rollback triggers, each text once with the checks that
+ * watch it, and its blocks when not every block shares it. */
+static void view_triggers(struct rep_vb *vb, json_t *trig, json_t *f)
+{
+	size_t nblocks = json_array_size(rep_vget(f, "blocks")), i;
+	json_t *x;
+	json_array_foreach(rep_vget(f, "validation"), i, x) {
 		if (strcmp(rep_vstr(x, "variant"), "candidate") || !*rep_vstr(x, "trigger"))
 			continue;
 		json_t *o = find_row(trig, "trigger", rep_vstr(x, "trigger"), "trigger", rep_vstr(x, "trigger"));
@@ -1698,6 +1709,29 @@ static void view_matrix(struct rep_vb *vb, json_t *view, json_t *f)
 	json_array_foreach(trig, i, x)
 		if ((size_t)json_integer_value(rep_vget(x, "n")) == nblocks)
 			rep_vsets(vb, x, "blocks", "");
+}
+
+/* The validation matrix: a row per block and variant, a column per check,
+ * the rollback target beside it, and the triggers below. */
+static void view_matrix(struct rep_vb *vb, json_t *view, json_t *f)
+{
+	struct matrix_cols mc;
+	size_t i;
+	json_t *x, *rows = json_array(), *trig = json_array();
+	rep_vset(vb, view, "matrix", rows);
+	rep_vset(vb, view, "triggers", trig);
+	if (vb->oom)
+		return;
+	matrix_columns(f, &mc);
+	matrix_head(vb, view, &mc);
+	if (vb->oom)
+		return;
+	json_array_foreach(rep_vget(f, "blocks"), i, x)
+		for (int v = 0; v < 2 && !vb->oom; v++)
+			matrix_row(vb, rows, rep_vget(f, "validation"), x, v, &mc);
+	if (vb->oom)
+		return;
+	view_triggers(vb, trig, f);
 }
 
 /* Model validation: modelled vs measured per plan, the run's error and the
