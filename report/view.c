@@ -692,35 +692,12 @@ static int first_time(json_t *seen, const char *name)
 /* Per sample in the tail (>= p95) beside the rest: whether the slow samples are
  * the preempted or faulting ones. Unavailable counters are in the list below the
  * counters table already, so only the measured ones get a row here. */
-static void view_tail_counters(struct rep_vb *vb, json_t *view, json_t *f)
+/* The host counters per tail sample as a matrix: a row per counter, a
+ * column per block. */
+static void tail_pivot(struct rep_vb *vb, json_t *view, json_t *rows, json_t *f)
 {
-	json_t *rows = json_array(), *x;
+	json_t *x;
 	size_t i;
-	rep_vset(vb, view, "host_tail", rows);
-	if (vb->oom)
-		return;
-	json_array_foreach(rep_vget(f, "host_counters_tail"), i, x) {
-		if (!json_is_true(rep_vget(x, "available")))
-			continue;
-		json_t *o = rep_vpush(vb, rows);
-		if (!o)
-			return;
-		char a[48], b[48], c[48], d[48];
-		int prec = strcmp(rep_vstr(x, "counter"), "thread-cpu-ns") ? 3 : 0;
-		f_fixed(a, sizeof a, rep_vnum(x, "tail_per_sample"), prec);
-		f_fixed(b, sizeof b, rep_vnum(x, "rest_per_sample"), prec);
-		f_fixed(c, sizeof c, 100.0 * rep_vnum(x, "tail_share"), 0);
-		f_fixed(d, sizeof d, 100.0 * rep_vnum(x, "rest_share"), 0);
-		rep_vsets(vb, o, "block", rep_vstr(x, "block"));
-		rep_vsets(vb, o, "variant", rep_vstr(x, "variant"));
-		rep_vsets(vb, o, "counter", rep_vstr(x, "counter"));
-		rep_vsets(vb, o, "tail", a);
-		rep_vsets(vb, o, "rest", b);
-		rep_vsetf(vb, o, "tail_share", "%s%%", c);
-		rep_vsetf(vb, o, "rest_share", "%s%%", d);
-		rep_vsetf(vb, o, "samples", "%.0f / %.0f", rep_vnum(x, "tail_samples"), rep_vnum(x, "rest_samples"));
-		rep_vsets(vb, o, "source", rep_vstr(x, "source"));
-	}
 	/* the same as a matrix: a row per counter, a column per block, each cell
 	 * tail / rest per sample, baseline -> candidate; the shares and sample
 	 * counts stay in findings.json and the workbook */
@@ -779,6 +756,13 @@ static void view_tail_counters(struct rep_vb *vb, json_t *view, json_t *f)
 		rep_vsets(vb, o, "row", row);
 		free(row);
 	}
+}
+
+/* Below the matrix: the call each host counter is read with. */
+static void tail_sources(struct rep_vb *vb, json_t *view, json_t *rows)
+{
+	json_t *x;
+	size_t i;
 	/* each counter's source once (the rows are per sample; their sums are in
 	 * findings.json and the workbook's Counters sheet). Raw Markdown: the
 	 * sources are code spans */
@@ -817,6 +801,39 @@ static void view_tail_counters(struct rep_vb *vb, json_t *view, json_t *f)
 	vb->oom |= !srcs;
 	rep_vsets(vb, view, "host_tail_sources", srcs ? srcs : "");
 	free(srcs);
+}
+
+static void view_tail_counters(struct rep_vb *vb, json_t *view, json_t *f)
+{
+	json_t *rows = json_array(), *x;
+	size_t i;
+	rep_vset(vb, view, "host_tail", rows);
+	if (vb->oom)
+		return;
+	json_array_foreach(rep_vget(f, "host_counters_tail"), i, x) {
+		if (!json_is_true(rep_vget(x, "available")))
+			continue;
+		json_t *o = rep_vpush(vb, rows);
+		if (!o)
+			return;
+		char a[48], b[48], c[48], d[48];
+		int prec = strcmp(rep_vstr(x, "counter"), "thread-cpu-ns") ? 3 : 0;
+		f_fixed(a, sizeof a, rep_vnum(x, "tail_per_sample"), prec);
+		f_fixed(b, sizeof b, rep_vnum(x, "rest_per_sample"), prec);
+		f_fixed(c, sizeof c, 100.0 * rep_vnum(x, "tail_share"), 0);
+		f_fixed(d, sizeof d, 100.0 * rep_vnum(x, "rest_share"), 0);
+		rep_vsets(vb, o, "block", rep_vstr(x, "block"));
+		rep_vsets(vb, o, "variant", rep_vstr(x, "variant"));
+		rep_vsets(vb, o, "counter", rep_vstr(x, "counter"));
+		rep_vsets(vb, o, "tail", a);
+		rep_vsets(vb, o, "rest", b);
+		rep_vsetf(vb, o, "tail_share", "%s%%", c);
+		rep_vsetf(vb, o, "rest_share", "%s%%", d);
+		rep_vsetf(vb, o, "samples", "%.0f / %.0f", rep_vnum(x, "tail_samples"), rep_vnum(x, "rest_samples"));
+		rep_vsets(vb, o, "source", rep_vstr(x, "source"));
+	}
+	tail_pivot(vb, view, rows, f);
+	tail_sources(vb, view, rows);
 	/* the table only when it has rows; else one line that says why not */
 	if (json_array_size(rows))
 		rep_vset(vb, view, "host_tail_present", json_true());
