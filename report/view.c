@@ -449,6 +449,37 @@ static void evidence_text(char *b, size_t n, json_t *e)
 		 *cmp ? "; " : "", cmp, *note ? "; " : "", note);
 }
 
+/* The senior review's answer for a candidate's primary class x of block blk,
+ * with its evidence list (taken). A block whose candidate passes has no
+ * symptom to explain at length, and a warning's question is its
+ * mitigation's: only the blocks that fail are answered, the first at length
+ * and every other in a line (its evidence is in findings.json and the
+ * workbook), so the packet does not grow with the number of failures. */
+static void bottleneck_answer(struct rep_vb *vb, json_t *view, json_t *answers, json_t *x, json_t *blk,
+			      json_t *elist)
+{
+	json_t *a = rep_vpush(vb, answers);
+	if (!a) {
+		json_decref(elist);
+		return;
+	}
+	rep_vsets(vb, a, "block", rep_vstr(x, "block"));
+	rep_vsets(vb, a, "variant", rep_vstr(x, "variant"));
+	rep_vsets(vb, a, "class", rep_vstr(x, "class"));
+	int fails = !strcmp(rep_vstr(blk, "status"), "FAIL");
+	int full = fails && !json_is_true(rep_vget(view, "findings_full"));
+	rep_vset(vb, a, "full", json_boolean(full));
+	rep_vset(vb, a, "brief", json_boolean(fails && !full));
+	if (full)
+		rep_vset(vb, view, "findings_full", json_true());
+	else if (fails)
+		rep_vset(vb, view, "findings_brief", json_true());
+	rep_vsets(vb, a, "symptom", rep_vstr(x, "symptom"));
+	rep_vsets(vb, a, "explanation", rep_vstr(x, "explanation"));
+	rep_vset(vb, a, "evidence", elist);
+	set_code(vb, a, "reproduce", rep_vstr(x, "reproduce"));
+}
+
 static void view_bottlenecks(struct rep_vb *vb, json_t *view, json_t *f)
 {
 	json_t *map = json_array(), *answers = json_array();
@@ -534,32 +565,7 @@ static void view_bottlenecks(struct rep_vb *vb, json_t *view, json_t *f)
 			json_decref(elist);
 			continue;
 		}
-		json_t *a = rep_vpush(vb, answers);
-		if (!a) {
-			json_decref(elist);
-			return;
-		}
-		rep_vsets(vb, a, "block", block);
-		rep_vsets(vb, a, "variant", variant);
-		rep_vsets(vb, a, "class", rep_vstr(x, "class"));
-		/* a block whose candidate passes every check has no symptom to
-		 * explain at length: its answer is one line */
-		/* the blocks that fail: a warning's question is its mitigation's */
-		/* the first failing block's answer at length, every other one in
-		 * a line (its evidence is in findings.json and the workbook): the
-		 * packet's length does not grow with the number of failures */
-		int fails = !strcmp(rep_vstr(blk, "status"), "FAIL");
-		int full = fails && !json_is_true(rep_vget(view, "findings_full"));
-		rep_vset(vb, a, "full", json_boolean(full));
-		rep_vset(vb, a, "brief", json_boolean(fails && !full));
-		if (full)
-			rep_vset(vb, view, "findings_full", json_true());
-		else if (fails)
-			rep_vset(vb, view, "findings_brief", json_true());
-		rep_vsets(vb, a, "symptom", rep_vstr(x, "symptom"));
-		rep_vsets(vb, a, "explanation", rep_vstr(x, "explanation"));
-		rep_vset(vb, a, "evidence", elist);
-		set_code(vb, a, "reproduce", rep_vstr(x, "reproduce"));
+		bottleneck_answer(vb, view, answers, x, blk, elist);
 	}
 }
 
