@@ -232,6 +232,21 @@ static int dma3(struct ops_device *dev, enum ops_space dsp, void *dst,
 	return ops_dma_split(dev, dsp, dst, ssp, src, &dd, err);
 }
 
+/* A 1-D transfer of n elements: source stride s, destination stride d. */
+static int dma1(struct ops_device *dev, enum ops_space dsp, void *dst, enum ops_space ssp,
+		const void *src, size_t es, int64_t n, int64_t s, int64_t d, struct opr_error *err)
+{
+	struct ops_dma_desc dd;
+
+	memset(&dd, 0, sizeof dd);
+	dd.rank = 1;
+	dd.shape[0] = n;
+	dd.src_stride[0] = s;
+	dd.dst_stride[0] = d;
+	dd.elem_bytes = es;
+	return ops_dma_split(dev, dsp, dst, ssp, src, &dd, err);
+}
+
 /* Everything one conv launch needs. */
 struct conv_ctx {
 	struct ops_device *dev;
@@ -889,6 +904,101 @@ free_off:
 
 /* ---- the untiled launch --------------------------------------------------------- */
 
+/* The untiled launch's LOCAL buffers and the host rows they convert into. */
+struct untiled_bufs {
+	struct ops_buf xs, ws, accb, outb, bb;
+	float *xf, *wf;
+};
+
+/* One output row's MACs: for each input channel and filter tap, the run of
+ * x it touches (stride sw) and the tap's weight (stride 0, re-read per
+ * element) come from GLOBAL into LOCAL and accumulate into the fp32 row. */
+static int untiled_row_macs(struct conv_ctx *cx, struct untiled_bufs *u, int64_t ni, int64_t g, int64_t ko,
+			    int64_t oy, struct opr_error *err)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	size_t es = cx->es;
+	uint64_t macs = 0;
+	float *acc = u->accb.data;
+	int rc;
+
+	if (!cx->dry)
+		memset(acc, 0, sizeof *acc * (size_t)d->ow);
+	for (int64_t cc = 0; cc < d->cpg; cc++)
+	for (int64_t rr = 0; rr < d->r; rr++) {
+		int64_t iy = oy * d->sh - d->ph + rr * d->dh;
+
+		if (iy < 0 || iy >= d->h)
+			continue;
+		for (int64_t ss = 0; ss < d->s; ss++) {
+			/* ix = ox*sw - pw + ss*dw must lie in [0, w) */
+			int64_t sh = ss * d->dw - d->pw;
+			int64_t lo = max64(0, floor_div(-sh + d->sw - 1, d->sw));
+			int64_t hi = min64(d->ow, floor_div(d->w - 1 - sh, d->sw) + 1);
+			int64_t nv = hi - lo, xi, wi;
+
+			if (nv <= 0)
+				continue;
+			xi = ((ni * d->c + g * d->cpg + cc) * d->h + iy) * d->w + lo * d->sw + sh;
+			wi = ((ko * d->cpg + cc) * d->r + rr) * d->s + ss;
+			if ((rc = dma1(cx->dev, OPS_LOCAL, u->xs.data, OPS_GLOBAL, at(cx->x, xi, es), es, nv, d->sw, 1,
+				       err)) < 0 ||
+			    (rc = dma1(cx->dev, OPS_LOCAL, u->ws.data, OPS_GLOBAL, at(cx->w, wi, es), es, nv, 0, 1,
+				       err)) < 0)
+				return rc;
+			macs += (uint64_t)nv;
+			if (cx->dry)
+				continue;
+			ops_to_f32(cx->dt, u->xs.data, u->xf, (size_t)nv);
+			ops_to_f32(cx->dt, u->ws.data, u->wf, (size_t)nv);
+			for (int64_t i = 0; i < nv; i++)
+				acc[lo + i] += u->xf[i] * u->wf[i];
+		}
+	}
+	ops_compute(cx->dev, cx->dt, macs, 0, macs * 2 * es + macs * 4, macs * 4);
+	return 0;
+}
+
+/* One output row's epilogue: the fused bias and activation (when the launch
+ * carries them), the narrowing to the storage dtype, and the row's one store
+ * LOCAL -> GLOBAL at y[ni, ko, oy, :]. */
+static int untiled_row_out(struct conv_ctx *cx, struct untiled_bufs *u, int64_t ni, int64_t ko, int64_t oy,
+			   struct opr_error *err)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	size_t es = cx->es;
+	uint64_t n = (uint64_t)d->ow;
+	int64_t yi = ((ni * d->k + ko) * d->oh + oy) * d->ow;
+	float *acc = u->accb.data;
+	const void *src = acc;
+	int rc;
+
+	if (cx->epi) {
+		uint64_t ops = cx->act != OPS_ACT_NONE ? 2 * n : n;
+
+		rc = dma1(cx->dev, OPS_LOCAL, u->bb.data, OPS_GLOBAL, at(cx->bias, ko, 4), 4, 1, 1, 1, err);
+		if (rc < 0)
+			return rc;
+		if (!cx->dry) {
+			float b = *(const float *)u->bb.data;
+
+			for (int64_t i = 0; i < d->ow; i++)
+				acc[i] += b;
+			if (cx->act != OPS_ACT_NONE)
+				ops_act_f32(cx->act, acc, acc, (size_t)d->ow);
+		}
+		ops_compute(cx->dev, OPS_F32, 0, ops, ops * 4 + 4, ops * 4);
+	}
+	if (cx->dt != OPS_F32) {
+		if (!cx->dry)
+			ops_from_f32(cx->dt, acc, u->outb.data, (size_t)n);
+		ops_compute(cx->dev, cx->dt, 0, 0, n * 4, n * es);
+		src = u->outb.data;
+	}
+	rc = dma1(cx->dev, OPS_GLOBAL, at(cx->y, yi, es), OPS_LOCAL, src, es, d->ow, 1, 1, err);
+	return rc < 0 ? rc : 0;
+}
+
 /* Naive loops on one core: every operand element comes from GLOBAL each time
  * a MAC uses it (x by a strided run per filter tap and output row, the
  * weight re-read with stride 0), nothing is reused on chip. The fp32 output
@@ -897,16 +1007,14 @@ static int conv_launch_untiled(struct conv_ctx *cx, const char *name,
 			       struct opr_error *err)
 {
 	const struct ops_conv_dims *d = &cx->d;
-	struct ops_buf xs = { 0 }, ws = { 0 }, accb = { 0 }, outb = { 0 }, bb = { 0 };
-	float *xf = NULL, *wf = NULL;
-	int64_t ni, g, kk, oy, cc, rr, ss, i;
+	struct untiled_bufs u = { 0 };
 	size_t es = cx->es;
 	int rc;
 
 	if (!cx->dry) {
-		xf = malloc(sizeof *xf * (size_t)d->ow);
-		wf = malloc(sizeof *wf * (size_t)d->ow);
-		if (!xf || !wf) {
+		u.xf = malloc(sizeof *u.xf * (size_t)d->ow);
+		u.wf = malloc(sizeof *u.wf * (size_t)d->ow);
+		if (!u.xf || !u.wf) {
 			rc = opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the untiled rows");
 			goto free_host;
 		}
@@ -915,134 +1023,42 @@ static int conv_launch_untiled(struct conv_ctx *cx, const char *name,
 	if (rc < 0)
 		goto free_host;
 	ops_tile_begin(cx->dev, 0);
-	if ((rc = ops_buf_alloc(cx->dev, OPS_LOCAL, (size_t)d->ow * es, &xs, err)) < 0 ||
-	    (rc = ops_buf_alloc(cx->dev, OPS_LOCAL, (size_t)d->ow * es, &ws, err)) < 0 ||
-	    (rc = ops_buf_alloc(cx->dev, OPS_LOCAL, (size_t)d->ow * 4, &accb, err)) < 0 ||
+	if ((rc = ops_buf_alloc(cx->dev, OPS_LOCAL, (size_t)d->ow * es, &u.xs, err)) < 0 ||
+	    (rc = ops_buf_alloc(cx->dev, OPS_LOCAL, (size_t)d->ow * es, &u.ws, err)) < 0 ||
+	    (rc = ops_buf_alloc(cx->dev, OPS_LOCAL, (size_t)d->ow * 4, &u.accb, err)) < 0 ||
 	    (cx->dt != OPS_F32 &&
-	     (rc = ops_buf_alloc(cx->dev, OPS_LOCAL, (size_t)d->ow * es, &outb, err)) < 0) ||
-	    (cx->epi && (rc = ops_buf_alloc(cx->dev, OPS_LOCAL, 4, &bb, err)) < 0))
+	     (rc = ops_buf_alloc(cx->dev, OPS_LOCAL, (size_t)d->ow * es, &u.outb, err)) < 0) ||
+	    (cx->epi && (rc = ops_buf_alloc(cx->dev, OPS_LOCAL, 4, &u.bb, err)) < 0))
 		goto release;
-	for (ni = 0; ni < d->n; ni++)
-	for (g = 0; g < d->groups; g++)
-	for (kk = 0; kk < d->kpg; kk++)
-	for (oy = 0; oy < d->oh; oy++) {
+	for (int64_t ni = 0; ni < d->n; ni++)
+	for (int64_t g = 0; g < d->groups; g++)
+	for (int64_t kk = 0; kk < d->kpg; kk++)
+	for (int64_t oy = 0; oy < d->oh; oy++) {
 		int64_t ko = g * d->kpg + kk;
-		uint64_t macs = 0;
-		float *acc = accb.data;
 
-		if (!cx->dry)
-			memset(acc, 0, sizeof *acc * (size_t)d->ow);
-		for (cc = 0; cc < d->cpg; cc++)
-		for (rr = 0; rr < d->r; rr++) {
-			int64_t iy = oy * d->sh - d->ph + rr * d->dh;
-
-			if (iy < 0 || iy >= d->h)
-				continue;
-			for (ss = 0; ss < d->s; ss++) {
-				/* ix = ox*sw - pw + ss*dw must lie in [0, w) */
-				int64_t sh = ss * d->dw - d->pw;
-				int64_t lo = max64(0, floor_div(-sh + d->sw - 1, d->sw));
-				int64_t hi = min64(d->ow, floor_div(d->w - 1 - sh, d->sw) + 1);
-				int64_t nv = hi - lo, xi, wi;
-				struct ops_dma_desc dd;
-
-				if (nv <= 0)
-					continue;
-				xi = ((ni * d->c + g * d->cpg + cc) * d->h + iy) * d->w +
-				     lo * d->sw + sh;
-				wi = ((ko * d->cpg + cc) * d->r + rr) * d->s + ss;
-				memset(&dd, 0, sizeof dd);
-				dd.rank = 1;
-				dd.shape[0] = nv;
-				dd.src_stride[0] = d->sw;
-				dd.dst_stride[0] = 1;
-				dd.elem_bytes = es;
-				rc = ops_dma_split(cx->dev, OPS_LOCAL, xs.data, OPS_GLOBAL,
-						   at(cx->x, xi, es), &dd, err);
-				if (rc < 0)
-					goto release;
-				dd.src_stride[0] = 0;
-				rc = ops_dma_split(cx->dev, OPS_LOCAL, ws.data, OPS_GLOBAL,
-						   at(cx->w, wi, es), &dd, err);
-				if (rc < 0)
-					goto release;
-				macs += (uint64_t)nv;
-				if (cx->dry)
-					continue;
-				ops_to_f32(cx->dt, xs.data, xf, (size_t)nv);
-				ops_to_f32(cx->dt, ws.data, wf, (size_t)nv);
-				for (i = 0; i < nv; i++)
-					acc[lo + i] += xf[i] * wf[i];
-			}
-		}
-		ops_compute(cx->dev, cx->dt, macs, 0, macs * 2 * es + macs * 4, macs * 4);
-		{
-			uint64_t n = (uint64_t)d->ow;
-			int64_t yi = ((ni * d->k + ko) * d->oh + oy) * d->ow;
-			const void *src = acc;
-			struct ops_dma_desc dd;
-
-			if (cx->epi) {
-				uint64_t ops = cx->act != OPS_ACT_NONE ? 2 * n : n;
-				struct ops_dma_desc bd;
-
-				memset(&bd, 0, sizeof bd);
-				bd.rank = 1;
-				bd.shape[0] = 1;
-				bd.src_stride[0] = 1;
-				bd.dst_stride[0] = 1;
-				bd.elem_bytes = 4;
-				rc = ops_dma_split(cx->dev, OPS_LOCAL, bb.data,
-						   OPS_GLOBAL, at(cx->bias, ko, 4), &bd, err);
-				if (rc < 0)
-					goto release;
-				if (!cx->dry) {
-					float b = *(const float *)bb.data;
-
-					for (i = 0; i < d->ow; i++)
-						acc[i] += b;
-					if (cx->act != OPS_ACT_NONE)
-						ops_act_f32(cx->act, acc, acc, (size_t)d->ow);
-				}
-				ops_compute(cx->dev, OPS_F32, 0, ops, ops * 4 + 4, ops * 4);
-			}
-			if (cx->dt != OPS_F32) {
-				if (!cx->dry)
-					ops_from_f32(cx->dt, acc, outb.data, (size_t)n);
-				ops_compute(cx->dev, cx->dt, 0, 0, n * 4, n * es);
-				src = outb.data;
-			}
-			memset(&dd, 0, sizeof dd);
-			dd.rank = 1;
-			dd.shape[0] = d->ow;
-			dd.src_stride[0] = 1;
-			dd.dst_stride[0] = 1;
-			dd.elem_bytes = es;
-			rc = ops_dma_split(cx->dev, OPS_GLOBAL, at(cx->y, yi, es),
-					   OPS_LOCAL, src, &dd, err);
-			if (rc < 0)
-				goto release;
-		}
+		if ((rc = untiled_row_macs(cx, &u, ni, g, ko, oy, err)) < 0 ||
+		    (rc = untiled_row_out(cx, &u, ni, ko, oy, err)) < 0)
+			goto release;
 	}
 	rc = 0;
 release:
-	if (bb.bytes)
-		ops_buf_release(cx->dev, &bb);
-	if (outb.bytes)
-		ops_buf_release(cx->dev, &outb);
-	if (accb.bytes)
-		ops_buf_release(cx->dev, &accb);
-	if (ws.bytes)
-		ops_buf_release(cx->dev, &ws);
-	if (xs.bytes)
-		ops_buf_release(cx->dev, &xs);
+	if (u.bb.bytes)
+		ops_buf_release(cx->dev, &u.bb);
+	if (u.outb.bytes)
+		ops_buf_release(cx->dev, &u.outb);
+	if (u.accb.bytes)
+		ops_buf_release(cx->dev, &u.accb);
+	if (u.ws.bytes)
+		ops_buf_release(cx->dev, &u.ws);
+	if (u.xs.bytes)
+		ops_buf_release(cx->dev, &u.xs);
 	if (rc == 0)
 		rc = ops_launch_end(cx->dev, err);
 	else
 		ops_launch_end(cx->dev, NULL);
 free_host:
-	free(xf);
-	free(wf);
+	free(u.xf);
+	free(u.wf);
 	return rc;
 }
 
