@@ -153,5 +153,6 @@ else
 	for i in 1 2; do skip "LibreOffice (soffice) is not installed"; done
 fi
 
-echo "# render.sh: $(($(date +%s) - t0)) s; renderings in $O"
+if [ -n "${RENDER_OUT:-}" ]; then where="renderings kept in $O"; else where="RENDER_OUT=DIR keeps the renderings"; fi
+echo "# render.sh: $(($(date +%s) - t0)) s; $where"
 echo "1..$n"
