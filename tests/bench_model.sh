@@ -9,7 +9,7 @@
 set -e
 cd "$(dirname "$0")/.."
 OPR=${OPREVIEW:-./opreview}
-T=$(mktemp -d)
+T=$(mktemp -d); [ -n "$KEEP" ] && echo "bench_model: keeping $T" >&2
 trap '[ -n "$KEEP" ] || rm -rf "$T"' EXIT
 echo "== model validation on this host (opreview calibrate + default profile)"
 "$OPR" calibrate --name host --out "$T/host.yaml" >/dev/null
