@@ -628,8 +628,10 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 	big.shared_capacity_kib = 1024 * 1024;
 	if ((rc = ops_device_new(&big, 0, &dev, err)))
 		return rc;
-	if (posix_memalign((void **)&src, 64, gbytes) || posix_memalign((void **)&dst, 64, gbytes) ||
-	    posix_memalign((void **)&buf, 64, 1 << 20)) {
+	/* GLOBAL arrays in the pages tensors get (ops_host_alloc) */
+	src = ops_host_alloc(gbytes);
+	dst = ops_host_alloc(gbytes);
+	if (!src || !dst || posix_memalign((void **)&buf, 64, 1 << 20)) {
 		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for %zu MiB calibration arrays",
 				   gbytes >> 20);
 		goto out;

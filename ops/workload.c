@@ -177,10 +177,10 @@ void ops_instance_free(struct ops_instance *inst)
  * "madvise" mode grants them only when asked). A streaming kernel over a
  * 4 KiB-paged tensor walks a new page, and a page-table entry, every 4 KiB:
  * qgemm's B rows (1 MiB apart) and a transpose's columns each touch another
- * page per cache line, and the page walks cost 20-40% of their time on this
- * build's test host. The advice is a hint: refused, the pages stay 4 KiB.
+ * page per cache line, and on an AVX-512 test host the page walks cost
+ * 15-35% of their time. The advice is a hint: refused, the pages stay 4 KiB.
  * free() releases either. */
-static void *tensor_alloc(size_t bytes)
+void *ops_host_alloc(size_t bytes)
 {
 	const size_t huge = (size_t)2 << 20;
 	void *p;
@@ -285,7 +285,7 @@ int ops_instance_add_tensor(struct ops_instance *inst, const char *name,
 	/* at least one cache line, so a real tensor never has NULL data */
 	bytes = (size_t)count * es;
 	bytes = bytes ? (bytes + 63) / 64 * 64 : 64;
-	ts->data = tensor_alloc(bytes);
+	ts->data = ops_host_alloc(bytes);
 	if (!ts->data)
 		return opr_error_set(err, OPR_ENOMEM, "out of memory for tensor '%s' (%zu bytes)",
 				     name, bytes);
