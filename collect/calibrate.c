@@ -708,7 +708,8 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 	} kern[KERN_MAX] = {
 		{"fp16_tops", "conv2d fp16 64x28x28 k64 3x3 in L2 (F16C conversion + FMA "
 			      "microkernel), launch overhead and DMA setup subtracted"},
-		{"bf16_tops", "conv2d bf16 64x28x28 k64 3x3 in L2 (bf16 conversion + FMA "
+		{"bf16_tops", "conv2d bf16 64x28x28 k64 3x3 in L2 (the path's bf16 conv: AMX "
+			      "tdpbf16ps where the CPU has AMX-BF16, else bf16 conversion + FMA "
 			      "microkernel), launch overhead and DMA setup subtracted"},
 		{"int8_tops", "qgemm u8 x s8 8x64x4096 in L2 (widen + madd_epi16, exact int32), "
 			      "launch overhead and DMA setup subtracted"},
@@ -860,7 +861,7 @@ int col_calibration_yaml(const struct ops_envelope *e, const struct col_calibrat
 		"# buffering cannot hide them (the model adds the transfer phase)\n");
 	opr_buf_printf(&b, "dma:    {max_last_dim: %lld, setup_ns: %.6g, engines: 1, serial: true}\n",
 	    (long long)e->dma_max_last_dim, e->dma_setup_ns);
-	opr_buf_printf(&b, "# fp32: FMA peak; fp16/bf16: conv microkernel incl. conversions; int8: qgemm\n");
+	opr_buf_printf(&b, "# fp32: FMA peak; fp16/bf16: the conv kernels (fp16 widened, bf16 on AMX where present); int8: qgemm\n");
 	opr_buf_printf(&b, "# vector: element-wise ops (activation SiLU) per second / 1e12; vector_half:\n"
 		"# the same on fp16/bf16 data, with the conversions\n");
 	opr_buf_printf(&b, "compute_tops: {fp32: %.6g, fp16: %.6g, bf16: %.6g, int8: %.6g, vector: %.6g,\n"

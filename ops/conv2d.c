@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "conv2d_int.h"
+#include "device_int.h"
 #include "isa_int.h"
 
 static const char *const conv_params[] = {
@@ -31,6 +32,8 @@ static const char *const conv_params[] = {
 #define DIRECT_PB 6
 #define GEMM_KB 6
 #define GEMM_PB 16
+/* Output pixels per call of a path's pixel-vector direct kernel, at most. */
+#define PX_RUN_MAX 1024
 
 /* ---- shape ------------------------------------------------------------------ */
 
@@ -247,6 +250,12 @@ struct conv_ctx {
 	int64_t ntk, nth, ntw, ntiles;
 	int64_t phm, pwm;       /* patch layout (largest tile) */
 	int32_t *off;           /* term -> patch offset, tc*r*s entries */
+	float *px;              /* host scratch of the pixel-vector kernel,
+				 * DIRECT_KB x PX_RUN_MAX floats (NULL: unused) */
+	int amx;                /* bf16 straight to the path's bf16 kernel,
+				 * not widened: weights as rows in wa */
+	uint16_t *wa;           /* DIRECT_KB x lda bf16 (amx only) */
+	int64_t lda;            /* tc*r*s rounded up to 32 */
 };
 
 /* The on-chip buffers of one core. */
@@ -400,12 +409,25 @@ static int load_patch(struct conv_ctx *cx, const struct tile_pos *tp,
 			return rc;
 	}
 	if (cx->dt != OPS_F32) {
-		if (!cx->dry)
+		if (!cx->dry && !cx->amx)
 			ops_to_f32(cx->dt, xb, x32, (size_t)(nc * cx->phm * cx->pwm));
 		ops_compute(cx->dev, cx->dt, 0, 0, (uint64_t)all * cx->es,
 			    (uint64_t)all * 4);
 	}
 	return 0;
+}
+
+/* One weight transfer GLOBAL->SHARED; with cx->amx only counted, the host
+ * copying the same weights itself into the bf16 kernel's rows (cx->wa):
+ * the accelerator's packed layout would be transposed back for the AMX
+ * tiles, two transposes per tile that cost more than the tile's tdpbf16ps
+ * (as ops_dma_split_count's one-pass launches do, device_int.h). */
+static int weight_dma(struct conv_ctx *cx, void *dst, const void *src,
+		      const struct ops_dma_desc *dd, struct opr_error *err)
+{
+	if (cx->amx)
+		return ops_dma_split_count(cx->dev, OPS_SHARED, OPS_GLOBAL, dd, err);
+	return ops_dma_split(cx->dev, OPS_SHARED, dst, OPS_GLOBAL, src, dd, err);
 }
 
 /* Brings weights [k0, k0+nk) x [c0, c0+nc) x r x s into wb in the packed
@@ -421,36 +443,52 @@ static int load_weights(struct conv_ctx *cx, const struct tile_pos *tp,
 	int64_t src = ((tp->g * d->kpg + tp->k0) * d->cpg + c0) * rs;
 	int rc;
 
+	struct ops_dma_desc dd;
+
 	if (rem) {
-		if (!cx->dry)
+		if (!cx->dry && !cx->amx)
 			memset(wb, 0, (size_t)(nkb * kb * terms) * cx->es);
 		ops_compute(cx->dev, cx->dt, 0, 0, 0,
 			    (uint64_t)((kb - rem) * terms) * cx->es);
 	}
 	if (nfull) {
-		rc = dma3(cx->dev, OPS_SHARED, wb, OPS_GLOBAL, at(cx->w, src, cx->es),
-			  cx->es, nfull, kb, terms, kb * crs, crs, 1,
-			  terms * kb, 1, kb, err);
+		memset(&dd, 0, sizeof dd);
+		dd.rank = 3;
+		dd.shape[0] = nfull; dd.shape[1] = kb; dd.shape[2] = terms;
+		dd.src_stride[0] = kb * crs; dd.src_stride[1] = crs; dd.src_stride[2] = 1;
+		dd.dst_stride[0] = terms * kb; dd.dst_stride[1] = 1; dd.dst_stride[2] = kb;
+		dd.elem_bytes = cx->es;
+		rc = weight_dma(cx, wb, at(cx->w, src, cx->es), &dd, err);
 		if (rc < 0)
 			return rc;
 	}
 	if (rem) {
-		struct ops_dma_desc dd;
-
 		memset(&dd, 0, sizeof dd);
 		dd.rank = 2;
 		dd.shape[0] = rem; dd.shape[1] = terms;
 		dd.src_stride[0] = crs; dd.src_stride[1] = 1;
 		dd.dst_stride[0] = 1; dd.dst_stride[1] = kb;
 		dd.elem_bytes = cx->es;
-		rc = ops_dma_split(cx->dev, OPS_SHARED, at(wb, nfull * kb * terms, cx->es),
-				   OPS_GLOBAL, at(cx->w, src + nfull * kb * crs, cx->es),
-				   &dd, err);
+		rc = weight_dma(cx, at(wb, nfull * kb * terms, cx->es),
+				at(cx->w, src + nfull * kb * crs, cx->es), &dd, err);
 		if (rc < 0)
 			return rc;
 	}
+	if (cx->amx && !cx->dry) {
+		/* the rows of the bf16 kernel's A tiles, straight from KCRS */
+		const uint16_t *ws = (const uint16_t *)cx->w + src;
+		int64_t l;
+
+		for (l = 0; l < tp->nk; l++) {
+			memcpy(cx->wa + l * cx->lda, ws + l * crs, (size_t)terms * sizeof *cx->wa);
+			memset(cx->wa + l * cx->lda + terms, 0,
+			       (size_t)(cx->lda - terms) * sizeof *cx->wa);
+		}
+		for (; l < nkb * kb; l++)
+			memset(cx->wa + l * cx->lda, 0, (size_t)cx->lda * sizeof *cx->wa);
+	}
 	if (cx->dt != OPS_F32) {
-		if (!cx->dry)
+		if (!cx->dry && !cx->amx)
 			ops_to_f32(cx->dt, wb, w32, (size_t)(nkb * kb * terms));
 		ops_compute(cx->dev, cx->dt, 0, 0, (uint64_t)(nkb * kb * terms) * cx->es,
 			    (uint64_t)(nkb * kb * terms) * 4);
@@ -476,6 +514,71 @@ static void fill_offsets(struct conv_ctx *cx, int64_t nc)
 							 i * d->dh * cx->pwm + j * d->dw);
 }
 
+/* n floats from s to d: a loop the compiler vectorises (gcc inlined the
+ * memcpy of these 28-float rows as rep movsq, which cost more than the
+ * copy itself). */
+static void copy_f32(float *restrict d, const float *restrict s, int64_t n)
+{
+	for (int64_t j = 0; j < n; j++)
+		d[j] = s[j];
+}
+
+/* compute_direct by the path's pixel-vector kernel (unit stride along w).
+ * The tile's output rows lie sh*pwm apart in the patch; with sh == 1 and
+ * little halo that pitch is close to now, so runs of whole rows go to the
+ * kernel as one virtual row (the pixels between rows computed and dropped);
+ * otherwise row by row, and rows longer than PX_RUN_MAX in pieces. The
+ * kernel's [k][q] result lands in acc[k][p] row by row. xs and ws are the
+ * widened fp32 patch and weights, or with cx->amx the bf16 patch and ws
+ * unused (the weights are cx->wa's rows, load_weights). */
+static void compute_direct_px(const struct conv_ctx *cx, const struct tile_pos *tp,
+			      int64_t terms, const void *xs, const void *ws,
+			      float *acc, int first)
+{
+	const struct ops_kern *kern = ops_kern;
+	int64_t pitch = cx->d.sh * cx->pwm, now = tp->now;
+	int dense = now <= PX_RUN_MAX && (pitch - now) * 4 <= now;
+	int64_t kb, r0, c0, nkb = ceil_div(tp->nk, DIRECT_KB);
+	float *tmp = cx->px;
+
+	for (kb = 0; kb < nkb; kb++) {
+		const float *wp = cx->amx ? NULL : (const float *)ws + kb * terms * DIRECT_KB;
+		int nkl = (int)min64(DIRECT_KB, tp->nk - kb * DIRECT_KB);
+
+		for (r0 = 0; r0 < tp->noh;) {
+			int64_t nr = dense ? min64(tp->noh - r0, (PX_RUN_MAX - now) / pitch + 1) : 1;
+
+			for (c0 = 0; c0 < now; c0 += PX_RUN_MAX) {
+				int64_t ncol = min64(now - c0, PX_RUN_MAX);
+				int64_t nq = (nr - 1) * pitch + ncol, l, rr, j;
+
+				if (cx->amx)
+					kern->conv_direct_bf16((const uint16_t *)xs + r0 * pitch + c0,
+							       cx->off, terms,
+							       cx->wa + kb * DIRECT_KB * cx->lda, cx->lda,
+							       nkl, nq, tmp, PX_RUN_MAX);
+				else
+					kern->conv_direct_px((const float *)xs + r0 * pitch + c0,
+							     cx->off, terms, wp, nkl, nq, tmp,
+							     PX_RUN_MAX);
+				for (l = 0; l < nkl; l++)
+					for (rr = 0; rr < nr; rr++) {
+						const float *src = tmp + l * PX_RUN_MAX + rr * pitch;
+						float *row = acc + (kb * DIRECT_KB + l) * tp->npix +
+							     (r0 + rr) * now + c0;
+
+						if (first)
+							copy_f32(row, src, ncol);
+						else
+							for (j = 0; j < ncol; j++)
+								row[j] += src[j];
+					}
+			}
+			r0 += nr;
+		}
+	}
+}
+
 /* acc[nk][npix] (=, or += when !first) over the terms of one channel block,
  * by the chosen path's direct kernel: blocks of direct_pb pixels x one or
  * two 16-channel weight panels. */
@@ -489,6 +592,10 @@ static void compute_direct(const struct conv_ctx *cx, const struct tile_pos *tp,
 	float tmp[OPS_KERN_MAX_PB * 2 * DIRECT_KB];
 	const float *pix[OPS_KERN_MAX_PB];
 
+	if (cx->px) {
+		compute_direct_px(cx, tp, terms, x32, w32, acc, first);
+		return;
+	}
 	for (kb = 0; kb < nkb;) {
 		const float *wp = w32 + kb * terms * DIRECT_KB;
 		int two = kern->direct_pb[1] > 0 && kb + 1 < nkb;
@@ -660,7 +767,9 @@ static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
 		}
 		if (!cx->dry) {
 			fill_offsets(cx, nc);
-			if (direct)
+			if (cx->amx)
+				compute_direct_px(cx, tp, terms, xb, wb, acc, c0 == 0);
+			else if (direct)
 				compute_direct(cx, tp, terms, x32, w32, acc, c0 == 0);
 			else
 				compute_im2col(cx, tp, terms, x32, w32,
@@ -717,6 +826,26 @@ static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 		cx->off = malloc(sizeof *cx->off * (size_t)(cx->t.tc * cx->d.r * cx->d.s));
 		if (!cx->off)
 			return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the offset table");
+		if (cx->strat == OPS_STRAT_DIRECT && cx->d.sw == 1 && ops_kern->conv_direct_px) {
+			const struct ops_kern *kn = ops_kern;
+
+			cx->amx = cx->dt == OPS_BF16 && kn->conv_direct_bf16 &&
+				  kn->conv_bf16_ready && kn->conv_bf16_ready();
+			cx->lda = ceil_div(cx->t.tc * cx->d.r * cx->d.s, 32) * 32;
+			cx->px = malloc(sizeof *cx->px * DIRECT_KB * PX_RUN_MAX);
+			if (cx->amx)
+				cx->wa = malloc(sizeof *cx->wa *
+						(size_t)(ceil_div(cx->t.tk, DIRECT_KB) * DIRECT_KB * cx->lda));
+			if (!cx->px || (cx->amx && !cx->wa)) {
+				free(cx->off);
+				free(cx->px);
+				cx->off = NULL;
+				cx->px = NULL;
+				cx->amx = 0;
+				return opr_error_set(err, OPR_ENOMEM,
+						     "conv2d: out of memory for the kernel's scratch");
+			}
+		}
 	}
 	memset(&bs, 0, sizeof bs);
 	rc = ops_launch_begin(cx->dev, name, cx->db, err);
@@ -749,7 +878,12 @@ release:
 		ops_launch_end(cx->dev, NULL);
 free_off:
 	free(cx->off);
+	free(cx->px);
+	free(cx->wa);
 	cx->off = NULL;
+	cx->px = NULL;
+	cx->wa = NULL;
+	cx->amx = 0;
 	return rc;
 }
 

@@ -64,7 +64,7 @@ KB=${B:-build}
 if command -v objdump >/dev/null && command -v nm >/dev/null && [ -f "$KB/ops/kern_avx2.o" ]; then
 	objdump -d --no-show-raw-insn "$OPR" | awk '/^[0-9a-f]+ <.*>:$/ { fn = $2 }
 		/\t(v[a-z0-9]+|k[a-z]+[bwdq])[ \t]/ || /%[yz]mm|%k[0-7]/ { print fn }' | sort -u >"$T/vexfns"
-	nm "$KB/ops/kern_avx2.o" "$KB/ops/kern_avx512.o" | awk '$2 ~ /^[tT]$/ { print "<" $3 ">:" }' >"$T/allowed"
+	nm "$KB"/ops/kern_avx2*.o "$KB"/ops/kern_avx512*.o | awk '$2 ~ /^[tT]$/ { print "<" $3 ">:" }' >"$T/allowed"
 	printf '%s\n' '<fma_rate_avx2>:' '<fma_rate_avx512>:' '<int8_rate_avx2>:' '<int8_rate_avx512>:' >>"$T/allowed"
 	check "no AVX instruction outside the dispatched kernels" sh -c "test -s $T/vexfns && ! grep -vxFf $T/allowed $T/vexfns"
 else
