@@ -814,8 +814,10 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 	big.shared_capacity_kib = 1024 * 1024;
 	if ((rc = ops_device_new(&big, 0, &r.dev, err)))
 		return rc;
-	if (posix_memalign((void **)&r.src, 64, r.gbytes) || posix_memalign((void **)&r.dst, 64, r.gbytes) ||
-	    posix_memalign((void **)&r.buf, 64, 1 << 20)) {
+	/* GLOBAL arrays in the pages tensors get (ops_host_alloc) */
+	r.src = ops_host_alloc(r.gbytes);
+	r.dst = ops_host_alloc(r.gbytes);
+	if (!r.src || !r.dst || posix_memalign((void **)&r.buf, 64, 1 << 20)) {
 		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for %zu MiB calibration arrays",
 				   r.gbytes >> 20);
 		goto out;

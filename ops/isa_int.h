@@ -70,6 +70,11 @@ struct ops_kern {
 	 * 64-byte lines of d written by non-temporal stores (caller fences). */
 	void (*transpose[3])(const void *src, int64_t lds, void *dst, int64_t ldd,
 			     int64_t rows, int64_t cols);
+	/* The same straight into GLOBAL, whole 64-byte lines of dst by
+	 * non-temporal stores (caller fences); NULL where the path has none
+	 * (then a transposing permute stages its tiles through SHARED). */
+	void (*transpose_nt[3])(const void *src, int64_t lds, void *dst, int64_t ldd,
+				int64_t rows, int64_t cols);
 	void (*stream_bytes)(unsigned char *d, const unsigned char *s, size_t n);
 
 	/* fp16/bf16 <-> fp32 of n elements (t is OPS_F16 or OPS_BF16), rounding

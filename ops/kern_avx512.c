@@ -242,10 +242,13 @@ static void avx512_conv_gemm(const float *a, const float *b, int64_t bstride, in
  * the column sums ride along as vpdpbusd of ones with b. */
 
 /* One 64-byte step of K for R rows and J columns (tailm masks the tail). It
- * prefetches the same rows' next K chunk (kk bytes on: the tile's next
- * chunk, or the next tile's first) into L2, a chunk ahead: each 1 KiB run of
- * a row starts a new page for the hardware prefetcher, which left the loop
- * waiting on DRAM. (A prefetch never faults: past the end is harmless.) The
+ * prefetches into L2 the same step of the B rows that come VNNI_PF_AHEAD
+ * blocks later (pf0p, pf1p: four rows on, or, past the tile's last row,
+ * the first rows' next K chunk): each 1 KiB run of a row starts a new page
+ * for the hardware prefetcher, which left the loop waiting on DRAM. Two
+ * blocks ahead kept more lines in flight than the next chunk of the same
+ * rows had (a whole pass over the tile's rows ahead, 3-9% slower from
+ * DRAM). (A prefetch never faults: past the end is harmless.) The
  * accumulators are named variables, not arrays: with arrays gcc kept some of
  * them on the stack. */
 #define VNNI_LOAD(p, masked) \
@@ -265,9 +268,9 @@ static void avx512_conv_gemm(const float *a, const float *b, int64_t bstride, in
 	do {                                                                            \
 		__m512i b0 = VNNI_LOAD(b0p, masked);                                    \
 		__m512i b1 = J > 1 ? VNNI_LOAD(b1p, masked) : b0;                       \
-		_mm_prefetch((const char *)(b0p + q + kk), _MM_HINT_T1);                \
+		_mm_prefetch((const char *)(pf0p + q), _MM_HINT_T1);                    \
 		if (J > 1)                                                              \
-			_mm_prefetch((const char *)(b1p + q + kk), _MM_HINT_T1);        \
+			_mm_prefetch((const char *)(pf1p + q), _MM_HINT_T1);            \
 		if (s8a || csum) {                                                      \
 			cs0 = _mm512_dpbusd_epi32(cs0, ones, b0);                       \
 			if (J > 1)                                                      \
@@ -282,6 +285,8 @@ static void avx512_conv_gemm(const float *a, const float *b, int64_t bstride, in
 		VNNI_ROW(6, masked);								\
 		VNNI_ROW(7, masked);								\
 	} while (0)
+
+#define VNNI_PF_AHEAD 2
 
 /* [sum(v[0]), ..., sum(v[15])] of sixteen int32 x 16 vectors: pairs of
  * vectors interleaved and added within 128-bit lanes (32-bit, then 64-bit
@@ -313,6 +318,9 @@ ALWAYS_INLINE void vnni_block(int R, int J, int s8a, int csum, int add, const ui
 	const __m512i z = _mm512_setzero_si512();
 	const __m512i flip = _mm512_set1_epi8((char)0x80), ones = _mm512_set1_epi8(1);
 	const int8_t *b0p = b + j0 * ldb, *b1p = b + (j0 + J - 1) * ldb;
+	const int64_t jn = j0 + 2 * VNNI_PF_AHEAD;
+	const int8_t *pf0p = b + (jn % tn) * ldb + (jn / tn) * kk;
+	const int8_t *pf1p = b + ((jn + J - 1) % tn) * ldb + ((jn + J - 1) / tn) * kk;
 	__m512i cs0 = z, cs1 = z;
 	__m512i x00 = z, x01 = z;
 	const uint8_t *ap0 = a + (i0 + (R > 0 ? 0 : 0)) * lda;
@@ -491,7 +499,114 @@ static void avx512_qgemm_colsum(const int8_t *b, int64_t ldb, int64_t tn, int64_
 	}
 }
 
-/* ---- permute: streamed 64-byte lines --------------------------------------------- */
+/* ---- permute: 16 x 16 fp32 transposes, streamed 64-byte lines --------------------- */
+
+/* dst[j*ldd + i] = src[i*lds + j] for i < nr, j < nc (both <= 16): 16 rows
+ * in zmm registers (masked loads: lanes past nc read as 0 and touch no
+ * memory), interleaved at 32 and 64 bits within 128-bit lanes (then u[4k+c]
+ * holds, in lane L, column 4L+c of rows 4k..4k+3) and gathered across lanes
+ * by two rounds of 128-bit shuffles; each output row is one 64-byte store.
+ * nt: whole 16-element rows go out by non-temporal stores (dst row aligned:
+ * the caller checks); the rest, and partial rows, by masked stores. */
+/* Output row j of a 16 x 16 block (named values, not an array: gcc kept
+ * an array of them on the stack). */
+ALWAYS_INLINE void tr_store(float *d, int64_t ldd, int j, __m512 v, int nr, int nc,
+			    __mmask16 mr, int nt)
+{
+	if (j >= nc)
+		return;
+	if (nt && nr == 16)
+		_mm512_stream_ps(d + j * ldd, v);
+	else if (nr == 16)
+		_mm512_storeu_ps(d + j * ldd, v);
+	else
+		_mm512_mask_storeu_ps(d + j * ldd, mr, v);
+}
+
+ALWAYS_INLINE void tr16x16_f32(const float *s, int64_t lds, float *d, int64_t ldd, int nr,
+			       int nc, int nt)
+{
+	const __mmask16 mc = tail_mask((size_t)nc), mr = tail_mask((size_t)nr);
+	__m512 r[16], t[16], u[16];
+
+	if (nc == 16 && nr == 16) {
+		for (int i = 0; i < 16; i++)
+			r[i] = _mm512_loadu_ps(s + i * lds);
+	} else {
+		for (int i = 0; i < 16; i++)
+			r[i] = i < nr ? _mm512_maskz_loadu_ps(mc, s + i * lds) : _mm512_setzero_ps();
+	}
+	for (int k = 0; k < 8; k++) {
+		t[2 * k] = _mm512_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+		t[2 * k + 1] = _mm512_unpackhi_ps(r[2 * k], r[2 * k + 1]);
+	}
+	for (int k = 0; k < 4; k++) {
+		u[4 * k] = _mm512_shuffle_ps(t[4 * k], t[4 * k + 2], 0x44);
+		u[4 * k + 1] = _mm512_shuffle_ps(t[4 * k], t[4 * k + 2], 0xee);
+		u[4 * k + 2] = _mm512_shuffle_ps(t[4 * k + 1], t[4 * k + 3], 0x44);
+		u[4 * k + 3] = _mm512_shuffle_ps(t[4 * k + 1], t[4 * k + 3], 0xee);
+	}
+	for (int c = 0; c < 4; c++) {
+		__m512 v = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88);
+		__m512 w = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xdd);
+		__m512 v2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x88);
+		__m512 w2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xdd);
+		tr_store(d, ldd, c, _mm512_shuffle_f32x4(v, v2, 0x88), nr, nc, mr, nt);
+		tr_store(d, ldd, 4 + c, _mm512_shuffle_f32x4(w, w2, 0x88), nr, nc, mr, nt);
+		tr_store(d, ldd, 8 + c, _mm512_shuffle_f32x4(v, v2, 0xdd), nr, nc, mr, nt);
+		tr_store(d, ldd, 12 + c, _mm512_shuffle_f32x4(w, w2, 0xdd), nr, nc, mr, nt);
+	}
+}
+
+/* The whole transpose in 16 x 16 blocks, TR_RUN bytes of each source row
+ * per pass (16 sequential runs of up to 2 KiB the prefetchers follow, as
+ * the AVX2 path does), the ragged edges through the masks. nt: the
+ * destination's whole lines by non-temporal stores when its rows are
+ * 64-byte aligned (d and ldd), else ordinary stores; the caller fences. */
+#define TR_RUN 2048
+ALWAYS_INLINE void tr_f32_body(const float *src, int64_t lds, float *dst, int64_t ldd,
+			       int64_t rows, int64_t cols, int nt)
+{
+	const int64_t run = TR_RUN / (int64_t)sizeof(float);
+
+	for (int64_t j0 = 0; j0 < cols; j0 += run) {
+		int64_t j1 = j0 + run < cols ? j0 + run : cols;
+		int64_t i = 0;
+		/* streamed: two bands at a time, so that each destination row
+		 * gets two adjacent lines in a row (single lines 16 KiB apart
+		 * were 10% slower from DRAM; four bands read 64 rows at once and
+		 * were slower again) */
+		for (; nt && i + 32 <= rows; i += 32)
+			for (int64_t j = j0; j < j1; j += 16) {
+				int nc = j1 - j < 16 ? (int)(j1 - j) : 16;
+				tr16x16_f32(src + i * lds + j, lds, dst + j * ldd + i, ldd, 16, nc, 1);
+				tr16x16_f32(src + (i + 16) * lds + j, lds, dst + j * ldd + i + 16, ldd,
+					    16, nc, 1);
+			}
+		for (; i < rows; i += 16) {
+			int nr = rows - i < 16 ? (int)(rows - i) : 16;
+			for (int64_t j = j0; j < j1; j += 16)
+				tr16x16_f32(src + i * lds + j, lds, dst + j * ldd + i, ldd, nr,
+					    j1 - j < 16 ? (int)(j1 - j) : 16, nt);
+		}
+	}
+}
+
+/* Straight into GLOBAL: the blocks' output rows by non-temporal stores (a
+ * whole line each). On the [4096, 70000] transpose this one pass ran 0-10%
+ * faster than the tile staged through SHARED (the AVX2 8 x 8 path), still
+ * ~0.6x memcpy: the destination's scattered lines are the cost (runs of four
+ * lines alone write at a sequential stream's rate, single lines 16 KiB apart
+ * take twice as long), and staging 64 x 64 blocks in L1 to write such runs
+ * read the source in 256-byte runs and was a third slower overall. */
+static void avx512_transpose_nt_f32(const void *s, int64_t lds, void *d, int64_t ldd,
+				    int64_t rows, int64_t cols)
+{
+	if (((uintptr_t)d & 63) || (ldd & 15))
+		tr_f32_body(s, lds, d, ldd, rows, cols, 0);
+	else
+		tr_f32_body(s, lds, d, ldd, rows, cols, 1);
+}
 
 static void avx512_stream_bytes(unsigned char *d, const unsigned char *s, size_t n)
 {
@@ -575,7 +690,7 @@ const struct ops_kern ops_kern_avx512 = {
 		[OPS_KF_GEMM] = "avx512 (fma, 6x32)",
 		[OPS_KF_QGEMM] = "avx512 (vnni vpdpbusd)",
 		[OPS_KF_ACT] = "avx512 (fma, 16 lanes)",
-		[OPS_KF_PERMUTE] = "avx512 (avx2 8x8 transposes, 64-byte streamed stores)",
+		[OPS_KF_PERMUTE] = "avx512 (avx2 8x8 transposes through SHARED, fp32 16x16 one-pass streamed into GLOBAL)",
 		[OPS_KF_CONVERT] = "avx512 (vcvtph2ps/vcvtps2ph, integer bf16)",
 	},
 	.direct_pb = { DPB1, DPB2 },
@@ -590,6 +705,7 @@ const struct ops_kern ops_kern_avx512 = {
 	.act_f32 = avx512_act_f32,
 	.act_f32_stream = avx512_act_f32_stream,
 	.transpose = { ops_avx2_transpose_u8, ops_avx2_transpose_u16, ops_avx2_transpose_f32 },
+	.transpose_nt = { NULL, NULL, avx512_transpose_nt_f32 },
 	.stream_bytes = avx512_stream_bytes,
 	.half_to_f32 = avx512_half_to_f32,
 	.f32_to_half = avx512_f32_to_half,

@@ -337,6 +337,12 @@ const char *const *ops_plan_params(enum ops_group g);
 /* "direct tile_k=32 tile_oh=8 ... fused" for tables. */
 void ops_plan_describe(enum ops_group g, const struct ops_plan *p, char *buf, size_t len);
 
+/* Host storage as a tensor gets it: 64-byte aligned and, from 4 MiB on, in
+ * 2 MiB pages with the transparent-huge-page hint (so that what measures
+ * the host, calibrate, sees the pages the kernels run on). NULL when out of
+ * memory; the caller frees with free(). */
+void *ops_host_alloc(size_t bytes);
+
 /* A prepared workload: inputs filled from the seeded generator, outputs
  * allocated (and poisoned), a plan fixed. */
 struct ops_instance;

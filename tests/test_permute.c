@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../ops/device_int.h"
+#include "../ops/isa_int.h"
 #include "../ops/ops_int.h"
 #include "test_isa.h"
 
@@ -170,6 +171,68 @@ static void test_all_rank4(void **state)
 					}
 				}
 	assert_int_equal(nperm, 24);
+}
+
+/* The chosen path's transposes (and the streaming one where the path has
+ * it) on their own: dst[j*ldd + i] = src[i*lds + j] on random shapes with
+ * tails that are not multiples of 8 or 16, padded rows, destinations
+ * aligned to 64 bytes with ldd a multiple of 16 (the streamed stores) or
+ * not, a source row above 65535 elements; the output is poisoned and every
+ * element outside the written block must keep its poison. */
+static void test_transpose_kernels(void **state)
+{
+	isa_use(state);
+	uint64_t s = 77;
+
+	for (int iter = 0; iter < 120; iter++) {
+		int e = (int)(xs(&s) % 3);
+		size_t es = (size_t)1 << e;
+		int64_t rows = 1 + (int64_t)(xs(&s) % 70), cols = 1 + (int64_t)(xs(&s) % 70);
+		if (iter % 10 == 0) {
+			rows = 16 * (1 + (int64_t)(xs(&s) % 5));
+			cols = 16 * (1 + (int64_t)(xs(&s) % 5));
+		}
+		if (iter == 1) {
+			rows = 17;
+			cols = 70001;
+		}
+		int aligned = iter % 2 == 0;
+		int64_t lds = cols + (int64_t)(xs(&s) % 5);
+		int64_t ldd = aligned ? (rows + 15) / 16 * 16 + 16 * (int64_t)(xs(&s) % 2)
+				      : rows + (int64_t)(xs(&s) % 5);
+		int64_t off = aligned ? 0 : 1 + (int64_t)(xs(&s) % 15);
+		size_t sbytes = (size_t)(rows * lds) * es, dbytes = (size_t)(cols * ldd + off) * es;
+		unsigned char *src = aligned_alloc(64, (sbytes + 63) / 64 * 64);
+		unsigned char *dst = aligned_alloc(64, (dbytes + 63) / 64 * 64);
+		assert_non_null(src);
+		assert_non_null(dst);
+		for (size_t b = 0; b < sbytes; b++)
+			src[b] = (unsigned char)xs(&s);
+		for (int nt = 0; nt < 2; nt++) {
+			void (*f)(const void *, int64_t, void *, int64_t, int64_t, int64_t) =
+				nt ? ops_kern->transpose_nt[e] : ops_kern->transpose[e];
+			if (!f)
+				continue;
+			memset(dst, 0xA5, dbytes);
+			f(src, lds, dst + off * (int64_t)es, ldd, rows, cols);
+			for (int64_t j = 0; j < cols; j++)
+				for (int64_t i = 0; i < ldd; i++) {
+					const unsigned char *d = dst + ((j * ldd + i) + off) * (int64_t)es;
+					for (size_t b = 0; b < es; b++) {
+						unsigned char want = i < rows ? src[(i * lds + j) * (int64_t)es + (int64_t)b]
+									      : 0xA5;
+						if (d[b] != want)
+							fail_msg("transpose%s es %zu %lldx%lld: (%lld,%lld) wrong",
+								 nt ? "_nt" : "", es, (long long)rows,
+								 (long long)cols, (long long)i, (long long)j);
+					}
+				}
+			for (int64_t b = 0; b < off * (int64_t)es; b++)
+				assert_int_equal(dst[b], 0xA5);
+		}
+		free(src);
+		free(dst);
+	}
 }
 
 static void test_random_perms(void **state)
@@ -456,6 +519,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		ISA_TESTS(test_all_rank4),
+		ISA_TESTS(test_transpose_kernels),
 		ISA_TESTS(test_random_perms),
 		ISA_TESTS(test_long_last_dims),
 		ISA_TESTS(test_permute_act),

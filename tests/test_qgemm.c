@@ -323,7 +323,8 @@ static void test_random_shapes(void **state)
 	}
 }
 
-/* K = 2^22 with every input at its extreme: |a - zp| = 255, b = -128. */
+/* K = 2^22 with every input at its extreme: |a - zp| = 255, b = -128, under
+ * K tiles of several lengths. */
 static void test_k22_extremes(void **state)
 {
 	isa_use(state);
@@ -354,7 +355,10 @@ static void test_k22_extremes(void **state)
 			 (enum ops_dtype)cases[c].out, OPS_ACT_NONE);
 		w.quant.out_scale = 1e6f; /* keeps an s8 output inside the range */
 		w.quant.out_zero_point = 0;
-		plan_of(&p, 0, OPS_QGEMM_MAX_TILE_KK, (int)c + 1, 1, 1);
+		/* K tiles of 2^16, 256 and 1000 (the host sums 256 and 65 of
+		 * those in one int32 call, 65536 and 65000 worst-case products)
+		 * and 4099 (15 a call, the last group short) */
+		plan_of(&p, 0, (int64_t[]){OPS_QGEMM_MAX_TILE_KK, 256, 1000, 4099}[c], (int)c + 1, 1, 1);
 		assert_int_equal(ops_instance_new(&w, &p, 7, "k22", &inst, &err), 0);
 		ta = ops_instance_tensor(inst, "a");
 		tb = ops_instance_tensor(inst, "b");
