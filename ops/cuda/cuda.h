@@ -179,6 +179,8 @@ enum ops_cuda_probe {
 	OPS_CUDA_P_VECTOR_HALF, /* SiLU on bf16, 1e12 elements/s */
 	OPS_CUDA_P_LAUNCH,      /* empty kernel, us per launch */
 	OPS_CUDA_P_LATENCY,     /* one dependent HBM load, ns */
+	OPS_CUDA_P_LAUNCH_FIRST,/* one empty kernel timed as a review sample, us */
+	OPS_CUDA_P_LAUNCH_NEXT, /* each further launch in such a sample, us */
 	OPS_CUDA_NPROBES
 };
 /* Runs probe p `samples` times after one warm-up launch: value[s] in the
