@@ -689,3 +689,122 @@ out:
 	ops_cuda_free(cu);
 	return rc;
 }
+
+/* ---- the pipeline on the device ------------------------------------------------ */
+
+int col_gpu_launch_times(struct col_gpu_ctx *g, struct col_gpu_inst *gi,
+			 struct col_variant_run *vr, struct opr_error *err)
+{
+	double ns[COL_PIPE_MAX_LAUNCHES > 256 ? 256 : COL_PIPE_MAX_LAUNCHES];
+	int n = 0;
+	int rc = ops_cuda_inst_launch_times(gi->gi, g->cu, COL_GPU_LAUNCH_SAMPLES, ns,
+					    (int)(sizeof ns / sizeof *ns), &n, err);
+	if (rc)
+		return rc;
+	free(vr->dev_launch_ns);
+	vr->dev_launch_ns = malloc((size_t)(n > 0 ? n : 1) * sizeof *vr->dev_launch_ns);
+	if (!vr->dev_launch_ns)
+		return opr_error_set(err, OPR_ENOMEM, "out of memory");
+	memcpy(vr->dev_launch_ns, ns, (size_t)n * sizeof *ns);
+	vr->ndev_launch = (size_t)n;
+	return 0;
+}
+
+static double nearest_rank(double *x, size_t n, double q)
+{
+	qsort(x, n, sizeof *x, cmp_double);
+	return opr_quantile_nearest_rank(x, n, q);
+}
+
+int col_gpu_replay(struct col_gpu_ctx *g, struct ops_instance *inst, struct col_variant_run *vr,
+		   struct opr_error *err)
+{
+	struct col_replay *rp = &vr->replay;
+	const struct col_pipe_result *p = &vr->pipe;
+	struct ops_cuda_replay_job *jobs = NULL;
+	double *start = NULL, *end = NULL, *lat = NULL, *wait = NULL, *sim = NULL;
+	struct opr_error e2 = {0};
+	int rc = 0;
+
+	memset(rp, 0, sizeof *rp);
+	rp->state = COL_REPLAY_UNAVAILABLE;
+	if (!p->job_close_ns || !p->job_of || !p->arrival_ns || p->jobs < 1) {
+		snprintf(rp->reason, sizeof rp->reason, "the simulation kept no arrival trace");
+		return 0;
+	}
+	/* the jobs (in close order) up to COL_REPLAY_MAX_REQUESTS requests */
+	int64_t nj = 0, nreq = 0;
+	while (nj < p->jobs && nreq < COL_REPLAY_MAX_REQUESTS)
+		nreq += p->job_b[nj++];
+	jobs = malloc((size_t)nj * sizeof *jobs);
+	start = malloc((size_t)nj * sizeof *start);
+	end = malloc((size_t)nj * sizeof *end);
+	lat = malloc((size_t)nreq * sizeof *lat);
+	wait = malloc((size_t)nreq * sizeof *wait);
+	sim = malloc((size_t)nreq * 3 * sizeof *sim);
+	if (!jobs || !start || !end || !lat || !wait || !sim) {
+		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for the replay");
+		goto out;
+	}
+	for (int64_t j = 0; j < nj; j++) {
+		jobs[j].issue_ns = p->job_close_ns[j];
+		jobs[j].stream = p->job_stream[j];
+		jobs[j].runs = p->job_b[j];
+	}
+	if ((rc = ops_cuda_replay(g ? g->cu : NULL, inst, p->streams, jobs, (size_t)nj, start, end,
+				  &e2))) {
+		/* the device's absence or failure: said, never replaced by a number */
+		snprintf(rp->reason, sizeof rp->reason, "%s", e2.msg);
+		rc = 0;
+		goto out;
+	}
+	/* every request of the replayed jobs: arrival -> its job's end (start) */
+	int64_t k = 0;
+	double first = INFINITY, last = 0, lsum = 0, wsum = 0;
+	double *simlat = sim, *simwait = sim + nreq, *simw2 = sim + 2 * nreq;
+	for (int64_t r = 0; r < p->n && k < nreq; r++) {
+		int64_t j = p->job_of[r];
+		if (j < 0 || j >= nj)
+			continue;
+		lat[k] = end[j] - p->arrival_ns[r];
+		wait[k] = start[j] - p->arrival_ns[r];
+		simlat[k] = p->latency_ns[r];
+		simwait[k] = p->wait_ns[r];
+		simw2[k] = p->wait_ns[r];
+		lsum += lat[k];
+		wsum += wait[k];
+		first = fmin(first, p->arrival_ns[r]);
+		last = fmax(last, end[j]);
+		k++;
+	}
+	rp->n = k;
+	rp->jobs = nj;
+	rp->streams = p->streams;
+	rp->mean_ns = lsum / (double)k;
+	rp->wait_mean_ns = wsum / (double)k;
+	rp->p50_ns = nearest_rank(lat, (size_t)k, 0.50);
+	rp->p95_ns = opr_quantile_nearest_rank(lat, (size_t)k, 0.95);
+	rp->p99_ns = opr_quantile_nearest_rank(lat, (size_t)k, 0.99);
+	rp->max_ns = lat[k - 1];
+	rp->wait_p50_ns = nearest_rank(wait, (size_t)k, 0.50);
+	rp->wait_p95_ns = opr_quantile_nearest_rank(wait, (size_t)k, 0.95);
+	rp->wait_p99_ns = opr_quantile_nearest_rank(wait, (size_t)k, 0.99);
+	rp->throughput_rps = last > first ? (double)k / (last - first) * 1e9 : NAN;
+	double ws = 0;
+	for (int64_t i = 0; i < k; i++)
+		ws += simw2[i];
+	rp->sim_wait_mean_ns = ws / (double)k;
+	rp->sim_p50_ns = nearest_rank(simlat, (size_t)k, 0.50);
+	rp->sim_p95_ns = opr_quantile_nearest_rank(simlat, (size_t)k, 0.95);
+	rp->sim_p99_ns = opr_quantile_nearest_rank(simlat, (size_t)k, 0.99);
+	rp->sim_wait_p95_ns = nearest_rank(simwait, (size_t)k, 0.95);
+	rp->state = COL_REPLAY_MEASURED;
+out:
+	free(jobs);
+	free(start);
+	free(end);
+	free(lat);
+	free(wait);
+	free(sim);
+	return rc;
+}
