@@ -123,6 +123,11 @@ int ops_cuda_inst_launch_times(struct ops_cuda_inst *gi, struct ops_cuda *cu, in
 				if ((rc = ops_cuda_check(cudaGraphMemsetNodeGetParams(nodes[i], &mp),
 							 "cudaGraphMemsetNodeGetParams", err)) < 0)
 					break;
+				if (mp.elementSize != 1) {
+					rc = opr_error_set(err, OPR_EINTERNAL, "a memset of %u-byte elements in a run",
+							   mp.elementSize);
+					break;
+				}
 				rc = ops_cuda_check(cudaMemset2DAsync(mp.dst, mp.pitch ? mp.pitch : mp.width * mp.elementSize,
 								      (int)mp.value, mp.width * mp.elementSize,
 								      mp.height, cu->stream),
@@ -133,6 +138,10 @@ int ops_cuda_inst_launch_times(struct ops_cuda_inst *gi, struct ops_cuda *cu, in
 			if ((rc = ops_cuda_check(cudaGraphKernelNodeGetParams(nodes[i], &kp),
 						 "cudaGraphKernelNodeGetParams", err)) < 0)
 				break;
+			if (!kp.kernelParams && kp.extra) {
+				rc = opr_error_set(err, OPR_EINTERNAL, "a kernel node with packed arguments");
+				break;
+			}
 			if ((rc = ops_cuda_check(cudaLaunchKernel(kp.func, kp.gridDim, kp.blockDim, kp.kernelParams,
 								  kp.sharedMemBytes, cu->stream),
 						 "cudaLaunchKernel", err)) < 0)
