@@ -76,8 +76,8 @@ static void launch(struct ops_device *dev, const char *name, int db, int rows, c
 
 /* The formula of ops/model.c for these launches: per core, C = 2 macs /
  * (tops / cores), S = bytes / shared_bw, G = bytes / (bw / 2 active cores),
- * one transfer; a family with a cost: T_c = efficiency max(C, S, G) +
- * transfer_ns, whatever the buffering; else double-buffered max(C, S, G) +
+ * one transfer; a family with a cost: T_c = efficiency max(C, S, G') +
+ * transfer_ns, whatever the buffering, G' = bytes / (bw / cores); else double-buffered max(C, S, G) +
  * setup / engines, single-buffered C + S + G + setup / engines. */
 static double expect(const struct ops_envelope *e, enum ops_kernel_class f, int db, int first,
 		     const int64_t *elems, const uint64_t *macs)
@@ -88,8 +88,10 @@ static double expect(const struct ops_envelope *e, enum ops_kernel_class f, int 
 		double C = 2.0 * (double)macs[c] / (e->tops[OPS_F32] * 1e3 / e->cores);
 		double S = bytes / e->shared_bw_gbps, G = bytes / (e->global_bw_gbps / 2);
 		double t;
-		if (e->kern[f].efficiency > 0)
-			t = e->kern[f].efficiency * fmax(C, fmax(S, G)) + e->kern[f].transfer_ns;
+		if (e->kern[f].efficiency > 0) /* an SM's share of GLOBAL at most */
+			t = e->kern[f].efficiency *
+				    fmax(C, fmax(S, bytes / (e->global_bw_gbps / e->cores))) +
+			    e->kern[f].transfer_ns;
 		else if (db)
 			t = fmax(C, fmax(S, G)) + e->dma_setup_ns / e->dma_engines;
 		else
