@@ -561,9 +561,8 @@ static int kern_calibrate(struct ops_cuda *cu, struct ops_envelope *env,
 			goto out;
 		pick[np++] = (int)i;
 	}
-	if (np < 2) {
-		rc = opr_error_set(err, OPR_EINTERNAL, "calibrate: fewer than two fitting plans for %s",
-				   k->what);
+	if (np < 1) {
+		rc = opr_error_set(err, OPR_EINTERNAL, "calibrate: no fitting plan for %s", k->what);
 		goto out;
 	}
 	for (int i = 0; i < np && !rc; i++) {
@@ -589,7 +588,8 @@ static int kern_calibrate(struct ops_cuda *cu, struct ops_envelope *env,
 		ops_plan_describe(w.group, &alts[pick[i]].plan, d, sizeof d);
 		qsort(s, (size_t)samples, sizeof *s, cmp_double);
 		y[i] = s[samples / 2] * 1000.0 - env->launch_first_us * 1000.0;
-		/* the first two plans' times go into the calibration values */
+		/* the first two plans' times go into the calibration values (one
+		 * plan alone gives efficiency y / b) */
 		if (i > 1)
 			continue;
 		snprintf(key, sizeof key, "%s_%c_us", ops_kernel_class_name(k->f), 'a' + i);
