@@ -413,14 +413,14 @@ static const struct {
  * on a workload of its own, and its cost is what makes the model (ops/model.c,
  * ops_envelope.kern) give those times:
  *   T_i - launch_first = efficiency * B_i + transfer_ns * X_i
- * B_i: the launch's body at the probes' peak rates (efficiency 1), X_i: the
- * transfers of its slowest core, both from the model of plan i. Two plans
- * (the planner's choice on the peak envelope and the fitting plan whose X
- * differs most from it) give both where the family's kernel pays per
- * transfer (qgemm, the transposing permute: a tile's load is waited for
- * before the block moves on) and X differs at least 2x; otherwise, and when
- * the solution is not positive, transfer_ns is 0 and efficiency the least-
- * squares fit of the two. */
+ * B_i: the launch's body at the probes' peaks (efficiency 1), X_i: the loads
+ * from GLOBAL of its busiest SM, both from the model of plan i. The planner's
+ * first fitting plan on the peak envelope and the next fitting plans of its
+ * strategy (six kernels; plans that differ only in buffering are one kernel
+ * on the GPU) are timed and fitted by least squares; transfer_ns only where
+ * the family's kernel waits for each tile's load (qgemm, the transposing
+ * permute), else, and where the fit is not positive, 0 with efficiency the
+ * one-parameter fit. */
 struct gpu_kern {
 	enum ops_kernel_class f;
 	int per_transfer;          /* the kernel pays per transfer */
@@ -595,7 +595,7 @@ static int kern_calibrate(struct ops_cuda *cu, struct ops_envelope *env,
 		snprintf(key, sizeof key, "%s_%c_us", ops_kernel_class_name(k->f), 'a' + i);
 		snprintf(method, sizeof method,
 			 "%s, plan '%s' (of %d timed): CUDA events, L2 flushed, interleaved (model "
-			 "at the peaks: body %.4g us, %.4g transfers on the slowest SM)",
+			 "at the peaks: body %.4g us, %.4g loads from GLOBAL on the busiest SM)",
 			 k->what, d, np, b[i] / 1000.0, x[i]);
 		col_cal_record(cal, key, s, samples, method);
 	}

@@ -538,6 +538,7 @@ static inline __attribute__((always_inline)) void acc_add_transfer(struct ops_co
 {
 	a->active = 1;
 	a->transfers++;
+	a->loads += src_space == OPS_GLOBAL;
 	a->global_bytes += bytes * (uint64_t)((src_space == OPS_GLOBAL) + (dst_space == OPS_GLOBAL));
 	a->shared_bytes += bytes * (uint64_t)((src_space == OPS_SHARED) + (dst_space == OPS_SHARED));
 }

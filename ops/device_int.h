@@ -18,6 +18,7 @@ struct ops_core_acc {
 	uint64_t shared_compute_bytes; /* the compute reads/writes of shared_bytes */
 	uint64_t global_bytes;  /* DMA into/out of GLOBAL */
 	uint64_t transfers;
+	uint64_t loads;         /* the transfers of them from GLOBAL */
 	int active;             /* a tile, a transfer or compute was placed here */
 	unsigned dtypes;        /* bit t: ops[t] was added to (the others are zero),
 				 * so the time model skips the unused dtypes */

@@ -116,7 +116,7 @@ static inline void core_time(const struct ops_envelope *env, const struct ops_mo
 	ct->d = (double)a->transfers * env->dma_setup_ns / env->dma_engines;
 	if (kc) {
 		/* a GPU family's measured cost: its body runs at `efficiency` of
-		 * the probes' peaks, and each transfer of the slowest core costs
+		 * the probes' peaks, and each load from GLOBAL of the slowest core costs
 		 * transfer_ns exposed (our kernels load a tile, wait for it and
 		 * synchronise the block before the next) */
 		ct->comp = comp *= kc->efficiency;
@@ -128,7 +128,10 @@ static inline void core_time(const struct ops_envelope *env, const struct ops_mo
 		 * 64 SMs busy, streamed 0.16 TB/s on the H200) */
 		ct->g = (double)a->global_bytes / (env->global_bw_gbps / env->cores) *
 			kc->efficiency;
-		ct->d = (double)a->transfers * kc->transfer_ns;
+		/* the loads from GLOBAL a block waits for: not the stores it
+		 * leaves behind, nor the split-K partial sums the model gathers on
+		 * one core (on the GPU each block adds its own with atomics) */
+		ct->d = (double)a->loads * kc->transfer_ns;
 	}
 	if (kc) {
 		/* on a GPU other warps and blocks hide a block's loads whatever
