@@ -832,7 +832,8 @@ static int gpu_yaml(const struct ops_envelope *e, const struct col_calibration *
 		opr_buf_printf(&b, "# kernels (GPU envelopes only): our own kernels per family, fitted from the\n"
 			"# *_a_us / *_b_us times below: efficiency scales the compute, SHARED and\n"
 			"# GLOBAL terms of the family's launches (measured body / body at the peaks\n"
-			"# above), transfer_ns is each transfer's exposed cost (fixtures/profiles/README.md)\n"
+			"# above), transfer_ns the exposed cost of each load from GLOBAL\n"
+			"# (fixtures/profiles/README.md)\n"
 			"kernels:\n");
 	for (int f = 0; f < OPS_NKCLASSES; f++)
 		if (e->kern[f].efficiency > 0)
