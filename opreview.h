@@ -96,6 +96,15 @@ int opr_parse(const struct opr_command_help *h, int argc, char **argv,
 void opr_print_help(const struct opr_command_help *h, FILE *fp);
 /* Prints the error and returns the exit status for it (for cmd_* functions). */
 int opr_fail(const struct opr_error *err);
+/* The prologue every command shares: opr_parse, then each option in required
+ * (a NULL-terminated list of the caller's option variables, or NULL) given
+ * and at least min_pos positional arguments, else `missing` is the usage
+ * error. Returns 1 when the command is done and returns *status (--help
+ * printed: 0, or 1 when stdout could not be written; a usage error printed:
+ * its exit status), 0 when the command goes on (*status then 0). */
+int opr_cmd_start(const struct opr_command_help *h, int argc, char **argv, const char **pos,
+		  int maxpos, int *npos, const char **const *required, int min_pos, const char *missing,
+		  int *status);
 
 /* ---- shared helpers (opreview_util.c) ------------------------------------ */
 
@@ -172,6 +181,14 @@ int opr_open_regular(const char *path, int *fd, struct opr_error *err);
  * most max bytes read whole (opr_open_regular: a FIFO or device is refused,
  * never waited on; *data malloc'd and NUL-terminated, the caller frees it). */
 int opr_write_file(const char *path, const void *data, size_t len, struct opr_error *err);
+/* All of data to the open fd, then fsync (path names it in errors). */
+int opr_write_fd(int fd, const void *data, size_t len, const char *path, struct opr_error *err);
+/* Replaces dir/name in place through a temporary file beside it, fsync and
+ * rename, then fsyncs dir: a reader sees the old content or the new, never a
+ * part (for files inside an output that already exists: MANIFEST, a
+ * sign-off record). */
+int opr_replace_file(const char *dir, const char *name, const void *data, size_t len,
+		     struct opr_error *err);
 int opr_read_file(const char *path, char **data, size_t *len, size_t max,
 		  struct opr_error *err);
 /* mkdir -p. */

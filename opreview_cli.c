@@ -88,3 +88,26 @@ int opr_fail(const struct opr_error *err)
 	opr_error_print(err, stderr);
 	return opr_exit_status(err->code);
 }
+
+int opr_cmd_start(const struct opr_command_help *h, int argc, char **argv, const char **pos,
+		  int maxpos, int *npos, const char **const *required, int min_pos, const char *missing,
+		  int *status)
+{
+	struct opr_error err = {0};
+	int rc = opr_parse(h, argc, argv, pos, maxpos, npos, &err);
+	if (rc == 1) {
+		*status = fflush(stdout) == 0 ? OPR_EXIT_OK : OPR_EXIT_FAILURE;
+		return 1;
+	}
+	int absent = !rc && *npos < min_pos;
+	for (int i = 0; !rc && required && required[i]; i++)
+		absent |= !*required[i];
+	if (absent)
+		rc = opr_error_set(&err, OPR_EUSAGE, "%s", missing);
+	if (rc) {
+		*status = opr_fail(&err);
+		return 1;
+	}
+	*status = 0; /* the caller's rc, from which it goes on */
+	return 0;
+}

@@ -580,32 +580,64 @@ void opr_output_release(struct opr_output *o)
 
 /* ---- whole files ---- */
 
-int opr_write_file(const char *path, const void *data, size_t len, struct opr_error *err)
+int opr_write_fd(int fd, const void *data, size_t len, const char *path, struct opr_error *err)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return opr_error_set(err, OPR_EIO, "cannot write '%s': %s", path, strerror(errno));
 	const char *p = data;
 	while (len > 0) {
 		ssize_t w = write(fd, p, len);
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0) {
-			int e = w < 0 ? errno : ENOSPC;
-			close(fd);
-			return opr_error_set(err, OPR_EIO, "cannot write '%s': %s", path, strerror(e));
-		}
+		if (w <= 0)
+			return opr_error_set(err, OPR_EIO, "cannot write '%s': %s", path,
+					     strerror(w < 0 ? errno : ENOSPC));
 		p += w;
 		len -= (size_t)w;
 	}
-	if (fsync(fd)) {
-		int e = errno;
+	if (fsync(fd))
+		return opr_error_set(err, OPR_EIO, "cannot sync '%s': %s", path, strerror(errno));
+	return 0;
+}
+
+int opr_write_file(const char *path, const void *data, size_t len, struct opr_error *err)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return opr_error_set(err, OPR_EIO, "cannot write '%s': %s", path, strerror(errno));
+	int rc = opr_write_fd(fd, data, len, path, err);
+	if (rc) {
 		close(fd);
-		return opr_error_set(err, OPR_EIO, "cannot sync '%s': %s", path, strerror(e));
+		return rc;
 	}
 	if (close(fd))
 		return opr_error_set(err, OPR_EIO, "cannot close '%s': %s", path, strerror(errno));
 	return 0;
+}
+
+int opr_replace_file(const char *dir, const char *name, const void *data, size_t len,
+		     struct opr_error *err)
+{
+	char tmp[OPR_PATH_MAX], final[OPR_PATH_MAX];
+	if (snprintf(tmp, sizeof tmp, "%s/.%s.tmp-XXXXXX", dir, name) >= (int)sizeof tmp ||
+	    snprintf(final, sizeof final, "%s/%s", dir, name) >= (int)sizeof final)
+		return opr_error_set(err, OPR_EIO, "path too long: '%s/%s'", dir, name);
+	int fd = mkstemp(tmp), rc = 0;
+	if (fd < 0)
+		return opr_error_set(err, OPR_EIO, "cannot create a file in '%s': %s", dir,
+				     strerror(errno));
+	if (fchmod(fd, 0644))
+		rc = opr_error_set(err, OPR_EIO, "cannot chmod '%s': %s", tmp, strerror(errno));
+	if (!rc)
+		rc = opr_write_fd(fd, data, len, tmp, err);
+	if (close(fd) && !rc)
+		rc = opr_error_set(err, OPR_EIO, "cannot close '%s': %s", tmp, strerror(errno));
+	if (!rc && rename(tmp, final))
+		rc = opr_error_set(err, OPR_EIO, "cannot rename '%s' to '%s': %s", tmp, final,
+				   strerror(errno));
+	if (rc) {
+		unlink(tmp);
+		return rc;
+	}
+	return opr_fsync_dir(dir, err);
 }
 
 int opr_read_file(const char *path, char **data, size_t *len, size_t max,

@@ -29,13 +29,9 @@ int cmd_analyze(int argc, char **argv)
 	struct opr_error err = {0};
 	const char *pos[1];
 	int npos;
-	int rc = opr_parse(&help, argc, argv, pos, 1, &npos, &err);
-	if (rc == 1)
-		return OPR_EXIT_OK;
-	if (!rc && npos != 1)
-		rc = opr_error_set(&err, OPR_EUSAGE, "analyze: RUN is required");
-	if (rc)
-		return opr_fail(&err);
+	int rc;
+	if (opr_cmd_start(&help, argc, argv, pos, 1, &npos, NULL, 1, "analyze: RUN is required", &rc))
+		return rc;
 	/* RUN/findings.json is derived from RUN and is replaced whenever RUN is
 	 * analyzed again; a file named by --out is the user's: kept without --force */
 	char path[OPR_PATH_MAX];
@@ -137,13 +133,9 @@ int cmd_replay(int argc, char **argv)
 	struct opr_error err = {0};
 	const char *pos[1];
 	int npos;
-	int rc = opr_parse(&help, argc, argv, pos, 1, &npos, &err);
-	if (rc == 1)
-		return OPR_EXIT_OK;
-	if (!rc && npos != 1)
-		rc = opr_error_set(&err, OPR_EUSAGE, "replay: RUN is required");
-	if (rc)
-		return opr_fail(&err);
+	int rc;
+	if (opr_cmd_start(&help, argc, argv, pos, 1, &npos, NULL, 1, "replay: RUN is required", &rc))
+		return rc;
 	struct col_run *old = NULL, *new = NULL;
 	char profile[OPR_PATH_MAX];
 	rc = opr_path_join(profile, sizeof profile, pos[0], "profile.yaml", &err);

@@ -62,13 +62,11 @@ static int history_add(int argc, char **argv)
 	struct opr_error err = {0};
 	const char *pos[MAX_RUNS];
 	int npos;
-	int rc = opr_parse(&help, argc, argv, pos, MAX_RUNS, &npos, &err);
-	if (rc == 1)
-		return OPR_EXIT_OK;
-	if (!rc && (!db || npos < 1))
-		rc = opr_error_set(&err, OPR_EUSAGE, "history add: --db and at least one RUN are required");
-	if (rc)
-		return opr_fail(&err);
+	const char **req[] = {&db, NULL};
+	int rc;
+	if (opr_cmd_start(&help, argc, argv, pos, MAX_RUNS, &npos, req, 1,
+			  "history add: --db and at least one RUN are required", &rc))
+		return rc;
 	struct ana_history *h = NULL;
 	if ((rc = ana_history_open(db, &h, &err)))
 		return opr_fail(&err);
@@ -134,13 +132,12 @@ static int history_show(int argc, char **argv)
 	struct opr_error err = {0};
 	const char *pos[1];
 	int npos;
-	int rc = opr_parse(&help, argc, argv, pos, 0, &npos, &err);
-	if (rc == 1)
-		return OPR_EXIT_OK;
+	const char **req[] = {&db, NULL};
+	int rc;
+	if (opr_cmd_start(&help, argc, argv, pos, 0, &npos, req, 0, "history show: --db is required", &rc))
+		return rc;
 	long nlast = 20;
-	if (!rc && !db)
-		rc = opr_error_set(&err, OPR_EUSAGE, "history show: --db is required");
-	if (!rc && last) {
+	if (last) {
 		char *end;
 		nlast = strtol(last, &end, 10);
 		if (*end || nlast < 1 || nlast > ANA_CP_MAX)

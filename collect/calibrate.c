@@ -593,120 +593,146 @@ static void utc_now(char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
-		  struct col_calibration *cal, struct opr_error *err)
+/* ---- the measurements, in the order they are taken ------------------------------ */
+
+/* What the host measurements share: the device they run on, the arrays they
+ * move and the mode (quick: fewer repetitions and smaller arrays). */
+struct host_rig {
+	struct ops_device *dev;
+	unsigned char *src, *dst, *buf;
+	size_t gbytes; /* each of src and dst */
+	size_t half;   /* each of the two SHARED buffers in buf */
+	int quick;
+};
+
+static int s_launch(struct host_rig *r, double *x, struct opr_error *err)
 {
-	const int quick = o && o->quick;
-	const int ns = quick ? 5 : 11;         /* samples per value */
-	const size_t gbytes = (size_t)(quick ? 64 : 256) << 20;
-	double x[MAX_SAMPLES];
-	struct col_host host;
-	struct ops_device *dev = NULL;
-	unsigned char *src = NULL, *dst = NULL, *buf = NULL;
-	int rc = 0;
+	return launch_cost(r->dev, r->quick ? 2000 : 10000, x, err);
+}
 
-	memset(cal, 0, sizeof *cal);
-	col_host_detect(&host);
-	snprintf(cal->host, sizeof cal->host, "%s", host.hostname[0] ? host.hostname : "unknown");
-	snprintf(cal->cpu, sizeof cal->cpu, "%s", host.cpu_model);
-	utc_now(cal->date, sizeof cal->date);
-	cal->cpus_online = host.cpus_online > 0 ? host.cpus_online : 1;
-	/* every loop below runs the chosen path's kernels: the envelope says which */
-	snprintf(cal->kernel_isa, sizeof cal->kernel_isa, "%s", ops_isa_name(ops_isa_active()));
+static int s_dma(struct host_rig *r, double *x, struct opr_error *err)
+{
+	return dma_setup(r->dev, r->src, r->buf, r->quick ? 2000 : 8000, x, err);
+}
 
-	/* SHARED plays the private L2 (a tile buffer reused across a launch
-	 * lives there; L1d is too small for the tiles the planner forms);
-	 * LOCAL the L1d. Fallbacks when sysfs is silent: 256 and 32 KiB. */
-	double l2 = cache_kib(2), l1 = cache_kib(1);
-	base_envelope(env, l2 > 0 ? l2 : 256);
-	snprintf(env->name, sizeof env->name, "%s", o && o->name ? o->name : "host");
-	env->local_capacity_kib = l1 > 0 ? l1 : 32;
-	env->clock_ghz = clock_ghz();
-	env->global_capacity_gib = host.mem_total_bytes ? (double)host.mem_total_bytes / 1073741824.0 : 1;
+static int s_global(struct host_rig *r, double *x, struct opr_error *err)
+{
+	return global_bw(r->dev, r->src, r->dst, r->gbytes, r->buf, x, err);
+}
 
-	struct ops_envelope big = *env; /* room for the calibration buffers */
-	big.shared_capacity_kib = 1024 * 1024;
-	if ((rc = ops_device_new(&big, 0, &dev, err)))
-		return rc;
-	if (posix_memalign((void **)&src, 64, gbytes) || posix_memalign((void **)&dst, 64, gbytes) ||
-	    posix_memalign((void **)&buf, 64, 1 << 20)) {
-		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for %zu MiB calibration arrays",
-				   gbytes >> 20);
-		goto out;
-	}
-	memset(src, 0x5a, gbytes); /* first touch: page faults stay out of the timing */
-	memset(dst, 0xa5, gbytes);
-	memset(buf, 0x3c, 1 << 20);
+static int s_shared(struct host_rig *r, double *x, struct opr_error *err)
+{
+	return shared_bw(r->dev, r->buf, r->buf + r->half, r->half, r->quick ? 100 : 400, x, err);
+}
 
-	/* launch overhead */
-	for (int s = 0; !rc && s < ns; s++)
-		rc = launch_cost(dev, quick ? 2000 : 10000, &x[s], err);
-	if (rc)
-		goto out;
-	col_cal_record(cal, "launch_overhead_us", x, ns,
-	       "ops_launch_begin + ops_tile_begin + ops_launch_end, empty body, real device");
-	env->launch_overhead_us = cal->v[cal->nv - 1].median / 1000.0;
-	for (int i = 0; i < cal->nv; i++)
-		if (!strcmp(cal->v[i].key, "launch_overhead_us"))
-			cal->v[i].median /= 1000.0;
+static int s_fma(struct host_rig *r, double *x, struct opr_error *err)
+{
+	(void)err;
+	*x = fma_rate(r->quick ? 300000 : 3000000) / 1000.0;
+	return 0;
+}
 
-	/* DMA setup */
-	for (int s = 0; !rc && s < ns; s++)
-		rc = dma_setup(dev, src, buf, quick ? 2000 : 8000, &x[s], err);
-	if (rc)
-		goto out;
-	col_cal_record(cal, "dma_setup_ns", x, ns,
-	       "strided ops_dma GLOBAL->SHARED (4 rows, every other source row) of 64..4096 "
-	       "bytes, intercept of time vs bytes");
-	env->dma_setup_ns = cal->v[cal->nv - 1].median;
+static int s_int8_peak(struct host_rig *r, double *x, struct opr_error *err)
+{
+	(void)err;
+	*x = int8_rate(r->quick ? 300000 : 3000000) / 1000.0;
+	return 0;
+}
 
-	/* GLOBAL bandwidth */
-	for (int s = 0; !rc && s < ns; s++)
-		rc = global_bw(dev, src, dst, gbytes, buf, &x[s], err);
-	if (rc)
-		goto out;
-	col_cal_record(cal, "global_bandwidth_gbps", x, ns,
-	       quick ? "ops_dma GLOBAL->SHARED->GLOBAL over 64 MiB arrays, 64 KiB chunks"
-		     : "ops_dma GLOBAL->SHARED->GLOBAL over 256 MiB arrays, 64 KiB chunks");
-	env->global_bw_gbps = cal->v[cal->nv - 1].median;
+static void set_launch(struct ops_envelope *e, double v)
+{
+	e->launch_overhead_us = v;
+}
 
-	/* SHARED bandwidth: two buffers of a quarter of the capacity each */
-	size_t half = (size_t)(env->shared_capacity_kib * 1024 / 4);
-	if (half < 32768)
-		half = 32768;
-	if (half > (1u << 19))
-		half = 1u << 19;
-	for (int s = 0; !rc && s < ns; s++)
-		rc = shared_bw(dev, buf, buf + half, half, quick ? 100 : 400, &x[s], err);
-	if (rc)
-		goto out;
-	col_cal_record(cal, "shared_bandwidth_gbps", x, ns,
-	       "ops_dma SHARED->SHARED between two quarter-capacity buffers (half the L2)");
-	env->shared_bw_gbps = cal->v[cal->nv - 1].median;
+static void set_dma(struct ops_envelope *e, double v)
+{
+	e->dma_setup_ns = v;
+}
 
-	/* fp32 FMA peak */
-	for (int s = 0; s < ns; s++)
-		x[s] = fma_rate(quick ? 300000 : 3000000) / 1000.0;
-	col_cal_record(cal, "fp32_tops", x, ns, "12 independent 8-lane FMA chains in registers (peak)");
-	env->tops[OPS_F32] = cal->v[cal->nv - 1].median;
+static void set_global(struct ops_envelope *e, double v)
+{
+	e->global_bw_gbps = v;
+}
 
-	/* exact int8 dot-product peak: recorded beside the qgemm kernel's
+static void set_shared(struct ops_envelope *e, double v)
+{
+	e->shared_bw_gbps = v;
+}
+
+static void set_fp32(struct ops_envelope *e, double v)
+{
+	e->tops[OPS_F32] = v;
+}
+
+/* The host's measurements, as kern[] below is the kernels': each value is the
+ * median of its samples, divided by div (launch cost is timed in ns and kept
+ * in us), recorded with its method and set in the envelope by apply (NULL:
+ * recorded only). */
+static const struct host_meas {
+	const char *key;
+	int (*sample)(struct host_rig *r, double *x, struct opr_error *err);
+	double div;
+	const char *method, *method_quick; /* method_quick NULL: method */
+	void (*apply)(struct ops_envelope *e, double v);
+} HOST_MEAS[] = {
+	{"launch_overhead_us", s_launch, 1000.0,
+	 "ops_launch_begin + ops_tile_begin + ops_launch_end, empty body, real device", NULL, set_launch},
+	{"dma_setup_ns", s_dma, 1,
+	 "strided ops_dma GLOBAL->SHARED (4 rows, every other source row) of 64..4096 "
+	 "bytes, intercept of time vs bytes", NULL, set_dma},
+	{"global_bandwidth_gbps", s_global, 1,
+	 "ops_dma GLOBAL->SHARED->GLOBAL over 256 MiB arrays, 64 KiB chunks",
+	 "ops_dma GLOBAL->SHARED->GLOBAL over 64 MiB arrays, 64 KiB chunks", set_global},
+	/* two buffers of a quarter of the capacity each */
+	{"shared_bandwidth_gbps", s_shared, 1,
+	 "ops_dma SHARED->SHARED between two quarter-capacity buffers (half the L2)", NULL, set_shared},
+	{"fp32_tops", s_fma, 1, "12 independent 8-lane FMA chains in registers (peak)", NULL, set_fp32},
+	/* the exact int8 dot-product peak: recorded beside the qgemm kernel's
 	 * sustained rate, which is what the envelope's int8 carries (the model
 	 * prices a kernel, not an instruction) */
-	for (int s = 0; s < ns; s++)
-		x[s] = int8_rate(quick ? 300000 : 3000000) / 1000.0;
-	col_cal_record(cal, "int8_peak_tops", x, ns,
-	       "12 independent vpmaddwd chains in registers (int8 widened to int16, exact "
-	       "int32 pair sums): the exact int8 dot-product peak; not used by the model");
+	{"int8_peak_tops", s_int8_peak, 1,
+	 "12 independent vpmaddwd chains in registers (int8 widened to int16, exact "
+	 "int32 pair sums): the exact int8 dot-product peak; not used by the model", NULL, NULL},
+};
+#define NHOST_MEAS (int)(sizeof HOST_MEAS / sizeof HOST_MEAS[0])
 
-	/* the kernels' sustained rates, with the memory terms measured above,
-	 * all on the provisional envelope (every rate the fp32 peak) */
+/* Takes the host measurements in order: each one sees the envelope the
+ * ones before it set. */
+static int host_values(struct host_rig *r, int ns, struct ops_envelope *env, struct col_calibration *cal,
+		       struct opr_error *err)
+{
+	double x[MAX_SAMPLES];
+	for (int m = 0; m < NHOST_MEAS; m++) {
+		const struct host_meas *h = &HOST_MEAS[m];
+		int rc = 0;
+		for (int s = 0; !rc && s < ns; s++)
+			rc = h->sample(r, &x[s], err);
+		if (rc)
+			return rc;
+		col_cal_record(cal, h->key, x, ns, r->quick && h->method_quick ? h->method_quick : h->method);
+		double v = cal->v[cal->nv - 1].median / h->div;
+		if (h->apply)
+			h->apply(env, v);
+		if (h->div != 1)
+			for (int i = 0; i < cal->nv; i++)
+				if (!strcmp(cal->v[i].key, h->key))
+					cal->v[i].median /= h->div;
+	}
+	return 0;
+}
+
+/* The kernels' sustained rates, with the memory terms measured before, all
+ * on the provisional envelope (every rate the fp32 peak), then set in it. */
+static int kernel_values(int ns, int quick, struct ops_envelope *env, struct col_calibration *cal,
+			 struct opr_error *err)
+{
 	static const struct {
 		const char *key, *method;
 	} kern[KERN_MAX] = {
 		{"fp16_tops", "conv2d fp16 64x28x28 k64 3x3 in L2 (F16C conversion + FMA "
 			      "microkernel), launch overhead and DMA setup subtracted"},
-		{"bf16_tops", "conv2d bf16 64x28x28 k64 3x3 in L2 (bf16 conversion + FMA "
+		{"bf16_tops", "conv2d bf16 64x28x28 k64 3x3 in L2 (the path's bf16 conv: AMX "
+			      "tdpbf16ps where the CPU has AMX-BF16, else bf16 conversion + FMA "
 			      "microkernel), launch overhead and DMA setup subtracted"},
 		{"int8_tops", "qgemm u8 x s8 8x64x4096 in L2 (widen + madd_epi16, exact int32), "
 			      "launch overhead and DMA setup subtracted"},
@@ -718,10 +744,8 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 				     "narrow), launch overhead and DMA setup subtracted"},
 	};
 	struct kern_cal *kc = calloc(KERN_MAX, sizeof *kc);
-	if (!kc) {
-		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for the kernel calibration");
-		goto out;
-	}
+	if (!kc)
+		return opr_error_set(err, OPR_ENOMEM, "out of memory for the kernel calibration");
 	conv_workload(&kc[0].w, OPS_F16);
 	conv_workload(&kc[1].w, OPS_BF16);
 	qgemm_workload(&kc[2].w, 4096); /* B is 256 KiB: in L2 */
@@ -731,7 +755,7 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 		if (t != OPS_F32)
 			env->tops[t] = env->tops[OPS_F32]; /* provisional */
 	env->vector_tops = env->vector_half_tops = env->tops[OPS_F32];
-	rc = kernel_rates(env, kc, KERN_MAX, ns, quick ? 1000000000LL : 4000000000LL, err);
+	int rc = kernel_rates(env, kc, KERN_MAX, ns, quick ? 1000000000LL : 4000000000LL, err);
 	for (int i = 0; !rc && i < KERN_MAX; i++) {
 		for (int s = 0; s < kc[i].n; s++)
 			kc[i].x[s] /= 1000.0;
@@ -739,7 +763,7 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 	}
 	free(kc);
 	if (rc)
-		goto out;
+		return rc;
 	/* the provisional copies above are replaced by the measured values */
 	double i8 = 0;
 	if ((rc = measured(cal, "fp16_tops", &env->tops[OPS_F16], err)) ||
@@ -747,18 +771,76 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 	    (rc = measured(cal, "int8_tops", &i8, err)) ||
 	    (rc = measured(cal, "vector_tops", &env->vector_tops, err)) ||
 	    (rc = measured(cal, "vector_half_tops", &env->vector_half_tops, err)))
-		goto out;
+		return rc;
 	env->tops[OPS_S8] = env->tops[OPS_U8] = env->tops[OPS_S32] = i8;
+	return 0;
+}
+
+/* The host's facts and the provisional envelope the measurements start from. */
+static void host_start(const struct col_cal_options *o, struct ops_envelope *env, struct col_calibration *cal,
+		       struct col_host *host)
+{
+	memset(cal, 0, sizeof *cal);
+	col_host_detect(host);
+	snprintf(cal->host, sizeof cal->host, "%s", host->hostname[0] ? host->hostname : "unknown");
+	snprintf(cal->cpu, sizeof cal->cpu, "%s", host->cpu_model);
+	utc_now(cal->date, sizeof cal->date);
+	cal->cpus_online = host->cpus_online > 0 ? host->cpus_online : 1;
+	/* every loop below runs the chosen path's kernels: the envelope says which */
+	snprintf(cal->kernel_isa, sizeof cal->kernel_isa, "%s", ops_isa_name(ops_isa_active()));
+
+	/* SHARED plays the private L2 (a tile buffer reused across a launch
+	 * lives there; L1d is too small for the tiles the planner forms);
+	 * LOCAL the L1d. Fallbacks when sysfs is silent: 256 and 32 KiB. */
+	double l2 = cache_kib(2), l1 = cache_kib(1);
+	base_envelope(env, l2 > 0 ? l2 : 256);
+	snprintf(env->name, sizeof env->name, "%s", o && o->name ? o->name : "host");
+	env->local_capacity_kib = l1 > 0 ? l1 : 32;
+	env->clock_ghz = clock_ghz();
+	env->global_capacity_gib = host->mem_total_bytes ? (double)host->mem_total_bytes / 1073741824.0 : 1;
+}
+
+int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
+		  struct col_calibration *cal, struct opr_error *err)
+{
+	const int quick = o && o->quick;
+	const int ns = quick ? 5 : 11; /* samples per value */
+	struct host_rig r = {.quick = quick, .gbytes = (size_t)(quick ? 64 : 256) << 20};
+	struct col_host host;
+	int rc = 0;
+
+	host_start(o, env, cal, &host);
+	struct ops_envelope big = *env; /* room for the calibration buffers */
+	big.shared_capacity_kib = 1024 * 1024;
+	if ((rc = ops_device_new(&big, 0, &r.dev, err)))
+		return rc;
+	if (posix_memalign((void **)&r.src, 64, r.gbytes) || posix_memalign((void **)&r.dst, 64, r.gbytes) ||
+	    posix_memalign((void **)&r.buf, 64, 1 << 20)) {
+		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for %zu MiB calibration arrays",
+				   r.gbytes >> 20);
+		goto out;
+	}
+	memset(r.src, 0x5a, r.gbytes); /* first touch: page faults stay out of the timing */
+	memset(r.dst, 0xa5, r.gbytes);
+	memset(r.buf, 0x3c, 1 << 20);
+	r.half = (size_t)(env->shared_capacity_kib * 1024 / 4);
+	if (r.half < 32768)
+		r.half = 32768;
+	if (r.half > (1u << 19))
+		r.half = 1u << 19;
+
+	if ((rc = host_values(&r, ns, env, cal, err)) || (rc = kernel_values(ns, quick, env, cal, err)))
+		goto out;
 	cal->present = 1;
 	for (int i = 0; i < cal->nv && !rc; i++)
 		if (!(cal->v[i].median > 0) || !isfinite(cal->v[i].median))
 			rc = opr_error_set(err, OPR_EINTERNAL, "calibration of '%s' gave %g",
 					   cal->v[i].key, cal->v[i].median);
 out:
-	ops_device_free(dev);
-	free(src);
-	free(dst);
-	free(buf);
+	ops_device_free(r.dev);
+	free(r.src);
+	free(r.dst);
+	free(r.buf);
 	return rc;
 }
 
@@ -877,7 +959,7 @@ int col_calibration_yaml(const struct ops_envelope *e, const struct col_calibrat
 		"# buffering cannot hide them (the model adds the transfer phase)\n");
 	opr_buf_printf(&b, "dma:    {max_last_dim: %lld, setup_ns: %.6g, engines: 1, serial: true}\n",
 	    (long long)e->dma_max_last_dim, e->dma_setup_ns);
-	opr_buf_printf(&b, "# fp32: FMA peak; fp16/bf16: conv microkernel incl. conversions; int8: qgemm\n");
+	opr_buf_printf(&b, "# fp32: FMA peak; fp16/bf16: the conv kernels (fp16 widened, bf16 on AMX where present); int8: qgemm\n");
 	opr_buf_printf(&b, "# vector: element-wise ops (activation SiLU) per second / 1e12; vector_half:\n"
 		"# the same on fp16/bf16 data, with the conversions\n");
 	opr_buf_printf(&b, "compute_tops: {fp32: %.6g, fp16: %.6g, bf16: %.6g, int8: %.6g, vector: %.6g,\n"

@@ -44,12 +44,9 @@ int cmd_calibrate(int argc, char **argv)
 		"without a usable GPU, 130/143 interrupted (nothing left behind).", opts};
 	struct opr_error err = {0};
 	const char *pos[1];
-	int npos;
-	int rc = opr_parse(&help, argc, argv, pos, 0, &npos, &err);
-	if (rc == 1)
-		return OPR_EXIT_OK;
-	if (rc)
-		return opr_fail(&err);
+	int npos, rc;
+	if (opr_cmd_start(&help, argc, argv, pos, 0, &npos, NULL, 0, "", &rc))
+		return rc;
 	int gpu = -1; /* the CUDA device's ordinal, -1 for the host */
 	if (device && strcmp(device, "host")) {
 		char *end = NULL;

@@ -28,15 +28,11 @@ int cmd_collect(int argc, char **argv)
 		"written by another opreview, 6 the profile names the GPU and this opreview has no\n"
 		"CUDA backend (or no GPU), 130/143 interrupted (nothing left behind).", opts};
 	struct opr_error err = {0};
-	const char *pos[1];
-	int npos;
-	int rc = opr_parse(&help, argc, argv, pos, 0, &npos, &err);
-	if (rc == 1)
-		return OPR_EXIT_OK;
-	if (!rc && (!profile || !out))
-		rc = opr_error_set(&err, OPR_EUSAGE, "collect: --profile and --out are required");
-	if (rc)
-		return opr_fail(&err);
+	const char *pos[1], **req[] = {&profile, &out, NULL};
+	int npos, rc;
+	if (opr_cmd_start(&help, argc, argv, pos, 0, &npos, req, 0, "collect: --profile and --out are required",
+			  &rc))
+		return rc;
 	struct opr_output o;
 	if ((rc = opr_output_claim(&o, out, OPR_OUT_DIR, COL_ARCHIVE_MARKER, force, &err)))
 		goto fail;

@@ -153,11 +153,8 @@ int cmd_events(int argc, char **argv)
 	int status = OPR_EXIT_OK, rc;
 
 	opt_all = 0;
-	rc = opr_parse(&help, argc, argv, pos, 0, &npos, &err);
-	if (rc == 1)
-		return fflush(stdout) == 0 ? OPR_EXIT_OK : OPR_EXIT_FAILURE;
-	if (rc)
-		return opr_fail(&err);
+	if (opr_cmd_start(&help, argc, argv, pos, 0, &npos, NULL, 0, "", &rc))
+		return rc;
 
 	/* The device's counters must be registered for their SDE names to exist. */
 	ops_sde_register();

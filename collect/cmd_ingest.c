@@ -72,13 +72,12 @@ int cmd_ingest(int argc, char **argv)
 	const char *pos[2];
 	int npos = 0;
 	double sla[3] = {NAN, NAN, NAN};
-	int rc = opr_parse(&help, argc, argv, pos, 2, &npos, &err);
-	if (rc == 1)
-		return OPR_EXIT_OK;
-	if (!rc && (npos != 2 || !out || !base || !cand))
-		rc = opr_error_set(&err, OPR_EUSAGE, "ingest: a format, a FILE, --baseline, --candidate "
-				   "and --out are required");
-	if (!rc && strcmp(pos[0], "gbench") && strcmp(pos[0], "ncu"))
+	const char **req[] = {&out, &base, &cand, NULL};
+	int rc;
+	if (opr_cmd_start(&help, argc, argv, pos, 2, &npos, req, 2, "ingest: a format, a FILE, --baseline, "
+			  "--candidate and --out are required", &rc))
+		return rc;
+	if (strcmp(pos[0], "gbench") && strcmp(pos[0], "ncu"))
 		rc = opr_error_set(&err, OPR_EUSAGE, "ingest: unknown format '%s' (want gbench|ncu)", pos[0]);
 	if (!rc && !strcmp(base, cand))
 		rc = opr_error_set(&err, OPR_EUSAGE, "ingest: --baseline and --candidate name the same '%s'",

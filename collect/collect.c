@@ -46,7 +46,7 @@ static double quantile_ci_rel(const int64_t *x, size_t n, double q, int64_t *scr
 		return INFINITY;
 	memcpy(scratch, x, n * sizeof *x);
 	qsort(scratch, n, sizeof *scratch, cmp_i64);
-	double mid = (double)scratch[(size_t)floor((double)(n - 1) * q)];
+	double mid = opr_quantile_type7_i64(scratch, n, q);
 	if (mid <= 0)
 		return INFINITY;
 	double a = (double)scratch[lo], b = (double)scratch[hi];

@@ -26,13 +26,6 @@ struct col_gpu_inst {
 	struct ops_instance *inst; /* not owned */
 };
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 int col_device_available(int kind)
 {
 	return kind == COL_DEV_HOST || (kind == COL_DEV_CUDA && ops_cuda_built());
@@ -245,7 +238,7 @@ int col_gpu_sample(struct col_run *run, struct col_gpu_ctx *g, struct col_block_
 			return opr_error_set(err, OPR_ENOMEM, "out of memory");
 	}
 	const int64_t need = col_samples_needed(p);
-	const int64_t deadline = now_ns() + (int64_t)(budget_s * 1e9);
+	const int64_t deadline = opr_now_ns() + (int64_t)(budget_s * 1e9);
 	for (;;) {
 		int first = (int)(ops_splitmix64(rng) & 1); /* randomised A B / B A */
 		struct ops_cuda_inst *order[2] = {gi[first]->gi, gi[1 - first]->gi};
@@ -257,7 +250,7 @@ int col_gpu_sample(struct col_run *run, struct col_gpu_ctx *g, struct col_block_
 				goto out;
 		}
 		round++;
-		int64_t t = now_ns();
+		int64_t t = opr_now_ns();
 		if (progress && round % 64 == 0)
 			fprintf(stderr, "\ropreview: %-24s baseline %6zu  candidate %6zu samples (GPU) ",
 				br->block->name, br->v[0].nsamples, br->v[1].nsamples);

@@ -827,7 +827,7 @@ static int cmp_double(const void *a, const void *b)
 static double median(double *v)
 {
 	qsort(v, COST_BATCHES, sizeof *v, cmp_double);
-	return v[COST_BATCHES / 2];
+	return opr_quantile_type7(v, COST_BATCHES, 0.5);
 }
 
 int col_papi_read_cost(struct col_papi *p, int reps, double *ns_per_read,
@@ -867,15 +867,13 @@ double col_clock_read_cost_ns(void)
 {
 	enum { REPS = 2000 };
 	double batch[COST_BATCHES];
-	struct timespec ts;
-	volatile long sink = 0;
+	volatile int64_t sink = 0;
 
+	/* the cost of the one clock every sample is timed with */
 	for (int b = 0; b < COST_BATCHES; b++) {
 		double t0 = (double)opr_now_ns();
-		for (int r = 0; r < REPS; r++) {
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			sink += ts.tv_nsec;
-		}
+		for (int r = 0; r < REPS; r++)
+			sink += opr_now_ns();
 		batch[b] = ((double)opr_now_ns() - t0) / REPS;
 	}
 	(void)sink;

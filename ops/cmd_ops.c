@@ -19,14 +19,10 @@ int cmd_ops(int argc, char **argv)
 		"A group marked 'not implemented yet' is known to the profile loader but has\n"
 		"no kernel in this build.",
 		opts};
-	struct opr_error err = {0};
 	const char *pos[1];
-	int npos;
-	int rc = opr_parse(&help, argc, argv, pos, 0, &npos, &err);
-	if (rc == 1)
-		return OPR_EXIT_OK;
-	if (rc)
-		return opr_fail(&err);
+	int npos, rc;
+	if (opr_cmd_start(&help, argc, argv, pos, 0, &npos, NULL, 0, "", &rc))
+		return rc;
 	printf("%-30s %-6s %-56s %s\n", "group", "ops", "dtypes", "plan parameters");
 	for (int g = 0; g < OPS_NGROUPS; g++) {
 		const struct ops_group_impl *impl = ops_group_impl(g);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "conv2d_int.h"
+#include "device_int.h"
 #include "isa_int.h"
 
 static const char *const conv_params[] = {
@@ -31,6 +32,8 @@ static const char *const conv_params[] = {
 #define DIRECT_PB 6
 #define GEMM_KB 6
 #define GEMM_PB 16
+/* Output pixels per call of a path's pixel-vector direct kernel, at most. */
+#define PX_RUN_MAX 1024
 
 /* ---- shape ------------------------------------------------------------------ */
 
@@ -229,6 +232,21 @@ static int dma3(struct ops_device *dev, enum ops_space dsp, void *dst,
 	return ops_dma_split(dev, dsp, dst, ssp, src, &dd, err);
 }
 
+/* A 1-D transfer of n elements: source stride s, destination stride d. */
+static int dma1(struct ops_device *dev, enum ops_space dsp, void *dst, enum ops_space ssp,
+		const void *src, size_t es, int64_t n, int64_t s, int64_t d, struct opr_error *err)
+{
+	struct ops_dma_desc dd;
+
+	memset(&dd, 0, sizeof dd);
+	dd.rank = 1;
+	dd.shape[0] = n;
+	dd.src_stride[0] = s;
+	dd.dst_stride[0] = d;
+	dd.elem_bytes = es;
+	return ops_dma_split(dev, dsp, dst, ssp, src, &dd, err);
+}
+
 /* Everything one conv launch needs. */
 struct conv_ctx {
 	struct ops_device *dev;
@@ -247,6 +265,12 @@ struct conv_ctx {
 	int64_t ntk, nth, ntw, ntiles;
 	int64_t phm, pwm;       /* patch layout (largest tile) */
 	int32_t *off;           /* term -> patch offset, tc*r*s entries */
+	float *px;              /* host scratch of the pixel-vector kernel,
+				 * DIRECT_KB x PX_RUN_MAX floats (NULL: unused) */
+	int amx;                /* bf16 straight to the path's bf16 kernel,
+				 * not widened: weights as rows in wa */
+	uint16_t *wa;           /* DIRECT_KB x lda bf16 (amx only) */
+	int64_t lda;            /* tc*r*s rounded up to 32 */
 };
 
 /* The on-chip buffers of one core. */
@@ -400,12 +424,25 @@ static int load_patch(struct conv_ctx *cx, const struct tile_pos *tp,
 			return rc;
 	}
 	if (cx->dt != OPS_F32) {
-		if (!cx->dry)
+		if (!cx->dry && !cx->amx)
 			ops_to_f32(cx->dt, xb, x32, (size_t)(nc * cx->phm * cx->pwm));
 		ops_compute(cx->dev, cx->dt, 0, 0, (uint64_t)all * cx->es,
 			    (uint64_t)all * 4);
 	}
 	return 0;
+}
+
+/* One weight transfer GLOBAL->SHARED; with cx->amx only counted, the host
+ * copying the same weights itself into the bf16 kernel's rows (cx->wa):
+ * the accelerator's packed layout would be transposed back for the AMX
+ * tiles, two transposes per tile that cost more than the tile's tdpbf16ps
+ * (as ops_dma_split_count's one-pass launches do, device_int.h). */
+static int weight_dma(struct conv_ctx *cx, void *dst, const void *src,
+		      const struct ops_dma_desc *dd, struct opr_error *err)
+{
+	if (cx->amx)
+		return ops_dma_split_count(cx->dev, OPS_SHARED, OPS_GLOBAL, dd, err);
+	return ops_dma_split(cx->dev, OPS_SHARED, dst, OPS_GLOBAL, src, dd, err);
 }
 
 /* Brings weights [k0, k0+nk) x [c0, c0+nc) x r x s into wb in the packed
@@ -421,36 +458,52 @@ static int load_weights(struct conv_ctx *cx, const struct tile_pos *tp,
 	int64_t src = ((tp->g * d->kpg + tp->k0) * d->cpg + c0) * rs;
 	int rc;
 
+	struct ops_dma_desc dd;
+
 	if (rem) {
-		if (!cx->dry)
+		if (!cx->dry && !cx->amx)
 			memset(wb, 0, (size_t)(nkb * kb * terms) * cx->es);
 		ops_compute(cx->dev, cx->dt, 0, 0, 0,
 			    (uint64_t)((kb - rem) * terms) * cx->es);
 	}
 	if (nfull) {
-		rc = dma3(cx->dev, OPS_SHARED, wb, OPS_GLOBAL, at(cx->w, src, cx->es),
-			  cx->es, nfull, kb, terms, kb * crs, crs, 1,
-			  terms * kb, 1, kb, err);
+		memset(&dd, 0, sizeof dd);
+		dd.rank = 3;
+		dd.shape[0] = nfull; dd.shape[1] = kb; dd.shape[2] = terms;
+		dd.src_stride[0] = kb * crs; dd.src_stride[1] = crs; dd.src_stride[2] = 1;
+		dd.dst_stride[0] = terms * kb; dd.dst_stride[1] = 1; dd.dst_stride[2] = kb;
+		dd.elem_bytes = cx->es;
+		rc = weight_dma(cx, wb, at(cx->w, src, cx->es), &dd, err);
 		if (rc < 0)
 			return rc;
 	}
 	if (rem) {
-		struct ops_dma_desc dd;
-
 		memset(&dd, 0, sizeof dd);
 		dd.rank = 2;
 		dd.shape[0] = rem; dd.shape[1] = terms;
 		dd.src_stride[0] = crs; dd.src_stride[1] = 1;
 		dd.dst_stride[0] = 1; dd.dst_stride[1] = kb;
 		dd.elem_bytes = cx->es;
-		rc = ops_dma_split(cx->dev, OPS_SHARED, at(wb, nfull * kb * terms, cx->es),
-				   OPS_GLOBAL, at(cx->w, src + nfull * kb * crs, cx->es),
-				   &dd, err);
+		rc = weight_dma(cx, at(wb, nfull * kb * terms, cx->es),
+				at(cx->w, src + nfull * kb * crs, cx->es), &dd, err);
 		if (rc < 0)
 			return rc;
 	}
+	if (cx->amx && !cx->dry) {
+		/* the rows of the bf16 kernel's A tiles, straight from KCRS */
+		const uint16_t *ws = (const uint16_t *)cx->w + src;
+		int64_t l;
+
+		for (l = 0; l < tp->nk; l++) {
+			memcpy(cx->wa + l * cx->lda, ws + l * crs, (size_t)terms * sizeof *cx->wa);
+			memset(cx->wa + l * cx->lda + terms, 0,
+			       (size_t)(cx->lda - terms) * sizeof *cx->wa);
+		}
+		for (; l < nkb * kb; l++)
+			memset(cx->wa + l * cx->lda, 0, (size_t)cx->lda * sizeof *cx->wa);
+	}
 	if (cx->dt != OPS_F32) {
-		if (!cx->dry)
+		if (!cx->dry && !cx->amx)
 			ops_to_f32(cx->dt, wb, w32, (size_t)(nkb * kb * terms));
 		ops_compute(cx->dev, cx->dt, 0, 0, (uint64_t)(nkb * kb * terms) * cx->es,
 			    (uint64_t)(nkb * kb * terms) * 4);
@@ -476,6 +529,71 @@ static void fill_offsets(struct conv_ctx *cx, int64_t nc)
 							 i * d->dh * cx->pwm + j * d->dw);
 }
 
+/* n floats from s to d: a loop the compiler vectorises (gcc inlined the
+ * memcpy of these 28-float rows as rep movsq, which cost more than the
+ * copy itself). */
+static void copy_f32(float *restrict d, const float *restrict s, int64_t n)
+{
+	for (int64_t j = 0; j < n; j++)
+		d[j] = s[j];
+}
+
+/* compute_direct by the path's pixel-vector kernel (unit stride along w).
+ * The tile's output rows lie sh*pwm apart in the patch; with sh == 1 and
+ * little halo that pitch is close to now, so runs of whole rows go to the
+ * kernel as one virtual row (the pixels between rows computed and dropped);
+ * otherwise row by row, and rows longer than PX_RUN_MAX in pieces. The
+ * kernel's [k][q] result lands in acc[k][p] row by row. xs and ws are the
+ * widened fp32 patch and weights, or with cx->amx the bf16 patch and ws
+ * unused (the weights are cx->wa's rows, load_weights). */
+static void compute_direct_px(const struct conv_ctx *cx, const struct tile_pos *tp,
+			      int64_t terms, const void *xs, const void *ws,
+			      float *acc, int first)
+{
+	const struct ops_kern *kern = ops_kern;
+	int64_t pitch = cx->d.sh * cx->pwm, now = tp->now;
+	int dense = now <= PX_RUN_MAX && (pitch - now) * 4 <= now;
+	int64_t kb, r0, c0, nkb = ceil_div(tp->nk, DIRECT_KB);
+	float *tmp = cx->px;
+
+	for (kb = 0; kb < nkb; kb++) {
+		const float *wp = cx->amx ? NULL : (const float *)ws + kb * terms * DIRECT_KB;
+		int nkl = (int)min64(DIRECT_KB, tp->nk - kb * DIRECT_KB);
+
+		for (r0 = 0; r0 < tp->noh;) {
+			int64_t nr = dense ? min64(tp->noh - r0, (PX_RUN_MAX - now) / pitch + 1) : 1;
+
+			for (c0 = 0; c0 < now; c0 += PX_RUN_MAX) {
+				int64_t ncol = min64(now - c0, PX_RUN_MAX);
+				int64_t nq = (nr - 1) * pitch + ncol, l, rr, j;
+
+				if (cx->amx)
+					kern->conv_direct_bf16((const uint16_t *)xs + r0 * pitch + c0,
+							       cx->off, terms,
+							       cx->wa + kb * DIRECT_KB * cx->lda, cx->lda,
+							       nkl, nq, tmp, PX_RUN_MAX);
+				else
+					kern->conv_direct_px((const float *)xs + r0 * pitch + c0,
+							     cx->off, terms, wp, nkl, nq, tmp,
+							     PX_RUN_MAX);
+				for (l = 0; l < nkl; l++)
+					for (rr = 0; rr < nr; rr++) {
+						const float *src = tmp + l * PX_RUN_MAX + rr * pitch;
+						float *row = acc + (kb * DIRECT_KB + l) * tp->npix +
+							     (r0 + rr) * now + c0;
+
+						if (first)
+							copy_f32(row, src, ncol);
+						else
+							for (j = 0; j < ncol; j++)
+								row[j] += src[j];
+					}
+			}
+			r0 += nr;
+		}
+	}
+}
+
 /* acc[nk][npix] (=, or += when !first) over the terms of one channel block,
  * by the chosen path's direct kernel: blocks of direct_pb pixels x one or
  * two 16-channel weight panels. */
@@ -489,6 +607,10 @@ static void compute_direct(const struct conv_ctx *cx, const struct tile_pos *tp,
 	float tmp[OPS_KERN_MAX_PB * 2 * DIRECT_KB];
 	const float *pix[OPS_KERN_MAX_PB];
 
+	if (cx->px) {
+		compute_direct_px(cx, tp, terms, x32, w32, acc, first);
+		return;
+	}
 	for (kb = 0; kb < nkb;) {
 		const float *wp = w32 + kb * terms * DIRECT_KB;
 		int two = kern->direct_pb[1] > 0 && kb + 1 < nkb;
@@ -660,7 +782,9 @@ static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
 		}
 		if (!cx->dry) {
 			fill_offsets(cx, nc);
-			if (direct)
+			if (cx->amx)
+				compute_direct_px(cx, tp, terms, xb, wb, acc, c0 == 0);
+			else if (direct)
 				compute_direct(cx, tp, terms, x32, w32, acc, c0 == 0);
 			else
 				compute_im2col(cx, tp, terms, x32, w32,
@@ -717,6 +841,26 @@ static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 		cx->off = malloc(sizeof *cx->off * (size_t)(cx->t.tc * cx->d.r * cx->d.s));
 		if (!cx->off)
 			return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the offset table");
+		if (cx->strat == OPS_STRAT_DIRECT && cx->d.sw == 1 && ops_kern->conv_direct_px) {
+			const struct ops_kern *kn = ops_kern;
+
+			cx->amx = cx->dt == OPS_BF16 && kn->conv_direct_bf16 &&
+				  kn->conv_bf16_ready && kn->conv_bf16_ready();
+			cx->lda = ceil_div(cx->t.tc * cx->d.r * cx->d.s, 32) * 32;
+			cx->px = malloc(sizeof *cx->px * DIRECT_KB * PX_RUN_MAX);
+			if (cx->amx)
+				cx->wa = malloc(sizeof *cx->wa *
+						(size_t)(ceil_div(cx->t.tk, DIRECT_KB) * DIRECT_KB * cx->lda));
+			if (!cx->px || (cx->amx && !cx->wa)) {
+				free(cx->off);
+				free(cx->px);
+				cx->off = NULL;
+				cx->px = NULL;
+				cx->amx = 0;
+				return opr_error_set(err, OPR_ENOMEM,
+						     "conv2d: out of memory for the kernel's scratch");
+			}
+		}
 	}
 	memset(&bs, 0, sizeof bs);
 	rc = ops_launch_begin(cx->dev, name, cx->db, err);
@@ -749,11 +893,111 @@ release:
 		ops_launch_end(cx->dev, NULL);
 free_off:
 	free(cx->off);
+	free(cx->px);
+	free(cx->wa);
 	cx->off = NULL;
+	cx->px = NULL;
+	cx->wa = NULL;
+	cx->amx = 0;
 	return rc;
 }
 
 /* ---- the untiled launch --------------------------------------------------------- */
+
+/* The untiled launch's LOCAL buffers and the host rows they convert into. */
+struct untiled_bufs {
+	struct ops_buf xs, ws, accb, outb, bb;
+	float *xf, *wf;
+};
+
+/* One output row's MACs: for each input channel and filter tap, the run of
+ * x it touches (stride sw) and the tap's weight (stride 0, re-read per
+ * element) come from GLOBAL into LOCAL and accumulate into the fp32 row. */
+static int untiled_row_macs(struct conv_ctx *cx, struct untiled_bufs *u, int64_t ni, int64_t g, int64_t ko,
+			    int64_t oy, struct opr_error *err)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	size_t es = cx->es;
+	uint64_t macs = 0;
+	float *acc = u->accb.data;
+	int rc;
+
+	if (!cx->dry)
+		memset(acc, 0, sizeof *acc * (size_t)d->ow);
+	for (int64_t cc = 0; cc < d->cpg; cc++)
+	for (int64_t rr = 0; rr < d->r; rr++) {
+		int64_t iy = oy * d->sh - d->ph + rr * d->dh;
+
+		if (iy < 0 || iy >= d->h)
+			continue;
+		for (int64_t ss = 0; ss < d->s; ss++) {
+			/* ix = ox*sw - pw + ss*dw must lie in [0, w) */
+			int64_t sh = ss * d->dw - d->pw;
+			int64_t lo = max64(0, floor_div(-sh + d->sw - 1, d->sw));
+			int64_t hi = min64(d->ow, floor_div(d->w - 1 - sh, d->sw) + 1);
+			int64_t nv = hi - lo, xi, wi;
+
+			if (nv <= 0)
+				continue;
+			xi = ((ni * d->c + g * d->cpg + cc) * d->h + iy) * d->w + lo * d->sw + sh;
+			wi = ((ko * d->cpg + cc) * d->r + rr) * d->s + ss;
+			if ((rc = dma1(cx->dev, OPS_LOCAL, u->xs.data, OPS_GLOBAL, at(cx->x, xi, es), es, nv, d->sw, 1,
+				       err)) < 0 ||
+			    (rc = dma1(cx->dev, OPS_LOCAL, u->ws.data, OPS_GLOBAL, at(cx->w, wi, es), es, nv, 0, 1,
+				       err)) < 0)
+				return rc;
+			macs += (uint64_t)nv;
+			if (cx->dry)
+				continue;
+			ops_to_f32(cx->dt, u->xs.data, u->xf, (size_t)nv);
+			ops_to_f32(cx->dt, u->ws.data, u->wf, (size_t)nv);
+			for (int64_t i = 0; i < nv; i++)
+				acc[lo + i] += u->xf[i] * u->wf[i];
+		}
+	}
+	ops_compute(cx->dev, cx->dt, macs, 0, macs * 2 * es + macs * 4, macs * 4);
+	return 0;
+}
+
+/* One output row's epilogue: the fused bias and activation (when the launch
+ * carries them), the narrowing to the storage dtype, and the row's one store
+ * LOCAL -> GLOBAL at y[ni, ko, oy, :]. */
+static int untiled_row_out(struct conv_ctx *cx, struct untiled_bufs *u, int64_t ni, int64_t ko, int64_t oy,
+			   struct opr_error *err)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	size_t es = cx->es;
+	uint64_t n = (uint64_t)d->ow;
+	int64_t yi = ((ni * d->k + ko) * d->oh + oy) * d->ow;
+	float *acc = u->accb.data;
+	const void *src = acc;
+	int rc;
+
+	if (cx->epi) {
+		uint64_t ops = cx->act != OPS_ACT_NONE ? 2 * n : n;
+
+		rc = dma1(cx->dev, OPS_LOCAL, u->bb.data, OPS_GLOBAL, at(cx->bias, ko, 4), 4, 1, 1, 1, err);
+		if (rc < 0)
+			return rc;
+		if (!cx->dry) {
+			float b = *(const float *)u->bb.data;
+
+			for (int64_t i = 0; i < d->ow; i++)
+				acc[i] += b;
+			if (cx->act != OPS_ACT_NONE)
+				ops_act_f32(cx->act, acc, acc, (size_t)d->ow);
+		}
+		ops_compute(cx->dev, OPS_F32, 0, ops, ops * 4 + 4, ops * 4);
+	}
+	if (cx->dt != OPS_F32) {
+		if (!cx->dry)
+			ops_from_f32(cx->dt, acc, u->outb.data, (size_t)n);
+		ops_compute(cx->dev, cx->dt, 0, 0, n * 4, n * es);
+		src = u->outb.data;
+	}
+	rc = dma1(cx->dev, OPS_GLOBAL, at(cx->y, yi, es), OPS_LOCAL, src, es, d->ow, 1, 1, err);
+	return rc < 0 ? rc : 0;
+}
 
 /* Naive loops on one core: every operand element comes from GLOBAL each time
  * a MAC uses it (x by a strided run per filter tap and output row, the
@@ -763,16 +1007,14 @@ static int conv_launch_untiled(struct conv_ctx *cx, const char *name,
 			       struct opr_error *err)
 {
 	const struct ops_conv_dims *d = &cx->d;
-	struct ops_buf xs = { 0 }, ws = { 0 }, accb = { 0 }, outb = { 0 }, bb = { 0 };
-	float *xf = NULL, *wf = NULL;
-	int64_t ni, g, kk, oy, cc, rr, ss, i;
+	struct untiled_bufs u = { 0 };
 	size_t es = cx->es;
 	int rc;
 
 	if (!cx->dry) {
-		xf = malloc(sizeof *xf * (size_t)d->ow);
-		wf = malloc(sizeof *wf * (size_t)d->ow);
-		if (!xf || !wf) {
+		u.xf = malloc(sizeof *u.xf * (size_t)d->ow);
+		u.wf = malloc(sizeof *u.wf * (size_t)d->ow);
+		if (!u.xf || !u.wf) {
 			rc = opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the untiled rows");
 			goto free_host;
 		}
@@ -781,134 +1023,42 @@ static int conv_launch_untiled(struct conv_ctx *cx, const char *name,
 	if (rc < 0)
 		goto free_host;
 	ops_tile_begin(cx->dev, 0);
-	if ((rc = ops_buf_alloc(cx->dev, OPS_LOCAL, (size_t)d->ow * es, &xs, err)) < 0 ||
-	    (rc = ops_buf_alloc(cx->dev, OPS_LOCAL, (size_t)d->ow * es, &ws, err)) < 0 ||
-	    (rc = ops_buf_alloc(cx->dev, OPS_LOCAL, (size_t)d->ow * 4, &accb, err)) < 0 ||
+	if ((rc = ops_buf_alloc(cx->dev, OPS_LOCAL, (size_t)d->ow * es, &u.xs, err)) < 0 ||
+	    (rc = ops_buf_alloc(cx->dev, OPS_LOCAL, (size_t)d->ow * es, &u.ws, err)) < 0 ||
+	    (rc = ops_buf_alloc(cx->dev, OPS_LOCAL, (size_t)d->ow * 4, &u.accb, err)) < 0 ||
 	    (cx->dt != OPS_F32 &&
-	     (rc = ops_buf_alloc(cx->dev, OPS_LOCAL, (size_t)d->ow * es, &outb, err)) < 0) ||
-	    (cx->epi && (rc = ops_buf_alloc(cx->dev, OPS_LOCAL, 4, &bb, err)) < 0))
+	     (rc = ops_buf_alloc(cx->dev, OPS_LOCAL, (size_t)d->ow * es, &u.outb, err)) < 0) ||
+	    (cx->epi && (rc = ops_buf_alloc(cx->dev, OPS_LOCAL, 4, &u.bb, err)) < 0))
 		goto release;
-	for (ni = 0; ni < d->n; ni++)
-	for (g = 0; g < d->groups; g++)
-	for (kk = 0; kk < d->kpg; kk++)
-	for (oy = 0; oy < d->oh; oy++) {
+	for (int64_t ni = 0; ni < d->n; ni++)
+	for (int64_t g = 0; g < d->groups; g++)
+	for (int64_t kk = 0; kk < d->kpg; kk++)
+	for (int64_t oy = 0; oy < d->oh; oy++) {
 		int64_t ko = g * d->kpg + kk;
-		uint64_t macs = 0;
-		float *acc = accb.data;
 
-		if (!cx->dry)
-			memset(acc, 0, sizeof *acc * (size_t)d->ow);
-		for (cc = 0; cc < d->cpg; cc++)
-		for (rr = 0; rr < d->r; rr++) {
-			int64_t iy = oy * d->sh - d->ph + rr * d->dh;
-
-			if (iy < 0 || iy >= d->h)
-				continue;
-			for (ss = 0; ss < d->s; ss++) {
-				/* ix = ox*sw - pw + ss*dw must lie in [0, w) */
-				int64_t sh = ss * d->dw - d->pw;
-				int64_t lo = max64(0, floor_div(-sh + d->sw - 1, d->sw));
-				int64_t hi = min64(d->ow, floor_div(d->w - 1 - sh, d->sw) + 1);
-				int64_t nv = hi - lo, xi, wi;
-				struct ops_dma_desc dd;
-
-				if (nv <= 0)
-					continue;
-				xi = ((ni * d->c + g * d->cpg + cc) * d->h + iy) * d->w +
-				     lo * d->sw + sh;
-				wi = ((ko * d->cpg + cc) * d->r + rr) * d->s + ss;
-				memset(&dd, 0, sizeof dd);
-				dd.rank = 1;
-				dd.shape[0] = nv;
-				dd.src_stride[0] = d->sw;
-				dd.dst_stride[0] = 1;
-				dd.elem_bytes = es;
-				rc = ops_dma_split(cx->dev, OPS_LOCAL, xs.data, OPS_GLOBAL,
-						   at(cx->x, xi, es), &dd, err);
-				if (rc < 0)
-					goto release;
-				dd.src_stride[0] = 0;
-				rc = ops_dma_split(cx->dev, OPS_LOCAL, ws.data, OPS_GLOBAL,
-						   at(cx->w, wi, es), &dd, err);
-				if (rc < 0)
-					goto release;
-				macs += (uint64_t)nv;
-				if (cx->dry)
-					continue;
-				ops_to_f32(cx->dt, xs.data, xf, (size_t)nv);
-				ops_to_f32(cx->dt, ws.data, wf, (size_t)nv);
-				for (i = 0; i < nv; i++)
-					acc[lo + i] += xf[i] * wf[i];
-			}
-		}
-		ops_compute(cx->dev, cx->dt, macs, 0, macs * 2 * es + macs * 4, macs * 4);
-		{
-			uint64_t n = (uint64_t)d->ow;
-			int64_t yi = ((ni * d->k + ko) * d->oh + oy) * d->ow;
-			const void *src = acc;
-			struct ops_dma_desc dd;
-
-			if (cx->epi) {
-				uint64_t ops = cx->act != OPS_ACT_NONE ? 2 * n : n;
-				struct ops_dma_desc bd;
-
-				memset(&bd, 0, sizeof bd);
-				bd.rank = 1;
-				bd.shape[0] = 1;
-				bd.src_stride[0] = 1;
-				bd.dst_stride[0] = 1;
-				bd.elem_bytes = 4;
-				rc = ops_dma_split(cx->dev, OPS_LOCAL, bb.data,
-						   OPS_GLOBAL, at(cx->bias, ko, 4), &bd, err);
-				if (rc < 0)
-					goto release;
-				if (!cx->dry) {
-					float b = *(const float *)bb.data;
-
-					for (i = 0; i < d->ow; i++)
-						acc[i] += b;
-					if (cx->act != OPS_ACT_NONE)
-						ops_act_f32(cx->act, acc, acc, (size_t)d->ow);
-				}
-				ops_compute(cx->dev, OPS_F32, 0, ops, ops * 4 + 4, ops * 4);
-			}
-			if (cx->dt != OPS_F32) {
-				if (!cx->dry)
-					ops_from_f32(cx->dt, acc, outb.data, (size_t)n);
-				ops_compute(cx->dev, cx->dt, 0, 0, n * 4, n * es);
-				src = outb.data;
-			}
-			memset(&dd, 0, sizeof dd);
-			dd.rank = 1;
-			dd.shape[0] = d->ow;
-			dd.src_stride[0] = 1;
-			dd.dst_stride[0] = 1;
-			dd.elem_bytes = es;
-			rc = ops_dma_split(cx->dev, OPS_GLOBAL, at(cx->y, yi, es),
-					   OPS_LOCAL, src, &dd, err);
-			if (rc < 0)
-				goto release;
-		}
+		if ((rc = untiled_row_macs(cx, &u, ni, g, ko, oy, err)) < 0 ||
+		    (rc = untiled_row_out(cx, &u, ni, ko, oy, err)) < 0)
+			goto release;
 	}
 	rc = 0;
 release:
-	if (bb.bytes)
-		ops_buf_release(cx->dev, &bb);
-	if (outb.bytes)
-		ops_buf_release(cx->dev, &outb);
-	if (accb.bytes)
-		ops_buf_release(cx->dev, &accb);
-	if (ws.bytes)
-		ops_buf_release(cx->dev, &ws);
-	if (xs.bytes)
-		ops_buf_release(cx->dev, &xs);
+	if (u.bb.bytes)
+		ops_buf_release(cx->dev, &u.bb);
+	if (u.outb.bytes)
+		ops_buf_release(cx->dev, &u.outb);
+	if (u.accb.bytes)
+		ops_buf_release(cx->dev, &u.accb);
+	if (u.ws.bytes)
+		ops_buf_release(cx->dev, &u.ws);
+	if (u.xs.bytes)
+		ops_buf_release(cx->dev, &u.xs);
 	if (rc == 0)
 		rc = ops_launch_end(cx->dev, err);
 	else
 		ops_launch_end(cx->dev, NULL);
 free_host:
-	free(xf);
-	free(wf);
+	free(u.xf);
+	free(u.wf);
 	return rc;
 }
 

@@ -28,6 +28,23 @@ struct ops_kern {
 	int direct_pb[2];
 	void (*conv_direct)(const float *const *pix, const int32_t *off, int64_t nterm,
 			    const float *wp, int64_t wstride, float *out);
+	/* conv2d direct over a run of nq output pixels one input element apart
+	 * (unit stride along w; rows of a tile laid end to end at the patch's
+	 * row pitch), pixels along the vector lanes: for k < nk (1..16), q < nq,
+	 *   out[k*ldo + q] = sum_{i < nterm} x[off[i] + q] * wp[16*i + k]
+	 * reading x[off[i] + q] for q < nq only. NULL: the path has none and
+	 * conv_direct runs every tile. */
+	void (*conv_direct_px)(const float *x, const int32_t *off, int64_t nterm,
+			       const float *wp, int nk, int64_t nq, float *out, int64_t ldo);
+	/* The same on bf16 storage with fp32 sums, the weights as rows
+	 * a[k*lda + i] (lda >= nterm rounded up to 32, zero past nterm):
+	 *   out[k*ldo + q] = sum_{i < nterm} x[off[i] + q] * a[k*lda + i]
+	 * Only where conv_bf16_ready() says the host runs it; NULL: bf16 is
+	 * widened to fp32 for conv_direct_px / conv_direct. */
+	void (*conv_direct_bf16)(const uint16_t *x, const int32_t *off, int64_t nterm,
+				 const uint16_t *a, int64_t lda, int nk, int64_t nq, float *out,
+				 int64_t ldo);
+	int (*conv_bf16_ready)(void);
 	/* fp32 GEMM of the im2col strategy: 6 rows x gemm_nw (16 or 32) columns,
 	 *   out[r*ldo + c] (=, or += when accumulate) sum_i a[6*i + r] * b[16*i + c]
 	 * for c < 16, and b[bstride + 16*i + c - 16] for 16 <= c < 32 (nw 32). */
@@ -69,6 +86,16 @@ extern const struct ops_kern ops_kern_avx512;
 void ops_avx2_transpose_u8(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r, int64_t c);
 void ops_avx2_transpose_u16(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r, int64_t c);
 void ops_avx2_transpose_f32(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r, int64_t c);
+
+/* The AVX-512 path's pixel-vector conv kernels (ops/kern_avx512_conv.c):
+ * fp32, and bf16 on AMX tiles, which ops_amx_bf16_ready() allows once the
+ * CPU has AMX-TILE and AMX-BF16 and the OS has granted the tile state. */
+void ops_avx512_conv_direct_px(const float *x, const int32_t *off, int64_t nterm,
+			       const float *wp, int nk, int64_t nq, float *out, int64_t ldo);
+void ops_avx512_conv_direct_bf16(const uint16_t *x, const int32_t *off, int64_t nterm,
+				 const uint16_t *a, int64_t lda, int nk, int64_t nq, float *out,
+				 int64_t ldo);
+int ops_amx_bf16_ready(void);
 
 /* The chosen table: never NULL (the portable one until start-up chooses). */
 extern const struct ops_kern *ops_kern;

@@ -571,7 +571,7 @@ static void avx512_f32_to_half(enum ops_dtype t, const float *s, uint16_t *d, si
 const struct ops_kern ops_kern_avx512 = {
 	.isa = OPS_ISA_AVX512,
 	.path = {
-		[OPS_KF_CONV] = "avx512 (fma, 12x32 or 14x16 direct)",
+		[OPS_KF_CONV] = "avx512 (fma, 8x48 pixel-vector direct at unit stride along w, else 12x32 or 14x16; bf16 direct on amx tdpbf16ps where the cpu has amx-bf16)",
 		[OPS_KF_GEMM] = "avx512 (fma, 6x32)",
 		[OPS_KF_QGEMM] = "avx512 (vnni vpdpbusd)",
 		[OPS_KF_ACT] = "avx512 (fma, 16 lanes)",
@@ -580,6 +580,9 @@ const struct ops_kern ops_kern_avx512 = {
 	},
 	.direct_pb = { DPB1, DPB2 },
 	.conv_direct = avx512_conv_direct,
+	.conv_direct_px = ops_avx512_conv_direct_px,
+	.conv_direct_bf16 = ops_avx512_conv_direct_bf16,
+	.conv_bf16_ready = ops_amx_bf16_ready,
 	.gemm_nw = 32,
 	.conv_gemm = avx512_conv_gemm,
 	.qgemm = avx512_qgemm,

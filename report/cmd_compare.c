@@ -259,13 +259,9 @@ int cmd_compare(int argc, char **argv)
 	struct opr_error err = {0};
 	const char *pos[2];
 	int npos;
-	int rc = opr_parse(&help, argc, argv, pos, 2, &npos, &err);
-	if (rc == 1)
-		return OPR_EXIT_OK;
-	if (!rc && npos != 2)
-		rc = opr_error_set(&err, OPR_EUSAGE, "compare: A and B are required");
-	if (rc)
-		return opr_fail(&err);
+	int rc;
+	if (opr_cmd_start(&help, argc, argv, pos, 2, &npos, NULL, 2, "compare: A and B are required", &rc))
+		return rc;
 	struct col_run *a = NULL, *b = NULL;
 	struct ana_findings *fa = NULL, *fb = NULL;
 	struct opr_buf why = {0}, md = {0};

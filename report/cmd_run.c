@@ -106,15 +106,10 @@ int cmd_run(int argc, char **argv)
 		"the profile is bad; an interrupted run leaves no DIR (and nothing beside it).",
 		opts};
 	struct opr_error err = {0};
-	const char *pos[1];
-	int npos;
-	int rc = opr_parse(&help, argc, argv, pos, 0, &npos, &err);
-	if (rc == 1)
-		return OPR_EXIT_OK;
-	if (!rc && (!profile || !out))
-		rc = opr_error_set(&err, OPR_EUSAGE, "run: --profile and --out are required");
-	if (rc)
-		return opr_fail(&err);
+	const char *pos[1], **req[] = {&profile, &out, NULL};
+	int npos, rc;
+	if (opr_cmd_start(&help, argc, argv, pos, 0, &npos, req, 0, "run: --profile and --out are required", &rc))
+		return rc;
 	struct opr_output o;
 	struct col_run *run = NULL;
 	enum ana_verdict v = ANA_HOLD;
@@ -150,15 +145,10 @@ int cmd_report(int argc, char **argv)
 		"Exit status is the verdict, as for run; 2 also when RUN was altered after it was\n"
 		"written (its digests do not match) or is malformed.", opts};
 	struct opr_error err = {0};
-	const char *pos[1];
-	int npos;
-	int rc = opr_parse(&help, argc, argv, pos, 1, &npos, &err);
-	if (rc == 1)
-		return OPR_EXIT_OK;
-	if (!rc && (npos != 1 || !out))
-		rc = opr_error_set(&err, OPR_EUSAGE, "report: RUN and --out are required");
-	if (rc)
-		return opr_fail(&err);
+	const char *pos[1], **req[] = {&out, NULL};
+	int npos, rc;
+	if (opr_cmd_start(&help, argc, argv, pos, 1, &npos, req, 1, "report: RUN and --out are required", &rc))
+		return rc;
 	struct opr_output o;
 	struct col_run *run = NULL;
 	enum ana_verdict v = ANA_HOLD;

@@ -38,14 +38,11 @@ int cmd_keygen(int argc, char **argv)
 	const struct opr_command_help h = {"keygen", "keygen --out NAME",
 		"write an owner's Ed25519 key pair", keygen_details, opts};
 	struct opr_error err = {0};
-	int rc = opr_parse(&h, argc, argv, pos, 0, &npos, &err);
-	if (rc == 1)
-		return OPR_EXIT_OK;
-	if (!rc && !out)
-		rc = opr_error_set(&err, OPR_EUSAGE, "keygen: '--out NAME' is required");
-	if (!rc)
-		rc = rep_keygen(out, &err);
-	if (rc)
+	const char **req[] = {&out, NULL};
+	int rc;
+	if (opr_cmd_start(&h, argc, argv, pos, 0, &npos, req, 0, "keygen: '--out NAME' is required", &rc))
+		return rc;
+	if ((rc = rep_keygen(out, &err)))
 		return opr_fail(&err);
 	unsigned char pk[REP_ED25519_KEY_BYTES];
 	char path[1024], fp[REP_FINGERPRINT_MAX];
@@ -73,13 +70,11 @@ int cmd_sign(int argc, char **argv)
 		"add an owner's signed approval or rejection to a packet", sign_details, opts};
 	struct opr_error err = {0};
 	struct rep_signoff_info info;
-	int rc = opr_parse(&h, argc, argv, pos, 1, &npos, &err);
-	if (rc == 1)
-		return OPR_EXIT_OK;
-	if (!rc && npos != 1)
-		rc = opr_error_set(&err, OPR_EUSAGE, "sign: which packet? (sign PACKET --role ROLE "
-				   "--key KEY)");
-	if (!rc && (!role || !key))
+	int rc;
+	if (opr_cmd_start(&h, argc, argv, pos, 1, &npos, NULL, 1, "sign: which packet? (sign PACKET --role ROLE "
+			  "--key KEY)", &rc))
+		return rc;
+	if (!role || !key)
 		rc = opr_error_set(&err, OPR_EUSAGE, "sign: '--role ROLE' and '--key KEY' are required");
 	if (!rc) {
 		struct rep_sign_options o = {role, key, comment, reject, 0};
@@ -117,13 +112,9 @@ int cmd_verify(int argc, char **argv)
 		"check a packet's digests and signatures", verify_details, opts};
 	struct opr_error err = {0};
 	struct rep_verify_result res;
-	int rc = opr_parse(&h, argc, argv, pos, 1, &npos, &err);
-	if (rc == 1)
-		return OPR_EXIT_OK;
-	if (!rc && npos != 1)
-		rc = opr_error_set(&err, OPR_EUSAGE, "verify: which packet? (verify PACKET)");
-	if (rc)
-		return opr_fail(&err);
+	int rc;
+	if (opr_cmd_start(&h, argc, argv, pos, 1, &npos, NULL, 1, "verify: which packet? (verify PACKET)", &rc))
+		return rc;
 	rc = rep_verify(pos[0], &res, &err);
 	if (rc) {
 		rep_verify_release(&res);

@@ -12,9 +12,11 @@ static const char CSS[] =
 	"*{box-sizing:border-box}\n"
 	"body{margin:0;color:var(--fg);background:#fff;font:15px/1.5 system-ui,-apple-system,"
 	"'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif}\n"
-	"main{max-width:1100px;margin:0 auto;padding:24px 20px 64px;overflow-wrap:anywhere}\n"
+	"main{max-width:1200px;margin:0 auto;padding:8px 20px 64px;overflow-wrap:anywhere}\n"
+	/* the decision fits a 1280x800 window: tight paragraphs and lists */
+	"p,ul{margin:.5em 0}li{margin:0}li>ul{margin:0}\n"
 	"pre{overflow-x:auto}\n"
-	"h1{font-size:1.6em;border-bottom:2px solid var(--line);padding-bottom:.3em}\n"
+	"h1{font-size:1.6em;margin:.4em 0 .5em;border-bottom:2px solid var(--line);padding-bottom:.3em}\n"
 	"h2{font-size:1.3em;margin-top:2em;border-bottom:1px solid var(--line);padding-bottom:.2em}\n"
 	"h3,h4{margin-top:1.4em}\n"
 	"code{font:0.9em ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--head);"

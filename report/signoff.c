@@ -99,56 +99,6 @@ static int join_path(char *out, size_t cap, const char *dir, const char *name,
 	return 0;
 }
 
-static int write_all(int fd, const void *data, size_t len, const char *path,
-		     struct opr_error *err)
-{
-	const char *p = data;
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return opr_error_set(err, OPR_EIO, "cannot write '%s': %s", path,
-					     strerror(w < 0 ? errno : ENOSPC));
-		p += w;
-		len -= (size_t)w;
-	}
-	if (fsync(fd))
-		return opr_error_set(err, OPR_EIO, "cannot sync '%s': %s", path, strerror(errno));
-	return 0;
-}
-
-/* Writes dir/name through a temporary file and rename, so a reader sees the
- * old content or the new, never a part. */
-static int write_atomic(const char *dir, const char *name, const void *data, size_t len,
-			struct opr_error *err)
-{
-	char tmp[PATH_CAP], final[PATH_CAP];
-	if (snprintf(tmp, sizeof tmp, "%s/.%s.tmp-XXXXXX", dir, name) >= (int)sizeof tmp)
-		return opr_error_set(err, OPR_EIO, "path too long: '%s/%s'", dir, name);
-	int rc = join_path(final, sizeof final, dir, name, err);
-	if (rc)
-		return rc;
-	int fd = mkstemp(tmp);
-	if (fd < 0)
-		return opr_error_set(err, OPR_EIO, "cannot create a file in '%s': %s", dir,
-				     strerror(errno));
-	if (fchmod(fd, 0644))
-		rc = opr_error_set(err, OPR_EIO, "cannot chmod '%s': %s", tmp, strerror(errno));
-	if (!rc)
-		rc = write_all(fd, data, len, tmp, err);
-	if (close(fd) && !rc)
-		rc = opr_error_set(err, OPR_EIO, "cannot close '%s': %s", tmp, strerror(errno));
-	if (!rc && rename(tmp, final))
-		rc = opr_error_set(err, OPR_EIO, "cannot rename '%s' to '%s': %s", tmp, final,
-				   strerror(errno));
-	if (rc) {
-		unlink(tmp);
-		return rc;
-	}
-	return opr_fsync_dir(dir, err);
-}
-
 /* ---- PEM ------------------------------------------------------------------------ */
 
 static void pem_encode(const char *label, const unsigned char *der, size_t n, char *out,
@@ -307,9 +257,9 @@ int rep_keygen(const char *name, struct opr_error *err)
 	if (fchmod(kfd, 0600)) /* the mode asked of open() is narrowed by umask only */
 		rc = opr_error_set(err, OPR_EIO, "cannot chmod '%s': %s", kpath, strerror(errno));
 	if (!rc)
-		rc = write_all(kfd, priv, strlen(priv), kpath, err);
+		rc = opr_write_fd(kfd, priv, strlen(priv), kpath, err);
 	if (!rc)
-		rc = write_all(pfd, pub, strlen(pub), ppath, err);
+		rc = opr_write_fd(pfd, pub, strlen(pub), ppath, err);
 	if (close(kfd) && !rc)
 		rc = opr_error_set(err, OPR_EIO, "cannot close '%s': %s", kpath, strerror(errno));
 	if (close(pfd) && !rc)
@@ -910,41 +860,90 @@ static int artifact_of(const char *packet_dir, const char *role, char *path, siz
 	return 0;
 }
 
-/* The packet's manifest as it is now (*mtext, malloc'd): written as MANIFEST
- * by the first signer, and from then on what the packet must still match,
- * or OPR_EMISMATCH naming what changed. */
-static int manifest_pin(const char *packet_dir, char **mtext, size_t *mlen, struct opr_error *err)
+/* The files a signature covers, as the packet holds them now, beside the
+ * MANIFEST that pins them: the manifest now (text, malloc'd) and its digest,
+ * and when MANIFEST exists its text and how the two differ. What goes wrong
+ * reading or comparing MANIFEST is kept for the caller to judge: sign
+ * refuses, verify reports it among the problems. */
+struct manifest_state {
+	char *text;
+	size_t len, nfiles;
+	char sha256[65];
+	int present;    /* MANIFEST exists */
+	int stat_errno; /* when it does not, lstat's errno */
+	char *old;      /* MANIFEST's text */
+	size_t oldlen;
+	int read_rc;    /* reading MANIFEST: 0 or the error in read_err */
+	struct opr_error read_err;
+	char *diff; /* rep_manifest_diff of old against text */
+	size_t counts[3];
+	int diff_rc; /* comparing: 0 or the error in diff_err */
+	struct opr_error diff_err;
+};
+
+/* Fills m for packet_dir; an error building the manifest (or its path) is
+ * returned, the rest is in m. m is released with manifest_release either way. */
+static int manifest_read(const char *packet_dir, struct manifest_state *m, struct opr_error *err)
 {
 	char path[PATH_CAP];
-	char *old = NULL, *diff = NULL;
-	size_t oldlen = 0;
 	struct stat st;
 	int rc;
-	if ((rc = rep_manifest_build(packet_dir, mtext, mlen, NULL, err)) ||
-	    (rc = join_path(path, sizeof path, packet_dir, REP_MANIFEST_NAME, err)))
+
+	memset(m, 0, sizeof *m);
+	if ((rc = rep_manifest_build(packet_dir, &m->text, &m->len, &m->nfiles, err)))
 		return rc;
-	if (!lstat(path, &st)) {
-		size_t counts[3];
-		struct opr_error derr = {0};
-		if ((rc = opr_read_file(path, &old, &oldlen, MAX_MANIFEST_BYTES, err)))
-			return rc;
-		if (oldlen != *mlen || memcmp(old, *mtext, *mlen)) {
-			char msg[600];
-			if (rep_manifest_diff(old, oldlen, *mtext, *mlen, &diff, counts, &derr))
-				snprintf(msg, sizeof msg, "%.590s", derr.msg);
-			else
-				diff_message(diff, msg, sizeof msg);
-			rc = opr_error_set(err, OPR_EMISMATCH, "the packet no longer matches its "
-					   "MANIFEST (%s); refusing to sign what others did not", msg);
-		}
-	} else if (errno != ENOENT) {
-		rc = opr_error_set(err, OPR_EIO, "cannot stat '%s': %s", path, strerror(errno));
-	} else {
-		rc = write_atomic(packet_dir, REP_MANIFEST_NAME, *mtext, *mlen, err);
+	col_sha256_hex(m->text, m->len, m->sha256);
+	if ((rc = join_path(path, sizeof path, packet_dir, REP_MANIFEST_NAME, err)))
+		return rc;
+	if (lstat(path, &st)) {
+		m->stat_errno = errno;
+		return 0;
 	}
-	free(old);
-	free(diff);
-	return rc;
+	m->present = 1;
+	if ((m->read_rc = opr_read_file(path, &m->old, &m->oldlen, MAX_MANIFEST_BYTES, &m->read_err)))
+		return 0;
+	m->diff_rc = rep_manifest_diff(m->old, m->oldlen, m->text, m->len, &m->diff, m->counts, &m->diff_err);
+	return 0;
+}
+
+static void manifest_release(struct manifest_state *m)
+{
+	free(m->text);
+	free(m->old);
+	free(m->diff);
+	m->text = m->old = m->diff = NULL;
+}
+
+/* The packet's manifest as it is now, for a signature: written as MANIFEST
+ * by the first signer, and from then on what the packet must still match,
+ * or OPR_EMISMATCH naming what changed. */
+static int manifest_pin(const char *packet_dir, struct manifest_state *m, struct opr_error *err)
+{
+	int rc = manifest_read(packet_dir, m, err);
+	if (rc)
+		return rc;
+	if (!m->present && m->stat_errno != ENOENT) {
+		char path[PATH_CAP];
+		snprintf(path, sizeof path, "%s/%s", packet_dir, REP_MANIFEST_NAME);
+		return opr_error_set(err, OPR_EIO, "cannot stat '%s': %s", path, strerror(m->stat_errno));
+	}
+	if (!m->present)
+		return opr_replace_file(packet_dir, REP_MANIFEST_NAME, m->text, m->len, err);
+	if (m->read_rc) {
+		if (err)
+			*err = m->read_err;
+		return m->read_rc;
+	}
+	if (m->oldlen != m->len || memcmp(m->old, m->text, m->len)) {
+		char msg[600];
+		if (m->diff_rc)
+			snprintf(msg, sizeof msg, "%.590s", m->diff_err.msg);
+		else
+			diff_message(m->diff, msg, sizeof msg);
+		return opr_error_set(err, OPR_EMISMATCH, "the packet no longer matches its "
+				     "MANIFEST (%s); refusing to sign what others did not", msg);
+	}
+	return 0;
 }
 
 /* PACKET/signoff/ into sdir, created when missing; a non-directory there is
@@ -964,21 +963,9 @@ static int signoff_dir(const char *packet_dir, char *sdir, size_t n, struct opr_
 	return 0;
 }
 
-int rep_sign(const char *packet_dir, const struct rep_sign_options *o,
-	     struct rep_signoff_info *info, struct opr_error *err)
+/* What sign is asked: a role, a key and a comment of one line. */
+static int sign_args_ok(const struct rep_sign_options *o, const char *comment, struct opr_error *err)
 {
-	struct owners_file *of = NULL;
-	struct record r;
-	unsigned char seed[REP_ED25519_KEY_BYTES], pk[REP_ED25519_KEY_BYTES];
-	unsigned char sk[crypto_sign_SECRETKEYBYTES];
-	char sdir[PATH_CAP], fp_key[REP_FINGERPRINT_MAX], fp_role[REP_FINGERPRINT_MAX];
-	char *mtext = NULL, *rtext = NULL, *json = NULL;
-	size_t mlen = 0, rlen = 0, jlen = 0;
-	json_t *root = NULL;
-	int rc;
-	const char *comment = o->comment ? o->comment : "";
-
-	memset(&r, 0, sizeof r);
 	if (!o->role || !o->key_path)
 		return opr_error_set(err, OPR_EUSAGE, "sign: a role and a key are required");
 	if (strlen(comment) > REP_COMMENT_MAX || !text_ok(comment))
@@ -988,41 +975,107 @@ int rep_sign(const char *packet_dir, const struct rep_sign_options *o,
 	if (!probe)
 		return opr_error_set(err, OPR_EUSAGE, "the comment is not valid UTF-8");
 	json_decref(probe);
-	if ((rc = crypto_ready(err)))
-		return rc;
-	if (!(of = malloc(sizeof *of)))
-		return opr_error_set(err, OPR_ENOMEM, "out of memory signing '%s'", packet_dir);
-	if ((rc = owners_load(packet_dir, of, err)))
-		goto out;
-	const struct owner_rec *owner = owner_find(of, o->role);
-	if (!owner) {
+	return 0;
+}
+
+/* The owner of o->role in of, whose public key the private key at
+ * o->key_path (read into seed and pk) must match. */
+static int signer_of(const struct owners_file *of, const struct rep_sign_options *o,
+		     const struct owner_rec **owner, unsigned char seed[REP_ED25519_KEY_BYTES],
+		     unsigned char pk[REP_ED25519_KEY_BYTES], struct opr_error *err)
+{
+	char fp_key[REP_FINGERPRINT_MAX], fp_role[REP_FINGERPRINT_MAX];
+	const struct owner_rec *ow = owner_find(of, o->role);
+	int rc;
+
+	if (!ow) {
 		char list[1024] = "";
 		size_t w = 0;
 		for (int i = 0; i < of->n && w < sizeof list; i++)
 			w += (size_t)snprintf(list + w, sizeof list - w, "%s%s", i ? ", " : "",
 					      of->o[i].role);
-		rc = opr_error_set(err, OPR_EUSAGE, "role '%s' is not among the packet's owners (%s)",
-				   o->role, list);
-		goto out;
+		return opr_error_set(err, OPR_EUSAGE, "role '%s' is not among the packet's owners (%s)",
+				     o->role, list);
 	}
-	if (!owner->has_key) {
-		rc = opr_error_set(err, OPR_EINPUT, "role '%s' has no public key in owners.json: %s",
-				   o->role, owner->key_error);
-		goto out;
-	}
+	if (!ow->has_key)
+		return opr_error_set(err, OPR_EINPUT, "role '%s' has no public key in owners.json: %s",
+				     o->role, ow->key_error);
 	if ((rc = rep_key_read_private(o->key_path, seed, pk, err)))
-		goto out;
-	if (memcmp(pk, owner->pk, sizeof pk)) {
+		return rc;
+	if (memcmp(pk, ow->pk, REP_ED25519_KEY_BYTES)) {
 		rep_key_fingerprint(pk, fp_key);
-		rep_key_fingerprint(owner->pk, fp_role);
-		rc = opr_error_set(err, OPR_EUSAGE, "key '%s' (%s) does not belong to role '%s' "
-				   "(owner %s, key %s)", o->key_path, fp_key, o->role, owner->name,
-				   fp_role);
+		rep_key_fingerprint(ow->pk, fp_role);
+		return opr_error_set(err, OPR_EUSAGE, "key '%s' (%s) does not belong to role '%s' "
+				     "(owner %s, key %s)", o->key_path, fp_key, o->role, ow->name, fp_role);
+	}
+	*owner = ow;
+	return 0;
+}
+
+/* Signs record r (its fields filled) with the key of seed and writes it as
+ * sdir/ROLE.json. */
+static int record_write(const char *packet_dir, const char *sdir, struct record *r,
+			const unsigned char seed[REP_ED25519_KEY_BYTES], struct opr_error *err)
+{
+	unsigned char pk[REP_ED25519_KEY_BYTES], sk[crypto_sign_SECRETKEYBYTES];
+	char *rtext = NULL, *json = NULL;
+	size_t rlen = 0, jlen = 0;
+	json_t *root = NULL;
+	int rc = 0;
+
+	if (record_text(r, &rtext, &rlen)) {
+		rc = opr_error_set(err, OPR_ENOMEM, "out of memory signing '%s'", packet_dir);
 		goto out;
 	}
+	crypto_sign_seed_keypair(pk, sk, seed);
+	crypto_sign_detached(r->sig, NULL, (const unsigned char *)rtext, rlen, sk);
+	char b64[sodium_base64_ENCODED_LEN(crypto_sign_BYTES, sodium_base64_VARIANT_ORIGINAL)];
+	sodium_bin2base64(b64, sizeof b64, r->sig, sizeof r->sig, sodium_base64_VARIANT_ORIGINAL);
+
+	root = json_object();
+	if (!root || set_str(root, "role", r->role) || set_str(root, "owner", r->owner) ||
+	    set_str(root, "decision", r->decision) || set_str(root, "comment", r->comment) ||
+	    set_str(root, "time", r->time) || set_str(root, "manifest_sha256", r->manifest_sha256) ||
+	    set_str(root, "signature", b64) ||
+	    (r->artifact[0] && (set_str(root, "artifact", r->artifact) ||
+				set_str(root, "artifact_sha256", r->artifact_sha256))) ||
+	    dump_json(root, &json, &jlen)) {
+		rc = opr_error_set(err, OPR_ENOMEM, "out of memory signing '%s'", packet_dir);
+		goto out;
+	}
+	char fname[REP_ROLE_MAX + 8];
+	snprintf(fname, sizeof fname, "%s.json", r->role);
+	rc = opr_replace_file(sdir, fname, json, jlen, err);
+out:
+	sodium_memzero(sk, sizeof sk);
+	json_decref(root);
+	free(rtext);
+	free(json);
+	return rc;
+}
+
+int rep_sign(const char *packet_dir, const struct rep_sign_options *o,
+	     struct rep_signoff_info *info, struct opr_error *err)
+{
+	struct owners_file *of = NULL;
+	const struct owner_rec *owner = NULL;
+	struct record r;
+	unsigned char seed[REP_ED25519_KEY_BYTES], pk[REP_ED25519_KEY_BYTES];
+	char sdir[PATH_CAP];
+	struct manifest_state m = {0};
+	int rc;
+	const char *comment = o->comment ? o->comment : "";
+
+	memset(&r, 0, sizeof r);
+	if ((rc = sign_args_ok(o, comment, err)) || (rc = crypto_ready(err)))
+		return rc;
+	if (!(of = malloc(sizeof *of)))
+		return opr_error_set(err, OPR_ENOMEM, "out of memory signing '%s'", packet_dir);
+	if ((rc = owners_load(packet_dir, of, err)) || (rc = signer_of(of, o, &owner, seed, pk, err)))
+		goto out;
 
 	/* the manifest: written by the first signer, then fixed */
-	if ((rc = manifest_pin(packet_dir, &mtext, &mlen, err)) ||
+	if ((rc = manifest_pin(packet_dir, &m, err)) ||
 	    (rc = signoff_dir(packet_dir, sdir, sizeof sdir, err)))
 		goto out;
 
@@ -1042,30 +1095,8 @@ int rep_sign(const char *packet_dir, const struct rep_sign_options *o,
 	snprintf(r.owner, sizeof r.owner, "%s", owner->name);
 	snprintf(r.decision, sizeof r.decision, "%s", o->reject ? "reject" : "approve");
 	snprintf(r.comment, sizeof r.comment, "%s", comment);
-	col_sha256_hex(mtext, mlen, r.manifest_sha256);
-	if (record_text(&r, &rtext, &rlen)) {
-		rc = opr_error_set(err, OPR_ENOMEM, "out of memory signing '%s'", packet_dir);
-		goto out;
-	}
-	crypto_sign_seed_keypair(pk, sk, seed);
-	crypto_sign_detached(r.sig, NULL, (const unsigned char *)rtext, rlen, sk);
-	char b64[sodium_base64_ENCODED_LEN(crypto_sign_BYTES, sodium_base64_VARIANT_ORIGINAL)];
-	sodium_bin2base64(b64, sizeof b64, r.sig, sizeof r.sig, sodium_base64_VARIANT_ORIGINAL);
-
-	root = json_object();
-	if (!root || set_str(root, "role", r.role) || set_str(root, "owner", r.owner) ||
-	    set_str(root, "decision", r.decision) || set_str(root, "comment", r.comment) ||
-	    set_str(root, "time", r.time) || set_str(root, "manifest_sha256", r.manifest_sha256) ||
-	    set_str(root, "signature", b64) ||
-	    (r.artifact[0] && (set_str(root, "artifact", r.artifact) ||
-			       set_str(root, "artifact_sha256", r.artifact_sha256))) ||
-	    dump_json(root, &json, &jlen)) {
-		rc = opr_error_set(err, OPR_ENOMEM, "out of memory signing '%s'", packet_dir);
-		goto out;
-	}
-	char fname[REP_ROLE_MAX + 8];
-	snprintf(fname, sizeof fname, "%s.json", r.role);
-	if ((rc = write_atomic(sdir, fname, json, jlen, err)))
+	snprintf(r.manifest_sha256, sizeof r.manifest_sha256, "%s", m.sha256);
+	if ((rc = record_write(packet_dir, sdir, &r, seed, err)))
 		goto out;
 	if (info) {
 		memset(info, 0, sizeof *info);
@@ -1079,12 +1110,8 @@ int rep_sign(const char *packet_dir, const struct rep_sign_options *o,
 	}
 out:
 	sodium_memzero(seed, sizeof seed);
-	sodium_memzero(sk, sizeof sk);
-	json_decref(root);
 	free(of);
-	free(mtext);
-	free(rtext);
-	free(json);
+	manifest_release(&m);
 	return rc;
 }
 
@@ -1216,12 +1243,92 @@ static int scan_signoff_dir(const char *sdir, const struct owners_file *of, stru
 	return n;
 }
 
+/* verify's one line: "signed off", or "not signed off: " and why. */
+static void verify_summary(const struct rep_verify_result *res, int nroles, int nprob, struct opr_buf *sum)
+{
+	if (res->signed_off) {
+		opr_buf_puts(sum, "signed off");
+	} else {
+		const char *sep = "";
+		opr_buf_puts(sum, "not signed off: ");
+		if (!res->manifest_present) {
+			opr_buf_puts(sum, "no MANIFEST");
+			sep = "; ";
+		} else if (!res->manifest_ok && res->differences) {
+			opr_buf_printf(sum, "MANIFEST does not match the packet (%zu changed, %zu added, "
+				  "%zu removed)", res->changed, res->added, res->removed);
+			sep = "; ";
+		}
+		if (nprob) {
+			opr_buf_printf(sum, "%s%d problem%s", sep, nprob, nprob == 1 ? "" : "s");
+			sep = "; ";
+		}
+		for (int i = 0; i < nroles; i++) {
+			if (res->roles[i].state == REP_ROLE_APPROVED)
+				continue;
+			opr_buf_printf(sum, "%s%s %s", sep, res->roles[i].role,
+				  rep_role_state_name(res->roles[i].state));
+			sep = "; ";
+		}
+	}
+}
+
+/* The packet's manifest now against its MANIFEST, into res; a MANIFEST that
+ * cannot be read or compared is a problem (probs, *nprob) unless the cause is
+ * out of memory or I/O. */
+static int verify_manifest(const char *packet_dir, struct manifest_state *m, struct rep_verify_result *res,
+			   struct opr_buf *probs, int *nprob, struct opr_error *err)
+{
+	int rc;
+	rc = manifest_read(packet_dir, m, err);
+	if ((rc == OPR_EINPUT || rc == OPR_ELIMIT) && err) {
+		/* a symlink or a special file in a packet: not what was signed */
+		char msg[sizeof err->msg];
+		snprintf(msg, sizeof msg, "%s", err->msg);
+		rc = opr_error_set(err, OPR_EMISMATCH, "%s", msg);
+	}
+	if (rc)
+		return rc;
+	res->nfiles = m->nfiles;
+	snprintf(res->manifest_sha256, sizeof res->manifest_sha256, "%s", m->sha256);
+
+	if (m->present) {
+		res->manifest_present = 1;
+		if (m->read_rc) {
+			if (m->read_rc == OPR_ENOMEM || m->read_rc == OPR_EIO) {
+				rc = opr_error_set(err, m->read_rc, "%s", m->read_err.msg);
+				return rc;
+			}
+			opr_buf_printf(probs, "MANIFEST unreadable: %s\n", m->read_err.msg);
+			(*nprob)++;
+		} else if (m->diff_rc) {
+			if (m->diff_err.code == OPR_ENOMEM) {
+				rc = opr_error_set(err, OPR_ENOMEM, "%s", m->diff_err.msg);
+				return rc;
+			}
+			opr_buf_printf(probs, "MANIFEST is malformed: line %d: %s\n", m->diff_err.line,
+				       m->diff_err.msg);
+			(*nprob)++;
+		} else {
+			res->differences = m->diff;
+			m->diff = NULL;
+			res->changed = m->counts[0];
+			res->added = m->counts[1];
+			res->removed = m->counts[2];
+			/* the same files and digests; signatures are checked against
+			 * the digest of the recomputed text */
+			res->manifest_ok = !(m->counts[0] | m->counts[1] | m->counts[2]);
+		}
+	}
+	return 0;
+}
+
 int rep_verify(const char *packet_dir, struct rep_verify_result *res, struct opr_error *err)
 {
 	struct owners_file *of = NULL;
 	struct opr_buf probs = {0}, sum = {0};
-	char path[PATH_CAP], sdir[PATH_CAP], *mtext = NULL, *old = NULL;
-	size_t mlen = 0, oldlen = 0;
+	char path[PATH_CAP], sdir[PATH_CAP];
+	struct manifest_state m = {0};
 	struct stat st;
 	int rc, nprob = 0;
 
@@ -1250,45 +1357,8 @@ int rep_verify(const char *packet_dir, struct rep_verify_result *res, struct opr
 			*err = oerr;
 		goto out;
 	}
-	rc = rep_manifest_build(packet_dir, &mtext, &mlen, &res->nfiles, err);
-	if ((rc == OPR_EINPUT || rc == OPR_ELIMIT) && err) {
-		/* a symlink or a special file in a packet: not what was signed */
-		char msg[sizeof err->msg];
-		snprintf(msg, sizeof msg, "%s", err->msg);
-		rc = opr_error_set(err, OPR_EMISMATCH, "%s", msg);
-	}
-	if (rc)
+	if ((rc = verify_manifest(packet_dir, &m, res, &probs, &nprob, err)))
 		goto out;
-	col_sha256_hex(mtext, mlen, res->manifest_sha256);
-
-	if (!lstat(path, &st)) {
-		struct opr_error derr = {0};
-		size_t c[3];
-		res->manifest_present = 1;
-		if ((rc = opr_read_file(path, &old, &oldlen, MAX_MANIFEST_BYTES, &derr))) {
-			if (rc == OPR_ENOMEM || rc == OPR_EIO) {
-				rc = opr_error_set(err, rc, "%s", derr.msg);
-				goto out;
-			}
-			rc = 0;
-			opr_buf_printf(&probs, "MANIFEST unreadable: %s\n", derr.msg);
-			nprob++;
-		} else if (rep_manifest_diff(old, oldlen, mtext, mlen, &res->differences, c, &derr)) {
-			if (derr.code == OPR_ENOMEM) {
-				rc = opr_error_set(err, OPR_ENOMEM, "%s", derr.msg);
-				goto out;
-			}
-			opr_buf_printf(&probs, "MANIFEST is malformed: line %d: %s\n", derr.line, derr.msg);
-			nprob++;
-		} else {
-			res->changed = c[0];
-			res->added = c[1];
-			res->removed = c[2];
-			/* the same files and digests; signatures are checked against
-			 * the digest of the recomputed text */
-			res->manifest_ok = !(c[0] | c[1] | c[2]);
-		}
-	}
 
 	if ((rc = join_path(sdir, sizeof sdir, packet_dir, REP_SIGNOFF_DIR, err)))
 		goto out;
@@ -1315,32 +1385,7 @@ int rep_verify(const char *packet_dir, struct rep_verify_result *res, struct opr
 	res->signed_off = res->manifest_present && res->manifest_ok && nprob == 0 &&
 			  of->n > 0 && approved == of->n;
 
-	/* the one-line summary */
-	if (res->signed_off) {
-		opr_buf_puts(&sum, "signed off");
-	} else {
-		const char *sep = "";
-		opr_buf_puts(&sum, "not signed off: ");
-		if (!res->manifest_present) {
-			opr_buf_puts(&sum, "no MANIFEST");
-			sep = "; ";
-		} else if (!res->manifest_ok && res->differences) {
-			opr_buf_printf(&sum, "MANIFEST does not match the packet (%zu changed, %zu added, "
-				  "%zu removed)", res->changed, res->added, res->removed);
-			sep = "; ";
-		}
-		if (nprob) {
-			opr_buf_printf(&sum, "%s%d problem%s", sep, nprob, nprob == 1 ? "" : "s");
-			sep = "; ";
-		}
-		for (int i = 0; i < of->n; i++) {
-			if (res->roles[i].state == REP_ROLE_APPROVED)
-				continue;
-			opr_buf_printf(&sum, "%s%s %s", sep, res->roles[i].role,
-				  rep_role_state_name(res->roles[i].state));
-			sep = "; ";
-		}
-	}
+	verify_summary(res, of->n, nprob, &sum);
 	char *s = opr_buf_take(&sum);
 	res->problems = opr_buf_take(&probs);
 	if (!s || !res->problems) {
@@ -1356,7 +1401,6 @@ out:
 	free(opr_buf_take(&sum));
 	free(opr_buf_take(&probs));
 	free(of);
-	free(mtext);
-	free(old);
+	manifest_release(&m);
 	return rc;
 }

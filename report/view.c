@@ -214,8 +214,10 @@ static void view_block_summary(struct rep_vb *vb, json_t *o, json_t *blk, json_t
 	char a[160], c[160], t[400];
 	arrow(t, sizeof t, rep_vstr(base, "primary_bottleneck"), rep_vstr(cand, "primary_bottleneck"));
 	rep_vsets(vb, o, "primary_shift", t);
-	comparison_text(t, sizeof t, comparison_of(blk, "p95"));
-	rep_vsets(vb, o, "p95_ratio", t);
+	json_t *p95c = comparison_of(blk, "p95");
+	comparison_text(t, sizeof t, p95c);
+	/* an unavailable ratio's reason is the check's, named in the line */
+	rep_vsets(vb, o, "p95_ratio", p95c && !json_is_true(rep_vget(p95c, "available")) ? "no ratio" : t);
 	f_count(a, sizeof a, rep_vnum(base, "launches"));
 	f_count(c, sizeof c, rep_vnum(cand, "launches"));
 	arrow(t, sizeof t, a, c);
@@ -242,6 +244,8 @@ static void view_block_summary(struct rep_vb *vb, json_t *o, json_t *blk, json_t
 	f_quantile(a, sizeof a, rep_vget(rep_vget(base, "latency"), "p95"));
 	f_quantile(c, sizeof c, rep_vget(rep_vget(cand, "latency"), "p95"));
 	arrow(t, sizeof t, a, c);
+	if (!strcmp(a, c) && !json_is_true(rep_vget(rep_vget(rep_vget(base, "latency"), "p95"), "available")))
+		snprintf(t, sizeof t, "%s in both variants", a); /* "too few samples → too few samples" */
 	rep_vsets(vb, o, "p95_host", t);
 	/* the block's status and what did not pass, from the analysis */
 	const char *st = rep_vstr(blk, "status");
@@ -249,17 +253,22 @@ static void view_block_summary(struct rep_vb *vb, json_t *o, json_t *blk, json_t
 	struct opr_buf ab = { 0 };
 	json_t *att = rep_vget(blk, "attention"), *x;
 	size_t ai;
-	json_array_foreach(att, ai, x) {
-		const char *m = badge(rep_vstr(x, "status"));
-		char *chk = rep_md_escape(rep_vstr(x, "check"), 0), *val = rep_md_escape(rep_vstr(x, "value"), 0);
-		if (!chk || !val) {
-			vb->oom = 1;
-		} else {
-			opr_buf_printf(&ab, "%s%s%s%s %s: %s", ai ? "; " : "", m, rep_vstr(x, "status"), m, chk, val);
+	/* the failures first, then the warnings: the worst is read first */
+	for (int fails = 1; fails >= 0; fails--)
+		json_array_foreach(att, ai, x) {
+			if (fails != !strcmp(rep_vstr(x, "status"), "FAIL"))
+				continue;
+			const char *m = badge(rep_vstr(x, "status"));
+			char *chk = rep_md_escape(rep_vstr(x, "check"), 0), *val = rep_md_escape(rep_vstr(x, "value"), 0);
+			if (!chk || !val) {
+				vb->oom = 1;
+			} else {
+				opr_buf_printf(&ab, "%s%s%s%s %s: %s", ab.len ? "; " : "", m, rep_vstr(x, "status"), m, chk,
+					       val);
+			}
+			free(chk);
+			free(val);
 		}
-		free(chk);
-		free(val);
-	}
 	char *attn = opr_buf_take(&ab);
 	if (!attn) {
 		vb->oom = 1;
@@ -480,6 +489,37 @@ static void evidence_text(char *b, size_t n, json_t *e)
 		 *cmp ? "; " : "", cmp, *note ? "; " : "", note);
 }
 
+/* The senior review's answer for a candidate's primary class x of block blk,
+ * with its evidence list (taken). A block whose candidate passes has no
+ * symptom to explain at length, and a warning's question is its
+ * mitigation's: only the blocks that fail are answered, the first at length
+ * and every other in a line (its evidence is in findings.json and the
+ * workbook), so the packet does not grow with the number of failures. */
+static void bottleneck_answer(struct rep_vb *vb, json_t *view, json_t *answers, json_t *x, json_t *blk,
+			      json_t *elist)
+{
+	json_t *a = rep_vpush(vb, answers);
+	if (!a) {
+		json_decref(elist);
+		return;
+	}
+	rep_vsets(vb, a, "block", rep_vstr(x, "block"));
+	rep_vsets(vb, a, "variant", rep_vstr(x, "variant"));
+	rep_vsets(vb, a, "class", rep_vstr(x, "class"));
+	int fails = !strcmp(rep_vstr(blk, "status"), "FAIL");
+	int full = fails && !json_is_true(rep_vget(view, "findings_full"));
+	rep_vset(vb, a, "full", json_boolean(full));
+	rep_vset(vb, a, "brief", json_boolean(fails && !full));
+	if (full)
+		rep_vset(vb, view, "findings_full", json_true());
+	else if (fails)
+		rep_vset(vb, view, "findings_brief", json_true());
+	rep_vsets(vb, a, "symptom", rep_vstr(x, "symptom"));
+	rep_vsets(vb, a, "explanation", rep_vstr(x, "explanation"));
+	rep_vset(vb, a, "evidence", elist);
+	set_code(vb, a, "reproduce", rep_vstr(x, "reproduce"));
+}
+
 static void view_bottlenecks(struct rep_vb *vb, json_t *view, json_t *f)
 {
 	json_t *map = json_array(), *answers = json_array();
@@ -565,25 +605,7 @@ static void view_bottlenecks(struct rep_vb *vb, json_t *view, json_t *f)
 			json_decref(elist);
 			continue;
 		}
-		json_t *a = rep_vpush(vb, answers);
-		if (!a) {
-			json_decref(elist);
-			return;
-		}
-		rep_vsets(vb, a, "block", block);
-		rep_vsets(vb, a, "variant", variant);
-		rep_vsets(vb, a, "class", rep_vstr(x, "class"));
-		/* a block whose candidate passes every check has no symptom to
-		 * explain at length: its answer is one line */
-		/* the blocks that fail: a warning's question is its mitigation's */
-		int full = !strcmp(rep_vstr(blk, "status"), "FAIL");
-		rep_vset(vb, a, "full", json_boolean(full));
-		if (full)
-			rep_vset(vb, view, "findings_full", json_true());
-		rep_vsets(vb, a, "symptom", rep_vstr(x, "symptom"));
-		rep_vsets(vb, a, "explanation", rep_vstr(x, "explanation"));
-		rep_vset(vb, a, "evidence", elist);
-		set_code(vb, a, "reproduce", rep_vstr(x, "reproduce"));
+		bottleneck_answer(vb, view, answers, x, blk, elist);
 	}
 }
 
@@ -625,7 +647,12 @@ static void view_worksheet(struct rep_vb *vb, json_t *view, json_t *f)
 		f_us(a, sizeof a, rep_vnum(w, "model_us"));
 		rep_vsets(vb, o, "model", isfinite(rep_vnum(w, "model_us")) ? a : "not modelled");
 		rep_vsets(vb, o, "expected", rep_vstr(w, "expected_bottleneck"));
-		rep_vsets(vb, o, "shift", rep_vstr(w, "shift"));
+		/* "X -> X" is no shift: said so, in fewer words */
+		const char *sh = rep_vstr(w, "shift"), *to = strstr(sh, " -> ");
+		if (to && strlen(to + 4) == (size_t)(to - sh) && !strncmp(sh, to + 4, (size_t)(to - sh)))
+			rep_vsets(vb, o, "shift", "none");
+		else
+			rep_vsets(vb, o, "shift", sh);
 		set_badge(vb, o, "status", rep_vstr(w, "status"));
 		/* "auto: 'PLAN', fastest of ..." names the plan the row shows */
 		const char *why = rep_vstr(w, "reason"), *cut = strstr(why, "', ");
@@ -639,8 +666,8 @@ static void view_worksheet(struct rep_vb *vb, json_t *view, json_t *f)
 			rep_vsets(vb, o, "reason", why);
 	}
 	if (hidden)
-		rep_vsetf(vb, view, "worksheet_more", "The plans that ran; %zu alternatives the planner evaluated are in "
-		     "findings.json and on the workbook's Worksheet sheet (the closest ones below).", hidden);
+		rep_vsetf(vb, view, "worksheet_more", "The plans that ran; the %zu alternatives the planner evaluated, with "
+		     "why each was rejected, are in findings.json and the workbook's Worksheet sheet.", hidden);
 }
 
 /* The row of list whose k1 and k2 fields equal v1 and v2 (NULL if none). */
@@ -711,35 +738,12 @@ static int first_time(json_t *seen, const char *name)
 /* Per sample in the tail (>= p95) beside the rest: whether the slow samples are
  * the preempted or faulting ones. Unavailable counters are in the list below the
  * counters table already, so only the measured ones get a row here. */
-static void view_tail_counters(struct rep_vb *vb, json_t *view, json_t *f)
+/* The host counters per tail sample as a matrix: a row per counter, a
+ * column per block. */
+static void tail_pivot(struct rep_vb *vb, json_t *view, json_t *rows, json_t *f)
 {
-	json_t *rows = json_array(), *x;
+	json_t *x;
 	size_t i;
-	rep_vset(vb, view, "host_tail", rows);
-	if (vb->oom)
-		return;
-	json_array_foreach(rep_vget(f, "host_counters_tail"), i, x) {
-		if (!json_is_true(rep_vget(x, "available")))
-			continue;
-		json_t *o = rep_vpush(vb, rows);
-		if (!o)
-			return;
-		char a[48], b[48], c[48], d[48];
-		int prec = strcmp(rep_vstr(x, "counter"), "thread-cpu-ns") ? 3 : 0;
-		f_fixed(a, sizeof a, rep_vnum(x, "tail_per_sample"), prec);
-		f_fixed(b, sizeof b, rep_vnum(x, "rest_per_sample"), prec);
-		f_fixed(c, sizeof c, 100.0 * rep_vnum(x, "tail_share"), 0);
-		f_fixed(d, sizeof d, 100.0 * rep_vnum(x, "rest_share"), 0);
-		rep_vsets(vb, o, "block", rep_vstr(x, "block"));
-		rep_vsets(vb, o, "variant", rep_vstr(x, "variant"));
-		rep_vsets(vb, o, "counter", rep_vstr(x, "counter"));
-		rep_vsets(vb, o, "tail", a);
-		rep_vsets(vb, o, "rest", b);
-		rep_vsetf(vb, o, "tail_share", "%s%%", c);
-		rep_vsetf(vb, o, "rest_share", "%s%%", d);
-		rep_vsetf(vb, o, "samples", "%.0f / %.0f", rep_vnum(x, "tail_samples"), rep_vnum(x, "rest_samples"));
-		rep_vsets(vb, o, "source", rep_vstr(x, "source"));
-	}
 	/* the same as a matrix: a row per counter, a column per block, each cell
 	 * tail / rest per sample, baseline -> candidate; the shares and sample
 	 * counts stay in findings.json and the workbook */
@@ -798,6 +802,84 @@ static void view_tail_counters(struct rep_vb *vb, json_t *view, json_t *f)
 		rep_vsets(vb, o, "row", row);
 		free(row);
 	}
+}
+
+/* Below the matrix: the call each host counter is read with. */
+static void tail_sources(struct rep_vb *vb, json_t *view, json_t *rows)
+{
+	json_t *x;
+	size_t i;
+	/* each counter's source once (the rows are per sample; their sums are in
+	 * findings.json and the workbook's Counters sheet). Raw Markdown: the
+	 * sources are code spans */
+	struct opr_buf sb = { 0 };
+	json_t *named = json_array(), *calls = json_array();
+	json_array_foreach(rows, i, x) {
+		/* grouped by the call: "getrusage(RUSAGE_THREAD).ru_nvcsw" is
+		 * getrusage(RUSAGE_THREAD), its field is the counter's name */
+		const char *src = rep_vstr(x, "source"), *close = strchr(src, ')');
+		int call_len = close ? (int)(close - src + 1) : (int)strlen(src);
+		char call[160];
+		snprintf(call, sizeof call, "%.*s", call_len, src);
+		int fresh = *call ? first_time(calls, call) : 0;
+		if (fresh < 0)
+			vb->oom = 1;
+		if (fresh <= 0)
+			continue;
+		opr_buf_printf(&sb, "%s`%s`", sb.len ? "; " : "", call);
+		json_t *y;
+		size_t j, n = 0;
+		json_array_foreach(rows, j, y) {
+			const char *s2 = rep_vstr(y, "source");
+			int add = first_time(named, rep_vstr(y, "counter"));
+			if (add < 0)
+				vb->oom = 1;
+			if (add > 0 && !strncmp(s2, call, (size_t)call_len) &&
+			    (s2[call_len] == '\0' || s2[call_len] == '.'))
+				opr_buf_printf(&sb, "%s%s", n++ ? ", " : " ", rep_vstr(y, "counter"));
+			else if (add > 0)
+				json_array_remove(named, json_array_size(named) - 1);
+		}
+	}
+	json_decref(named);
+	json_decref(calls);
+	char *srcs = opr_buf_take(&sb);
+	vb->oom |= !srcs;
+	rep_vsets(vb, view, "host_tail_sources", srcs ? srcs : "");
+	free(srcs);
+}
+
+static void view_tail_counters(struct rep_vb *vb, json_t *view, json_t *f)
+{
+	json_t *rows = json_array(), *x;
+	size_t i;
+	rep_vset(vb, view, "host_tail", rows);
+	if (vb->oom)
+		return;
+	json_array_foreach(rep_vget(f, "host_counters_tail"), i, x) {
+		if (!json_is_true(rep_vget(x, "available")))
+			continue;
+		json_t *o = rep_vpush(vb, rows);
+		if (!o)
+			return;
+		char a[48], b[48], c[48], d[48];
+		int prec = strcmp(rep_vstr(x, "counter"), "thread-cpu-ns") ? 3 : 0;
+		f_fixed(a, sizeof a, rep_vnum(x, "tail_per_sample"), prec);
+		f_fixed(b, sizeof b, rep_vnum(x, "rest_per_sample"), prec);
+		f_fixed(c, sizeof c, 100.0 * rep_vnum(x, "tail_share"), 0);
+		f_fixed(d, sizeof d, 100.0 * rep_vnum(x, "rest_share"), 0);
+		rep_vsets(vb, o, "block", rep_vstr(x, "block"));
+		rep_vsets(vb, o, "variant", rep_vstr(x, "variant"));
+		rep_vsets(vb, o, "counter", rep_vstr(x, "counter"));
+		rep_vsets(vb, o, "tail", a);
+		rep_vsets(vb, o, "rest", b);
+		rep_vsetf(vb, o, "tail_share", "%s%%", c);
+		rep_vsetf(vb, o, "rest_share", "%s%%", d);
+		rep_vsetf(vb, o, "samples", "%.0f / %.0f", rep_vnum(x, "tail_samples"), rep_vnum(x, "rest_samples"));
+		rep_vsets(vb, o, "source", rep_vstr(x, "source"));
+	}
+	tail_pivot(vb, view, rows, f);
+	tail_sources(vb, view, rows);
 	/* the table only when it has rows; else one line that says why not */
 	if (json_array_size(rows))
 		rep_vset(vb, view, "host_tail_present", json_true());
@@ -808,18 +890,47 @@ static void view_tail_counters(struct rep_vb *vb, json_t *view, json_t *f)
 		rep_vsets(vb, view, "host_tail_absent", "not recorded: these findings predate them");
 }
 
-static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
+/* Whether a and b are "HEAD: details" with the same HEAD and other details. */
+static int same_head(const char *a, const char *b)
 {
-	json_t *val = json_array(), *mit = json_array(), *rej = json_array(), *cav = json_array(),
-	       *cun = json_array(), *rules = json_array(), *x;
-	rep_vset(vb, view, "validation", val);
-	rep_vset(vb, view, "mitigations", mit);
-	rep_vset(vb, view, "rejected", rej);
-	rep_vset(vb, view, "counters", cav);
-	rep_vset(vb, view, "counters_unavailable", cun);
-	rep_vset(vb, view, "rules", rules);
-	if (vb->oom)
-		return;
+	const char *ca = strstr(a, ": "), *cb = strstr(b, ": ");
+	return ca && cb && ca - a == cb - b && !strncmp(a, b, (size_t)(ca - a)) && strcmp(a, b);
+}
+
+/* Folds mitigation x into row o of the same action: "HEAD: B1 details1; B2
+ * details2" as the title, the effect's HEAD alone (each block's details are
+ * in findings.json and the workbook). */
+static void merge_by_head(struct rep_vb *vb, json_t *o, json_t *x)
+{
+	const char *t = rep_vstr(o, "title"), *c = strstr(t, ": ");
+	if (!json_is_true(rep_vget(o, "merged"))) {
+		rep_vsets(vb, o, "expected_was", rep_vstr(o, "expected"));
+		const char *e = rep_vstr(o, "expected_was"), *ce = strstr(e, ": ");
+		rep_vsetf(vb, o, "expected", "%.*s (each block's details: findings.json)", (int)(ce - e), e);
+		rep_vsetf(vb, o, "title", "%.*s: %s %s", (int)(c - t), t, rep_vstr(o, "block"), c + 2);
+		rep_vset(vb, o, "merged", json_true());
+		t = rep_vstr(o, "title");
+	}
+	rep_vsetf(vb, o, "title", "%s; %s %s", t, rep_vstr(x, "block"), strstr(rep_vstr(x, "title"), ": ") + 2);
+	rep_vsetf(vb, o, "block", "%s, %s", rep_vstr(o, "block"), rep_vstr(x, "block"));
+}
+
+/* Whether the host counter name has a measured row in the tail table. */
+static int host_tail_has(json_t *f, const char *name)
+{
+	json_t *x;
+	size_t i;
+	json_array_foreach(rep_vget(f, "host_counters_tail"), i, x)
+		if (json_is_true(rep_vget(x, "available")) && !strcmp(rep_vstr(x, "counter"), name))
+			return 1;
+	return 0;
+}
+
+/* The validation checks, one row each (the matrix is built from findings by
+ * view_matrix; these rows are the template's flat list). */
+static void view_validation_rows(struct rep_vb *vb, json_t *val, json_t *f)
+{
+	json_t *x;
 	size_t i;
 	json_array_foreach(rep_vget(f, "validation"), i, x) {
 		json_t *o = rep_vpush(vb, val);
@@ -831,6 +942,14 @@ static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 			rep_vsets(vb, o, k[j], rep_vstr(x, k[j]));
 		set_badge(vb, o, "status", rep_vstr(x, "status"));
 	}
+}
+
+/* The mitigations, and the rows of their table: one row for an action
+ * several blocks share. */
+static void view_mitigation_rows(struct rep_vb *vb, json_t *view, json_t *mit, json_t *f)
+{
+	json_t *x;
+	size_t i;
 	json_array_foreach(rep_vget(f, "mitigations"), i, x) {
 		json_t *o = rep_vpush(vb, mit);
 		if (!o)
@@ -838,6 +957,16 @@ static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 		const char *k[] = { "block", "title", "owner_role", "expected", "validation", "rollback" };
 		for (size_t j = 0; j < sizeof k / sizeof k[0]; j++)
 			rep_vsets(vb, o, k[j], rep_vstr(x, k[j]));
+		/* a boundary that is the block's rollback target is named, not
+		 * repeated: the plan is in the validation matrix beside it */
+		json_t *vr;
+		size_t vi;
+		json_array_foreach(rep_vget(f, "validation"), vi, vr)
+			if (!strcmp(rep_vstr(vr, "block"), rep_vstr(x, "block")) &&
+			    !strcmp(rep_vstr(vr, "rollback_to"), rep_vstr(x, "rollback"))) {
+				rep_vsets(vb, o, "rollback", "its baseline (validation matrix)");
+				break;
+			}
 		const char *name = "unassigned";
 		json_t *ow;
 		size_t j;
@@ -861,9 +990,33 @@ static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 			    !strcmp(rep_vstr(y, "expected"), rep_vstr(x, "expected")) &&
 			    !strcmp(rep_vstr(y, "validation"), rep_vstr(x, "validation")))
 				o = y;
+		if (!o)
+			json_array_foreach(mg, j, y)
+				if (same_head(rep_vstr(y, "title"), rep_vstr(x, "title")) &&
+				    same_head(json_is_true(rep_vget(y, "merged")) ? rep_vstr(y, "expected_was")
+										  : rep_vstr(y, "expected"),
+					      rep_vstr(x, "expected")) &&
+				    !strcmp(rep_vstr(y, "owner_role"), rep_vstr(x, "owner_role")) &&
+				    !strcmp(rep_vstr(y, "validation"), rep_vstr(x, "validation"))) {
+					/* one action with a number per block ("sample until
+					 * ...: 511 rounds"): one row naming each block's
+					 * number; the rest of each effect is in findings.json */
+					merge_by_head(vb, y, x);
+					o = y;
+					break;
+				}
+		if (o && json_is_true(rep_vget(o, "merged"))) {
+			if (strcmp(rep_vstr(o, "rollback"), rep_vstr(x, "rollback")))
+				rep_vsets(vb, o, "rollback", "each block's baseline (validation matrix)");
+			else if (!strcmp(rep_vstr(x, "rollback"), "its baseline (validation matrix)"))
+				rep_vsets(vb, o, "rollback", "each block's baseline (validation matrix)");
+			continue;
+		}
 		if (o) {
 			rep_vsetf(vb, o, "block", "%s, %s", rep_vstr(o, "block"), rep_vstr(x, "block"));
 			if (strcmp(rep_vstr(o, "rollback"), rep_vstr(x, "rollback")))
+				rep_vsets(vb, o, "rollback", "each block's baseline (validation matrix)");
+			else if (!strcmp(rep_vstr(x, "rollback"), "its baseline (validation matrix)"))
 				rep_vsets(vb, o, "rollback", "each block's baseline (validation matrix)");
 			continue;
 		}
@@ -872,16 +1025,36 @@ static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 			return;
 		}
 	}
+	/* when every boundary is the block's baseline, that is said once below
+	 * the table instead of in a column */
+	int own_baseline = 1;
+	json_array_foreach(mg, i, x)
+		own_baseline &= !strcmp(rep_vstr(x, "rollback"), "its baseline (validation matrix)") ||
+				!strcmp(rep_vstr(x, "rollback"), "each block's baseline (validation matrix)");
+	rep_vset(vb, view, "mitigations_rollback_column", json_boolean(!own_baseline));
+}
+
+/* The rejected alternatives the packet shows, and a line for the rest. */
+static void view_rejected_rows(struct rep_vb *vb, json_t *view, json_t *rej, json_t *f)
+{
+	json_t *x;
+	size_t i;
 	size_t rej_hidden = 0;
 	json_array_foreach(rep_vget(f, "rejected_alternatives"), i, x) {
-		/* the closest alternatives of the blocks that did not pass: where a
-		 * reviewer asks "why not another plan" */
+		/* the closest alternatives of the blocks that fail: where a reviewer
+		 * asks "why not another plan" (a warning's question is its
+		 * mitigation's). At most REJ_PER_BLOCK a block and REJ_SHOWN in all,
+		 * so the packet stays short however many blocks fail */
+		enum { REJ_PER_BLOCK = 2, REJ_SHOWN = 4 };
 		json_t *blk = NULL, *y;
-		size_t j;
+		size_t j, same = 0;
 		json_array_foreach(rep_vget(f, "blocks"), j, y)
 			if (!strcmp(rep_vstr(y, "name"), rep_vstr(x, "block")))
 				blk = y;
-		if (json_is_false(rep_vget(x, "shown")) || !strcmp(rep_vstr(blk, "status"), "PASS")) {
+		json_array_foreach(rej, j, y)
+			same += !strcmp(rep_vstr(y, "block"), rep_vstr(x, "block"));
+		if (json_is_false(rep_vget(x, "shown")) || strcmp(rep_vstr(blk, "status"), "FAIL") ||
+		    same >= REJ_PER_BLOCK || json_array_size(rej) >= REJ_SHOWN) {
 			rej_hidden++;
 			continue;
 		}
@@ -895,67 +1068,20 @@ static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 	}
 	rep_vset(vb, view, "rejected_any", json_boolean(json_array_size(rej) > 0));
 	if (rej_hidden)
-		rep_vsetf(vb, view, "rejected_more", "%zu more rejected plans (the passing blocks' among them), with "
-		     "their reasons, are in findings.json and on the workbook's Worksheet sheet.", rej_hidden);
-	size_t sde_hidden = 0, other_hidden = 0;
-	json_array_foreach(rep_vget(f, "counters"), i, x) {
-		int avail = json_is_true(rep_vget(x, "available")) && isfinite(rep_vnum(x, "value"));
-		const char *cn = rep_vstr(x, "name");
-		int elsewhere = !strcmp(cn, "launches") || !strcmp(cn, "modelled time ns") ||
-				!strcmp(cn, "host samples") || !strcmp(cn, "peak SHARED bytes");
-		if (avail && elsewhere) {
-			/* shown by the summary, the worksheet and the statistics */
-			other_hidden++;
-			continue;
-		}
-		if (avail && !strncmp(cn, "sde:::", 6)) {
-			/* the simulated counters read back through PAPI: the
-			 * validation's SDE check compares them; rows in the workbook */
-			sde_hidden++;
-			continue;
-		}
-		if (avail) {
-			/* one row per block and counter: baseline beside candidate */
-			int cand = !strcmp(rep_vstr(x, "variant"), "candidate");
-			char label[128];
-			counter_label(label, sizeof label, rep_vstr(x, "name"));
-			json_t *o = find_row(cav, "block", rep_vstr(x, "block"), "name", label);
-			if (!o && !(o = rep_vpush(vb, cav)))
-				return;
-			char a[64], bare[128];
-			f_count(a, sizeof a, rep_vnum(x, "value"));
-			counter_label(bare, sizeof bare, rep_vstr(x, "name"));
-			rep_vsets(vb, o, "block", rep_vstr(x, "block"));
-			rep_vsets(vb, o, "name", bare);
-			rep_vsets(vb, o, cand ? "candidate" : "baseline", a);
-			if (!json_is_string(rep_vget(o, cand ? "baseline" : "candidate")))
-				rep_vsets(vb, o, cand ? "baseline" : "candidate", "-");
-			if (!strcmp(rep_vstr(x, "provenance"), "measured") && *rep_vstr(x, "source"))
-				rep_vsetf(vb, o, "provenance", "measured: %s", rep_vstr(x, "source"));
-			else
-				rep_vsets(vb, o, "provenance", rep_vstr(x, "provenance"));
-			continue;
-		}
-		/* an event the host lacks is missing everywhere for one reason:
-		 * list it once, with where it is missing */
-		const char *why = *rep_vstr(x, "reason") ? rep_vstr(x, "reason") : "no reason recorded";
-		char bare[128];
-		counter_label(bare, sizeof bare, rep_vstr(x, "name"));
-		json_t *o = find_row(cun, "name", bare, "reason", why);
-		if (o) {
-			if (strcmp(rep_vstr(o, "block"), rep_vstr(x, "block")))
-				rep_vsets(vb, o, "block", "every block");
-			if (strcmp(rep_vstr(o, "variant"), rep_vstr(x, "variant")))
-				rep_vsets(vb, o, "variant", "both");
-			continue;
-		}
-		if (!(o = rep_vpush(vb, cun)))
-			return;
-		rep_vsets(vb, o, "block", rep_vstr(x, "block"));
-		rep_vsets(vb, o, "variant", rep_vstr(x, "variant"));
-		rep_vsets(vb, o, "name", bare);
-		rep_vsets(vb, o, "reason", why);
-	}
+		rep_vsetf(vb, view, "rejected_more", json_array_size(rej)
+			  ? "The failing blocks' closest alternatives, above; %zu more, with their reasons, in "
+			    "findings.json and the workbook."
+			  : "%zu rejected plans, with their reasons, in findings.json and the workbook (listed here "
+			    "only for a block that fails).", rej_hidden);
+}
+
+/* The counters: available ones a row per block and counter (then a matrix, a
+ * column per block), unavailable ones once per reason. */
+/* The events missing for one reason in the same places: one row naming them. */
+static void view_unavailable_grouped(struct rep_vb *vb, json_t *view, json_t *cun)
+{
+	json_t *x;
+	size_t i;
 	/* and the events missing for one reason in the same places: one row */
 	json_t *grouped = json_array();
 	rep_vset(vb, view, "counters_unavailable_grouped", grouped);
@@ -979,6 +1105,13 @@ static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 		rep_vsets(vb, o, "names", rep_vstr(x, "name"));
 		rep_vsets(vb, o, "reason", rep_vstr(x, "reason"));
 	}
+}
+
+/* The available counters as a matrix: a row per counter, a column per block. */
+static void view_counter_pivot(struct rep_vb *vb, json_t *view, json_t *cav, json_t *f)
+{
+	json_t *x;
+	size_t i;
 	/* the same as a matrix: a row per counter, a column per block, each cell
 	 * baseline -> candidate (raw Markdown: the columns follow the data) */
 	json_t *pivot = json_array(), *blocks = rep_vget(f, "blocks"), *b;
@@ -1031,11 +1164,95 @@ static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 		rep_vsets(vb, o, "row", row);
 		free(row);
 	}
-	if (sde_hidden + other_hidden)
-		rep_vsetf(vb, view, "counters_more", "In findings.json and the workbook's Counters sheet: %zu more rows, "
-		     "%zu of them the SDE read-back (sde:::opreview::*) the validation matrix checks.",
-		     sde_hidden + other_hidden, sde_hidden);
-	view_tail_counters(vb, view, f);
+}
+
+static void view_counter_rows(struct rep_vb *vb, json_t *view, json_t *cav, json_t *cun, json_t *f)
+{
+	json_t *x;
+	size_t i;
+	size_t sde_hidden = 0, other_hidden = 0, host_hidden = 0;
+	json_array_foreach(rep_vget(f, "counters"), i, x) {
+		int avail = json_is_true(rep_vget(x, "available")) && isfinite(rep_vnum(x, "value"));
+		const char *cn = rep_vstr(x, "name");
+		int elsewhere = !strcmp(cn, "launches") || !strcmp(cn, "modelled time ns") ||
+				!strcmp(cn, "host samples") || !strcmp(cn, "peak SHARED bytes");
+		if (avail && elsewhere) {
+			/* shown by the summary, the worksheet and the statistics */
+			other_hidden++;
+			continue;
+		}
+		char hl[128];
+		counter_label(hl, sizeof hl, cn);
+		if (avail && host_tail_has(f, hl)) {
+			/* a host software counter: per sample in the tail table,
+			 * with its source; its sums in the workbook */
+			host_hidden++;
+			continue;
+		}
+		if (avail && !strncmp(cn, "sde:::", 6)) {
+			/* the simulated counters read back through PAPI: the
+			 * validation's SDE check compares them; rows in the workbook */
+			sde_hidden++;
+			continue;
+		}
+		if (avail) {
+			/* one row per block and counter: baseline beside candidate */
+			int cand = !strcmp(rep_vstr(x, "variant"), "candidate");
+			char label[128];
+			counter_label(label, sizeof label, rep_vstr(x, "name"));
+			json_t *o = find_row(cav, "block", rep_vstr(x, "block"), "name", label);
+			if (!o && !(o = rep_vpush(vb, cav)))
+				return;
+			char a[64], bare[128];
+			f_count(a, sizeof a, rep_vnum(x, "value"));
+			counter_label(bare, sizeof bare, rep_vstr(x, "name"));
+			rep_vsets(vb, o, "block", rep_vstr(x, "block"));
+			rep_vsets(vb, o, "name", bare);
+			rep_vsets(vb, o, cand ? "candidate" : "baseline", a);
+			if (!json_is_string(rep_vget(o, cand ? "baseline" : "candidate")))
+				rep_vsets(vb, o, cand ? "baseline" : "candidate", "-");
+			if (!strcmp(rep_vstr(x, "provenance"), "measured") && *rep_vstr(x, "source"))
+				rep_vsetf(vb, o, "provenance", "measured: %s", rep_vstr(x, "source"));
+			else
+				rep_vsets(vb, o, "provenance", rep_vstr(x, "provenance"));
+			continue;
+		}
+		/* an event the host lacks is missing everywhere for one reason:
+		 * list it once, with where it is missing */
+		const char *why = *rep_vstr(x, "reason") ? rep_vstr(x, "reason") : "no reason recorded";
+		char bare[128];
+		counter_label(bare, sizeof bare, rep_vstr(x, "name"));
+		json_t *o = find_row(cun, "name", bare, "reason", why);
+		if (o) {
+			if (strcmp(rep_vstr(o, "block"), rep_vstr(x, "block")))
+				rep_vsets(vb, o, "block", "every block");
+			if (strcmp(rep_vstr(o, "variant"), rep_vstr(x, "variant")))
+				rep_vsets(vb, o, "variant", "both");
+			continue;
+		}
+		if (!(o = rep_vpush(vb, cun)))
+			return;
+		rep_vsets(vb, o, "block", rep_vstr(x, "block"));
+		rep_vsets(vb, o, "variant", rep_vstr(x, "variant"));
+		rep_vsets(vb, o, "name", bare);
+		rep_vsets(vb, o, "reason", why);
+	}
+	if (sde_hidden + other_hidden + host_hidden) {
+		char hs[96] = "";
+		if (host_hidden)
+			snprintf(hs, sizeof hs, "; %zu host software counters' sums, per sample below", host_hidden);
+		rep_vsetf(vb, view, "counters_more", "%zu more rows (%zu the SDE read-back sde:::opreview::*, which the "
+		     "validation matrix checks%s): findings.json, the workbook's Counters sheet.",
+		     sde_hidden + other_hidden + host_hidden, sde_hidden, hs);
+	}
+	view_unavailable_grouped(vb, view, cun);
+	view_counter_pivot(vb, view, cav, f);
+}
+
+static void view_rule_rows(struct rep_vb *vb, json_t *rules, json_t *f)
+{
+	json_t *x;
+	size_t i;
 	json_array_foreach(rep_vget(f, "rules"), i, x) {
 		json_t *o = rep_vpush(vb, rules);
 		if (!o)
@@ -1044,6 +1261,26 @@ static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
 		for (size_t j = 0; j < sizeof k / sizeof k[0]; j++)
 			rep_vsets(vb, o, k[j], rep_vstr(x, k[j]));
 	}
+}
+
+static void view_lists(struct rep_vb *vb, json_t *view, json_t *f)
+{
+	json_t *val = json_array(), *mit = json_array(), *rej = json_array(), *cav = json_array(),
+	       *cun = json_array(), *rules = json_array();
+	rep_vset(vb, view, "validation", val);
+	rep_vset(vb, view, "mitigations", mit);
+	rep_vset(vb, view, "rejected", rej);
+	rep_vset(vb, view, "counters", cav);
+	rep_vset(vb, view, "counters_unavailable", cun);
+	rep_vset(vb, view, "rules", rules);
+	if (vb->oom)
+		return;
+	view_validation_rows(vb, val, f);
+	view_mitigation_rows(vb, view, mit, f);
+	view_rejected_rows(vb, view, rej, f);
+	view_counter_rows(vb, view, cav, cun, f);
+	view_tail_counters(vb, view, f);
+	view_rule_rows(vb, rules, f);
 }
 
 static void kv(struct rep_vb *vb, json_t *a, const char *key, const char *value)
@@ -1055,37 +1292,48 @@ static void kv(struct rep_vb *vb, json_t *a, const char *key, const char *value)
 	rep_vsets(vb, o, "value", value && *value ? value : "not recorded");
 }
 
-static void view_inputs(struct rep_vb *vb, json_t *view, json_t *f)
+/* The host kernel path: the ISA, and each family's path without its details
+ * ("conv2d avx512 (fma, 12x32 direct)" is "conv2d avx512"); when every family
+ * runs the ISA, that is said once. The details are in findings.json and the
+ * workbook's Environment sheet. */
+static void kernel_path_text(char *b, size_t n, const char *isa, const char *per)
 {
-	json_t *p = rep_vget(f, "profile"), *meta = rep_vget(p, "metadata"), *sla = rep_vget(f, "sla"),
-	       *pr = rep_vget(f, "precision"), *tr = rep_vget(f, "traffic"), *env = rep_vget(f, "envelope"),
-	       *host = rep_vget(f, "host"), *rp = rep_vget(f, "reproduce"), *ov = rep_vget(f, "overhead");
-	char a[512], c[128];
-	json_t *prof = json_object();
-	rep_vset(vb, view, "profile", prof);
-	if (vb->oom)
-		return;
-	rep_vsets(vb, prof, "name", rep_vstr(p, "name"));
-	rep_vsets(vb, prof, "path", rep_vstr(p, "path"));
-	rep_vsets(vb, prof, "sha256", rep_vstr(p, "sha256"));
-	f_fixed(a, sizeof a, rep_vnum(p, "seed"), 0);
-	rep_vsets(vb, prof, "seed", a);
-	rep_vsets(vb, prof, "model_revision", rep_vstr(p, "model_revision"));
-	rep_vsets(vb, prof, "compiler", rep_vstr(meta, "compiler"));
-	rep_vsets(vb, prof, "runtime", rep_vstr(meta, "runtime"));
-	rep_vsets(vb, prof, "firmware", rep_vstr(meta, "firmware"));
-	/* an imported run: the source, and no model, traffic or quality inputs */
-	json_t *imp = rep_vget(f, "imported");
-	if (json_is_object(imp)) {
-		json_t *io = json_object();
-		rep_vset(vb, view, "imported", io);
-		if (vb->oom)
-			return;
-		const char *ik[] = {"format", "path", "sha256", "tool", "device", "date_from"};
-		for (size_t i = 0; i < sizeof ik / sizeof *ik; i++)
-			rep_vsets(vb, io, ik[i], rep_vstr(imp, ik[i]));
+	char fam[512] = "";
+	size_t k = 0;
+	int depth = 0, same = 1;
+	for (const char *p = per; *p && k + 1 < sizeof fam; p++) {
+		if (*p == '(')
+			depth++;
+		else if (*p == ')')
+			depth -= depth > 0;
+		else if (!depth && !(*p == ' ' && (p[1] == '(' || p[1] == ';' || !p[1])))
+			fam[k++] = *p;
 	}
+	fam[k] = '\0';
+	/* every "family path" pair of fam ends in the ISA's name */
+	size_t il = strlen(isa);
+	for (const char *p = fam; *p && same;) {
+		const char *e = strchr(p, ';');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		same = il && len > il && !strncmp(p + len - il, isa, il) && p[len - il - 1] == ' ';
+		p += len;
+		while (*p == ';' || *p == ' ')
+			p++;
+	}
+	if (!*per)
+		snprintf(b, n, "%s; per family: unavailable", *isa ? isa : "unavailable");
+	else if (same && *isa)
+		snprintf(b, n, "%s, every family", isa);
+	else
+		snprintf(b, n, "%s; per family: %s", *isa ? isa : "unavailable", fam);
+}
 
+/* The SLA, precision thresholds, traffic and batching the run was judged by. */
+static void view_input_rows(struct rep_vb *vb, json_t *view, json_t *f)
+{
+	json_t *sla = rep_vget(f, "sla"), *pr = rep_vget(f, "precision"), *tr = rep_vget(f, "traffic"),
+	       *imp = rep_vget(f, "imported");
+	char a[512];
 	json_t *in = json_array();
 	rep_vset(vb, view, "sla_rows", in);
 	if (vb->oom)
@@ -1105,7 +1353,7 @@ static void view_inputs(struct rep_vb *vb, json_t *view, json_t *f)
 	if (imp) {
 		kv(vb, in, "precision, traffic",
 		   "unavailable: an imported run has no outputs to check and no pipeline simulation");
-		goto envelope;
+		return;
 	}
 	snprintf(a, sizeof a, "rel L2 fp32 %.3g, fp16 %.3g, bf16 %.3g; int8 %.3g LSB", rep_vnum(pr, "fp32_max_rel_l2"),
 		 rep_vnum(pr, "fp16_max_rel_l2"), rep_vnum(pr, "bf16_max_rel_l2"), rep_vnum(pr, "int8_max_abs_lsb"));
@@ -1116,8 +1364,13 @@ static void view_inputs(struct rep_vb *vb, json_t *view, json_t *f)
 	snprintf(a, sizeof a, "max %.0f, timeout %.0f us, placement %s", rep_vnum(tr, "batch_max"),
 		 rep_vnum(tr, "batch_timeout_us"), rep_vstr(tr, "placement"));
 	kv(vb, in, "batching", a);
+}
 
-envelope:;
+/* The hardware envelope the device model ran on. */
+static void view_envelope_rows(struct rep_vb *vb, json_t *view, json_t *f)
+{
+	json_t *env = rep_vget(f, "envelope"), *imp = rep_vget(f, "imported");
+	char a[512];
 	json_t *en = json_array();
 	rep_vset(vb, view, "envelope_rows", en);
 	if (vb->oom)
@@ -1127,7 +1380,7 @@ envelope:;
 		rep_vsets(vb, view, "power_mode", "not modelled");
 		kv(vb, en, "device model", "unavailable: an imported run's device is not modelled");
 		kv(vb, en, "measured on", rep_vstr(imp, "device"));
-		goto host;
+		return;
 	}
 	rep_vsets(vb, view, "power_mode", rep_vstr(env, "power_mode"));
 	kv(vb, en, "source", rep_vstr(env, "source"));
@@ -1159,8 +1412,13 @@ envelope:;
 	}
 	f_us(a, sizeof a, rep_vnum(env, "launch_overhead_us"));
 	kv(vb, en, "launch overhead", a);
+}
 
-host:;
+/* The host (and GPU) the blocks ran on, and what measuring cost. */
+static void view_host_rows(struct rep_vb *vb, json_t *view, json_t *f)
+{
+	json_t *host = rep_vget(f, "host"), *ov = rep_vget(f, "overhead"), *imp = rep_vget(f, "imported");
+	char a[512], c[128];
 	json_t *hr = json_array();
 	rep_vset(vb, view, "host_rows", hr);
 	if (vb->oom)
@@ -1189,8 +1447,7 @@ host:;
 			if (!*isa && !*per)
 				snprintf(a, sizeof a, "unavailable: not in these findings");
 			else
-				snprintf(a, sizeof a, "%s; per family: %s", *isa ? isa : "unavailable",
-					 *per ? per : "unavailable");
+				kernel_path_text(a, sizeof a, isa, per);
 			kv(vb, hr, "host kernel path", a);
 		} else if (!strcmp(hk[i], "compiler")) {
 			snprintf(a, sizeof a, "%s %s", rep_vstr(host, "compiler"), rep_vstr(host, "cflags"));
@@ -1246,7 +1503,13 @@ host:;
 		snprintf(a, sizeof a, "clock read %.1f ns, PAPI read unavailable (PAPI: %s)",
 			 rep_vnum(ov, "clock_read_ns"), rep_vstr(f, "papi_status"));
 	kv(vb, hr, "measurement overhead", a);
+}
 
+/* How to run the review again and replay its archive. */
+static void view_reproduce(struct rep_vb *vb, json_t *view, json_t *f)
+{
+	json_t *rp = rep_vget(f, "reproduce"), *host = rep_vget(f, "host");
+	char a[512];
 	json_t *r = json_object();
 	rep_vset(vb, view, "reproduce", r);
 	if (vb->oom)
@@ -1259,6 +1522,40 @@ host:;
 	rep_vsets(vb, r, "archive", rep_vstr(f, "archive"));
 	rep_vsets(vb, r, "tool_version", rep_vstr(host, "tool_version"));
 	rep_vsets(vb, r, "git_revision", rep_vstr(host, "git_revision"));
+}
+
+static void view_inputs(struct rep_vb *vb, json_t *view, json_t *f)
+{
+	json_t *p = rep_vget(f, "profile"), *meta = rep_vget(p, "metadata");
+	char a[512];
+	json_t *prof = json_object();
+	rep_vset(vb, view, "profile", prof);
+	if (vb->oom)
+		return;
+	rep_vsets(vb, prof, "name", rep_vstr(p, "name"));
+	rep_vsets(vb, prof, "path", rep_vstr(p, "path"));
+	rep_vsets(vb, prof, "sha256", rep_vstr(p, "sha256"));
+	f_fixed(a, sizeof a, rep_vnum(p, "seed"), 0);
+	rep_vsets(vb, prof, "seed", a);
+	rep_vsets(vb, prof, "model_revision", rep_vstr(p, "model_revision"));
+	rep_vsets(vb, prof, "compiler", rep_vstr(meta, "compiler"));
+	rep_vsets(vb, prof, "runtime", rep_vstr(meta, "runtime"));
+	rep_vsets(vb, prof, "firmware", rep_vstr(meta, "firmware"));
+	/* an imported run: the source, and no model, traffic or quality inputs */
+	json_t *imp = rep_vget(f, "imported");
+	if (json_is_object(imp)) {
+		json_t *io = json_object();
+		rep_vset(vb, view, "imported", io);
+		if (vb->oom)
+			return;
+		const char *ik[] = {"format", "path", "sha256", "tool", "device", "date_from"};
+		for (size_t i = 0; i < sizeof ik / sizeof *ik; i++)
+			rep_vsets(vb, io, ik[i], rep_vstr(imp, ik[i]));
+	}
+	view_input_rows(vb, view, f);
+	view_envelope_rows(vb, view, f);
+	view_host_rows(vb, view, f);
+	view_reproduce(vb, view, f);
 }
 
 static void view_owners(struct rep_vb *vb, json_t *view, json_t *f)
@@ -1334,48 +1631,53 @@ static void view_owner_actions(struct rep_vb *vb, json_t *view, json_t *f)
  * (in the order the analysis ran them), each cell the status and value;
  * the rollback target beside it and the triggers below. The header and the
  * rows are raw Markdown built here, since the columns follow the data. */
-static void view_matrix(struct rep_vb *vb, json_t *view, json_t *f)
+/* The validation matrix's columns: a check each, the check table's order
+ * first, then any check it does not name. */
+struct matrix_cols {
+	const char *id[32], *name[32];
+	size_t n;
+};
+
+static void matrix_columns(json_t *f, struct matrix_cols *mc)
 {
-	const char *cols[32];
-	const char *names[32];
-	size_t ncol = 0, i;
-	json_t *x, *rows = json_array(), *trig = json_array();
-	rep_vset(vb, view, "matrix", rows);
-	rep_vset(vb, view, "triggers", trig);
-	if (vb->oom)
-		return;
-	json_t *val = rep_vget(f, "validation");
-	/* the check table's order first, then any check it does not name */
+	json_t *val = rep_vget(f, "validation"), *x;
+	size_t i;
+	mc->n = 0;
 	json_array_foreach(rep_vget(rep_vget(f, "check_rules"), "checks"), i, x) {
 		size_t j;
 		json_t *c;
 		json_array_foreach(val, j, c)
-			if (!strcmp(rep_vstr(c, "id"), rep_vstr(x, "id")) && ncol < 32) {
-				cols[ncol] = rep_vstr(x, "id");
-				names[ncol++] = rep_vstr(c, "check");
+			if (!strcmp(rep_vstr(c, "id"), rep_vstr(x, "id")) && mc->n < 32) {
+				mc->id[mc->n] = rep_vstr(x, "id");
+				mc->name[mc->n++] = rep_vstr(c, "check");
 				break;
 			}
 	}
 	json_array_foreach(val, i, x) {
 		const char *id = *rep_vstr(x, "id") ? rep_vstr(x, "id") : rep_vstr(x, "check");
 		size_t k = 0;
-		while (k < ncol && strcmp(cols[k], id))
+		while (k < mc->n && strcmp(mc->id[k], id))
 			k++;
-		if (k == ncol && ncol < 32) {
-			cols[ncol] = id;
-			names[ncol++] = rep_vstr(x, "check");
+		if (k == mc->n && mc->n < 32) {
+			mc->id[mc->n] = id;
+			mc->name[mc->n++] = rep_vstr(x, "check");
 		}
 	}
+}
+
+/* Its header (raw Markdown: the columns follow the data). */
+static void matrix_head(struct rep_vb *vb, json_t *view, const struct matrix_cols *mc)
+{
 	struct opr_buf h = { 0 };
 	opr_buf_puts(&h, "| Block | Variant |");
-	for (size_t k = 0; k < ncol; k++) {
-		char *e = rep_md_escape(names[k], 0);
+	for (size_t k = 0; k < mc->n; k++) {
+		char *e = rep_md_escape(mc->name[k], 0);
 		opr_buf_printf(&h, " %s |", e ? e : "");
 		vb->oom |= !e;
 		free(e);
 	}
 	opr_buf_puts(&h, " Rollback target |\n|");
-	for (size_t k = 0; k < ncol + 3; k++)
+	for (size_t k = 0; k < mc->n + 3; k++)
 		opr_buf_puts(&h, " --- |");
 	char *head = opr_buf_take(&h);
 	if (!head) {
@@ -1384,63 +1686,69 @@ static void view_matrix(struct rep_vb *vb, json_t *view, json_t *f)
 	}
 	rep_vsets(vb, view, "matrix_head", head);
 	free(head);
-	json_array_foreach(rep_vget(f, "blocks"), i, x) {
-		for (int v = 0; v < 2; v++) {
-			const char *vn = v ? "candidate" : "baseline";
-			struct opr_buf r = { 0 };
-			const char *dtype = "", *target = "";
-			json_t *c;
-			size_t j;
-			json_array_foreach(val, j, c)
-				if (!strcmp(rep_vstr(c, "block"), rep_vstr(x, "name")) && !strcmp(rep_vstr(c, "variant"), vn)) {
-					dtype = rep_vstr(c, "dtype");
-					target = rep_vstr(c, "rollback_to");
-				}
-			(void)dtype; /* the workload in Inputs names it */
-			char *bn = rep_md_escape(rep_vstr(x, "name"), 0);
-			opr_buf_printf(&r, "| %s | %s |", bn ? bn : "", vn);
-			vb->oom |= !bn;
-			free(bn);
-			for (size_t k = 0; k < ncol; k++) {
-				json_t *cell = NULL;
-				json_array_foreach(val, j, c) {
-					const char *id = *rep_vstr(c, "id") ? rep_vstr(c, "id") : rep_vstr(c, "check");
-					if (!strcmp(rep_vstr(c, "block"), rep_vstr(x, "name")) && !strcmp(rep_vstr(c, "variant"), vn) &&
-					    !strcmp(id, cols[k]))
-						cell = c;
-				}
-				if (!cell) {
-					opr_buf_puts(&r, " - |");
-					continue;
-				}
-				const char *stv = rep_vstr(cell, "status"), *m = badge(stv);
-				/* a passing baseline cell is its status: the values the
-				 * candidate is held against are in its own cells */
-				int bare = !v && !strcmp(stv, "PASS");
-				char *e = rep_md_escape(bare ? "" : rep_vstr(cell, "value"), 0);
-				opr_buf_printf(&r, " %s%s%s%s%s |", m, stv, m, bare ? "" : " ", e ? e : "");
-				vb->oom |= !e;
-				free(e);
-			}
-			char *tg = rep_md_escape(v ? target : "-", 0); /* the baseline is the target */
-			opr_buf_printf(&r, " %s |", tg ? tg : "");
-			vb->oom |= !tg;
-			free(tg);
-			char *row = opr_buf_take(&r);
-			json_t *o = rep_vpush(vb, rows);
-			if (!row || !o) {
-				free(row);
-				vb->oom = 1;
-				return;
-			}
-			rep_vsets(vb, o, "row", row);
-			free(row);
+}
+
+/* One row: block blk, the baseline (v 0) or the candidate (v 1), a cell per
+ * column and the rollback target. */
+static void matrix_row(struct rep_vb *vb, json_t *rows, json_t *val, json_t *blk, int v,
+		       const struct matrix_cols *mc)
+{
+	const char *vn = v ? "candidate" : "baseline";
+	struct opr_buf r = { 0 };
+	const char *target = "";
+	json_t *c;
+	size_t j;
+	/* (the dtype of the rows is the workload's, named in Inputs) */
+	json_array_foreach(val, j, c)
+		if (!strcmp(rep_vstr(c, "block"), rep_vstr(blk, "name")) && !strcmp(rep_vstr(c, "variant"), vn))
+			target = rep_vstr(c, "rollback_to");
+	char *bn = rep_md_escape(rep_vstr(blk, "name"), 0);
+	opr_buf_printf(&r, "| %s | %s |", bn ? bn : "", vn);
+	vb->oom |= !bn;
+	free(bn);
+	for (size_t k = 0; k < mc->n; k++) {
+		json_t *cell = NULL;
+		json_array_foreach(val, j, c) {
+			const char *id = *rep_vstr(c, "id") ? rep_vstr(c, "id") : rep_vstr(c, "check");
+			if (!strcmp(rep_vstr(c, "block"), rep_vstr(blk, "name")) && !strcmp(rep_vstr(c, "variant"), vn) &&
+			    !strcmp(id, mc->id[k]))
+				cell = c;
 		}
+		if (!cell) {
+			opr_buf_puts(&r, " - |");
+			continue;
+		}
+		const char *stv = rep_vstr(cell, "status"), *m = badge(stv);
+		/* a passing baseline cell is its status: the values the
+		 * candidate is held against are in its own cells */
+		int bare = !v && !strcmp(stv, "PASS");
+		char *e = rep_md_escape(bare ? "" : rep_vstr(cell, "value"), 0);
+		opr_buf_printf(&r, " %s%s%s%s%s |", m, stv, m, bare ? "" : " ", e ? e : "");
+		vb->oom |= !e;
+		free(e);
 	}
-	/* the candidate's rollback triggers, each text once with the checks
-	 * that watch it, and its blocks when not every block shares it */
-	size_t nblocks = json_array_size(rep_vget(f, "blocks"));
-	json_array_foreach(val, i, x) {
+	char *tg = rep_md_escape(v ? target : "-", 0); /* the baseline is the target */
+	opr_buf_printf(&r, " %s |", tg ? tg : "");
+	vb->oom |= !tg;
+	free(tg);
+	char *row = opr_buf_take(&r);
+	json_t *o = rep_vpush(vb, rows);
+	if (!row || !o) {
+		free(row);
+		vb->oom = 1;
+		return;
+	}
+	rep_vsets(vb, o, "row", row);
+	free(row);
+}
+
+/* The candidate's rollback triggers, each text once with the checks that
+ * watch it, and its blocks when not every block shares it. */
+static void view_triggers(struct rep_vb *vb, json_t *trig, json_t *f)
+{
+	size_t nblocks = json_array_size(rep_vget(f, "blocks")), i;
+	json_t *x;
+	json_array_foreach(rep_vget(f, "validation"), i, x) {
 		if (strcmp(rep_vstr(x, "variant"), "candidate") || !*rep_vstr(x, "trigger"))
 			continue;
 		json_t *o = find_row(trig, "trigger", rep_vstr(x, "trigger"), "trigger", rep_vstr(x, "trigger"));
@@ -1464,6 +1772,29 @@ static void view_matrix(struct rep_vb *vb, json_t *view, json_t *f)
 	json_array_foreach(trig, i, x)
 		if ((size_t)json_integer_value(rep_vget(x, "n")) == nblocks)
 			rep_vsets(vb, x, "blocks", "");
+}
+
+/* The validation matrix: a row per block and variant, a column per check,
+ * the rollback target beside it, and the triggers below. */
+static void view_matrix(struct rep_vb *vb, json_t *view, json_t *f)
+{
+	struct matrix_cols mc;
+	size_t i;
+	json_t *x, *rows = json_array(), *trig = json_array();
+	rep_vset(vb, view, "matrix", rows);
+	rep_vset(vb, view, "triggers", trig);
+	if (vb->oom)
+		return;
+	matrix_columns(f, &mc);
+	matrix_head(vb, view, &mc);
+	if (vb->oom)
+		return;
+	json_array_foreach(rep_vget(f, "blocks"), i, x)
+		for (int v = 0; v < 2 && !vb->oom; v++)
+			matrix_row(vb, rows, rep_vget(f, "validation"), x, v, &mc);
+	if (vb->oom)
+		return;
+	view_triggers(vb, trig, f);
 }
 
 /* Model validation: modelled vs measured per plan, the run's error and the

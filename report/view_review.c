@@ -98,8 +98,8 @@ static void view_primary(struct rep_vb *r, json_t *view, json_t *f)
 	else
 		rep_vsetf(r, o, "ratio", "no ratio (a value is unavailable)");
 	rep_vsetf(r, o, "origin", "%s", json_is_true(rep_vget(pm, "given"))
-			 ? "named by the profile's primary_metric"
-			 : "the default (first block, candidate, p95): the profile names no primary_metric");
+			 ? "the profile's primary_metric"
+			 : "the default (first block, candidate, p95): the profile names none");
 }
 
 static void view_trend(struct rep_vb *r, json_t *view, json_t *f)

@@ -19,6 +19,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include "../ops/activation_int.h"
+#include "../ops/isa_int.h"
 #include "../ops/ops_int.h"
 #include "../ops/qgemm_int.h"
 
@@ -1114,8 +1115,10 @@ static int case_conv_half(struct opr_error *err)
 	r->has_diff = 1;
 	r->maxdiff = max_abs_diff_f32(yo, yd, ny);
 	snprintf(r->note, sizeof r->note,
-		 "onednn impl %s; ours %s, path %s (bf16 widened to fp32, fp32 FMA); diff vs "
-		 "onednn's bf16 y", dn.impl, desc[0], ops_kfam_path(OPS_KF_CONV));
+		 "onednn impl %s; ours %s, path %s (%s); diff vs onednn's bf16 y", dn.impl, desc[0],
+		 ops_kfam_path(OPS_KF_CONV),
+		 ops_kern->conv_bf16_ready && ops_kern->conv_bf16_ready() ?
+		 "bf16 on amx tiles, fp32 sums" : "bf16 widened to fp32, fp32 FMA");
 
 	r = row_add("conv2d fp16 vs ours fp32");
 	r->ours = gst[1];

@@ -28,7 +28,7 @@ mkdir -p build/bench out || exit 1
 echo "bench: building build/bench/bench" >&2
 CCFLAGS="${CCFLAGS:-} $(pkg-config --cflags openblas)" \
 CCLIBS="${CCLIBS:-} -ldnnl $(pkg-config --libs openblas)" \
-	sh tests/cc.sh build/bench/bench tests/bench.c ops/*.c opreview_error.c opreview_cli.c || exit 1
+	sh tests/cc.sh build/bench/bench tests/bench.c ops/*.c opreview_error.c opreview_cli.c opreview_fs.c || exit 1
 
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT

@@ -1,13 +1,14 @@
 #!/bin/sh
-# tests/run.sh: runs every cmocka binary given, the command-line tests and the
-# fault tests (tests/faults.sh), all in TAP form, and ends with one line
+# tests/run.sh: runs every cmocka binary given, the command-line tests, the
+# fault tests (tests/faults.sh) and the packet's renderings (tests/render.sh),
+# all in TAP form, and ends with one line
 # "tests: N passed, M failed, K skipped". A skipped test is a TAP line with a
 # "# SKIP" directive (cmocka 1.1 prints its skip() as "not ok N # SKIP name"):
 # counted as skipped, never as passed or failed; the "# SKIP name: reason"
 # comment beside it says why.
 pass=0; fail=0; skipped=0
 log=$(mktemp); trap 'rm -f "$log"' EXIT
-for t in "$@" tests/cli.sh tests/faults.sh; do
+for t in "$@" tests/cli.sh tests/faults.sh tests/render.sh; do
 	[ -e "$t" ] || continue
 	case "$t" in *.sh) cmd="sh $t";; *) cmd="$t";; esac
 	CMOCKA_MESSAGE_OUTPUT=TAP $cmd >"$log" 2>&1

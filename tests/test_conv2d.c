@@ -536,6 +536,182 @@ static void test_microkernels(void **state)
 		}
 }
 
+/* The path's pixel-vector direct kernel (where it has one) against fp64
+ * sums: runs of 1 to 100 pixels (whole vectors, masked tails, several
+ * blocks), 1 to 16 channels, rows ldo apart; nothing written past a row's
+ * nq pixels or a channel's row, nothing read past x[off[i] + nq - 1] (the
+ * input ends there, so ASan sees any read beyond). */
+static void test_px_kernel(void **state)
+{
+	enum { NT = 23, LDO = 112, NQMAX = 100 };
+	float wp[16 * NT], *x, *out;
+	int32_t off[NT];
+	int i, k, q;
+
+	isa_use(state);
+	if (!ops_kern->conv_direct_px)
+		SKIP_BECAUSE("the %s path has no pixel-vector conv kernel",
+			     ops_isa_name(ops_isa_active()));
+	for (i = 0; i < 16 * NT; i++)
+		wp[i] = (float)rnd(-1000, 1000) / 1000.0f;
+	out = malloc(sizeof *out * 17 * LDO);
+	assert_non_null(out);
+	for (int nq = 1; nq <= NQMAX; nq += nq < 20 ? 1 : 7) {
+		int span = 0;
+
+		for (i = 0; i < NT; i++) {
+			off[i] = (int32_t)rnd(0, 150);
+			if (off[i] > span)
+				span = off[i];
+		}
+		/* the input ends at the largest offset + nq */
+		x = malloc(sizeof *x * (size_t)(span + nq));
+		assert_non_null(x);
+		for (i = 0; i < span + nq; i++)
+			x[i] = (float)rnd(-1000, 1000) / 1000.0f;
+		for (int nk = 1; nk <= 16; nk += nk < 9 ? 1 : 7) {
+			memset(out, 0xFF, sizeof *out * 17 * LDO);
+			ops_kern->conv_direct_px(x, off, NT, wp, nk, nq, out, LDO);
+			for (k = 0; k < 17; k++)
+				for (q = 0; q < LDO; q++) {
+					double e = 0.0;
+
+					if (k >= nk || q >= nq) {
+						assert_true(isnan(out[k * LDO + q]));
+						continue;
+					}
+					for (i = 0; i < NT; i++)
+						e += (double)x[off[i] + q] * wp[16 * i + k];
+					assert_float_equal(out[k * LDO + q], e, 1e-4);
+				}
+		}
+		free(x);
+	}
+	free(out);
+}
+
+/* The bf16 kernel on AMX tiles (where the host runs it) against fp64 sums
+ * of the bf16 inputs: odd term counts (the A rows zero past nterm), 1 to
+ * 16 channels, runs of 1 to 150 pixels; poisoned outputs stay poisoned
+ * past each row's nq pixels and past nk rows. */
+static void test_bf16_kernel(void **state)
+{
+	enum { LDO = 160, NQMAX = 150 };
+	const struct ops_kern *kn;
+
+	isa_use(state);
+	kn = ops_kern;
+	if (!kn->conv_direct_bf16 || !kn->conv_bf16_ready || !kn->conv_bf16_ready())
+		SKIP_BECAUSE("the %s path runs no bf16 conv kernel on this host (AMX-BF16 "
+			     "with the OS's tile state)", ops_isa_name(ops_isa_active()));
+	float *out = malloc(sizeof *out * 17 * LDO);
+	assert_non_null(out);
+	for (int nterm = 1; nterm <= 75; nterm += 37) {
+		int64_t lda = (nterm + 31) / 32 * 32;
+		uint16_t *a = calloc((size_t)(16 * lda), sizeof *a);
+		int32_t *off = malloc(sizeof *off * (size_t)nterm);
+		int span = 0;
+
+		assert_non_null(a);
+		assert_non_null(off);
+		for (int i = 0; i < nterm; i++) {
+			off[i] = (int32_t)rnd(0, 200);
+			if (off[i] > span)
+				span = off[i];
+		}
+		for (int k = 0; k < 16; k++)
+			for (int i = 0; i < nterm; i++)
+				a[k * lda + i] = ops_f32_to_bf16((float)rnd(-1000, 1000) / 1000.0f);
+		for (int nq = 1; nq <= NQMAX; nq += nq < 40 ? 13 : 37) {
+			/* the input ends at the largest offset + nq */
+			uint16_t *x = malloc(sizeof *x * (size_t)(span + nq));
+
+			assert_non_null(x);
+			for (int i = 0; i < span + nq; i++)
+				x[i] = ops_f32_to_bf16((float)rnd(-1000, 1000) / 1000.0f);
+			for (int nk = 1; nk <= 16; nk += 5) {
+				memset(out, 0xFF, sizeof *out * 17 * LDO);
+				kn->conv_direct_bf16(x, off, nterm, a, lda, nk, nq, out, LDO);
+				for (int k = 0; k < 17; k++)
+					for (int q = 0; q < LDO; q++) {
+						double e = 0.0;
+
+						if (k >= nk || q >= nq) {
+							assert_true(isnan(out[k * LDO + q]));
+							continue;
+						}
+						for (int i = 0; i < nterm; i++)
+							e += (double)ops_bf16_to_f32(x[off[i] + q]) *
+							     ops_bf16_to_f32(a[k * lda + i]);
+						assert_float_equal(out[k * LDO + q], e, 1e-4);
+					}
+			}
+			free(x);
+		}
+		free(a);
+		free(off);
+	}
+	free(out);
+}
+
+/* Direct plans on the shapes the pixel-vector and bf16 kernels take apart:
+ * unit stride along w with rows of 1 to 70 pixels (several 48- and 64-pixel
+ * blocks, masked tails), stride 2 along h only (row by row), a row longer
+ * than one kernel call, channels and filters that are no multiple of 16 or
+ * 32, padding, dilation, groups, depthwise; all three dtypes, fused and not,
+ * on each path: against the fp64 reference (outputs poisoned first), and
+ * the counters and modelled time of the real run equal the dry run's, so
+ * the host's kernel choice leaves the accelerator's figures alone. */
+static void test_direct_shapes(void **state)
+{
+	static const enum ops_dtype dts[] = { OPS_F32, OPS_F16, OPS_BF16 };
+	/* n, c, h, w, k, r, s, stride_h, pad, dil, groups, tile k/oh/ow/c */
+	static const int64_t sh[][15] = {
+		{ 1, 19, 9, 70, 37, 3, 3, 1, 1, 1, 1, 37, 4, 70, 19 },
+		{ 1, 17, 12, 30, 33, 3, 3, 1, 1, 1, 1, 20, 5, 28, 8 },
+		{ 2, 6, 11, 41, 10, 5, 3, 2, 2, 1, 2, 3, 3, 41, 3 },
+		{ 1, 12, 9, 33, 12, 3, 3, 1, 2, 2, 12, 1, 9, 17, 1 },
+		{ 1, 3, 3, 1100, 5, 1, 3, 1, 1, 1, 1, 5, 2, 1100, 3 },
+		{ 1, 64, 10, 56, 64, 3, 3, 1, 1, 1, 1, 16, 8, 28, 64 },
+	};
+	struct ops_envelope env;
+
+	isa_use(state);
+	test_env(&env);
+	env.shared_capacity_kib = 4096;
+	for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+		for (int di = 0; di < 3; di++)
+			for (int fused = 0; fused < 2; fused++) {
+				const int64_t *v = sh[i];
+				struct ops_workload w;
+				struct ops_plan p;
+				struct ops_counters real, dry;
+				struct ops_quality q;
+				struct opr_error err = { 0 };
+				double mr, md;
+				struct ops_instance *a, *b;
+
+				set_conv(&w, fused ? OPS_G_CONV_BIAS_ACT : OPS_G_CONV, dts[di],
+					 v[0], v[1], v[2], v[3], v[4], v[5], v[6], 1, v[8], v[9],
+					 v[10]);
+				w.conv.stride_h = v[7];
+				w.act = OPS_ACT_SILU;
+				set_plan(&p, OPS_STRAT_DIRECT, fused, v[11], v[12], v[13], v[14],
+					 fused);
+				a = run_one(&env, &w, &p, 0, &real, &mr, NULL);
+				b = run_one(&env, &w, &p, 1, &dry, &md, NULL);
+				assert_int_equal(ops_instance_quality(a, &q, &err), 0);
+				if (!(q.rel_l2 <= threshold(dts[di])))
+					print_error("shape %zu %s fused %d: rel_l2 %g\n", i,
+						    ops_dtype_name(dts[di]), fused, q.rel_l2);
+				assert_true(q.rel_l2 <= threshold(dts[di]));
+				assert_memory_equal(&real, &dry, sizeof real);
+				assert_true(mr == md);
+				ops_instance_free(a);
+				ops_instance_free(b);
+			}
+}
+
 /* plans() offers both tiled strategies, the fitting ones first, and the
  * planner ranks a tiled plan above the untiled one. */
 static void test_plans(void **state)
@@ -602,6 +778,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		ISA_TESTS(test_microkernels),
+		ISA_TESTS(test_px_kernel),
+		ISA_TESTS(test_bf16_kernel),
+		ISA_TESTS(test_direct_shapes),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_known_values),
 		ISA_TESTS(test_random_shapes_vs_reference),

@@ -223,6 +223,43 @@ __device__ __forceinline__ void ig_store(T *y, const struct cdims &d, int g, int
 	c_store(y, (((int64_t)nn * d.k + kg) * d.oh + oy) * d.ow + ox, v, epi, bias, kg, act);
 }
 
+/* Split-K over the implicit GEMM's K (input channels x taps): part `part` of
+ * S covers K steps [part*steps/S, (part+1)*steps/S). Each part writes its fp32
+ * partial tile to ws (tile t's parts at ws + (t*S + part)*te, te = the
+ * tile's elements, li[i] a value's place in its tile); the last part of the
+ * tile to finish (a ticket, as qgemm's split-K) adds the S partials in part
+ * order, so the result does not depend on which part came last (the GPU
+ * review path checks that the output is the same on every run), and resets
+ * the ticket. Returns 1 in the block that holds the sums in v. */
+template <int NV>
+__device__ __forceinline__ int sk_reduce(float *v, const int *li, float *ws, unsigned *tickets,
+					 int64_t tile, int part, int S, int te)
+{
+	__shared__ int last;
+	float *base = ws + tile * S * te;
+#pragma unroll
+	for (int i = 0; i < NV; i++)
+		__stcg(base + (int64_t)part * te + li[i], v[i]);
+	__threadfence();
+	__syncthreads();
+	if (threadIdx.x == 0)
+		last = atomicAdd(&tickets[tile], 1u) == (unsigned)(S - 1);
+	__syncthreads();
+	if (!last)
+		return 0;
+	__threadfence();
+#pragma unroll
+	for (int i = 0; i < NV; i++) {
+		float a = 0.0f;
+		for (int q = 0; q < S; q++)
+			a += __ldcg(base + (int64_t)q * te + li[i]);
+		v[i] = a;
+	}
+	if (threadIdx.x == 0)
+		tickets[tile] = 0;
+	return 1;
+}
+
 template <typename T> struct mma_op;
 template <> struct mma_op<__half> {
 	static __device__ __forceinline__ void run(float *c, const unsigned *a, const unsigned *b)
@@ -251,7 +288,8 @@ template <> struct mma_op<__nv_bfloat16> {
 template <typename T, int BM>
 __global__ void __launch_bounds__(128) k_conv_igemm_mma(const T *__restrict__ x, const T *__restrict__ wt,
 							const float *__restrict__ bias, T *__restrict__ y,
-							struct cdims d, int epi, int act)
+							struct cdims d, int epi, int act, int S,
+							float *ws, unsigned *tickets)
 {
 	constexpr int WM = BM / 32;       /* warps along M: 2 (BM 64) or 1 (BM 32) */
 	constexpr int NI = 2 * WM;        /* n8 tiles a warp: 64 / (4 / WM) / 8 */
@@ -262,9 +300,12 @@ __global__ void __launch_bounds__(128) k_conv_igemm_mma(const T *__restrict__ x,
 	const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
 	const int gq = lane / 4, tq = lane % 4;
 	const int wm = warp % WM, wn = warp / WM;
-	const int g = blockIdx.z;
+	const int g = blockIdx.z / S, part = blockIdx.z % S;
 	const int M = d.n * d.oh * d.ow, Kg = d.cpg * d.r * d.s;
 	const int m0 = blockIdx.x * BM, n0 = blockIdx.y * IG_BN;
+	const int steps = (Kg + IG_BK - 1) / IG_BK;
+	const int kbeg = part * steps / S * IG_BK;
+	const int kend = min((part + 1) * steps / S * IG_BK, Kg);
 	/* this thread's A row: fixed pixel, K columns tid/BM + (128/BM) i */
 	const int am = tid % BM, akc = tid / BM;
 	const int mpix = m0 + am;
@@ -315,8 +356,8 @@ __global__ void __launch_bounds__(128) k_conv_igemm_mma(const T *__restrict__ x,
 			rb[i] = q < Kg && nc < d.kpg ? wg[(int64_t)nc * Kg + q] : cu_from_f<T>(0.0f);
 		}
 	};
-	load(0);
-	for (int k0 = 0; k0 < Kg; k0 += IG_BK) {
+	load(kbeg);
+	for (int k0 = kbeg; k0 < kend; k0 += IG_BK) {
 #pragma unroll
 		for (int i = 0; i < NA; i++)
 			As[am][akc + (128 / BM) * i] = ra[i];
@@ -334,7 +375,7 @@ __global__ void __launch_bounds__(128) k_conv_igemm_mma(const T *__restrict__ x,
 			}
 		}
 		__syncthreads();
-		if (k0 + IG_BK < Kg)
+		if (k0 + IG_BK < kend)
 			load(k0 + IG_BK);
 #pragma unroll
 		for (int ks = 0; ks < IG_BK; ks += 16) {
@@ -361,6 +402,21 @@ __global__ void __launch_bounds__(128) k_conv_igemm_mma(const T *__restrict__ x,
 		}
 		__syncthreads();
 	}
+	if (S > 1) {
+		int li[2 * NI * 4];
+#pragma unroll
+		for (int mi = 0; mi < 2; mi++)
+#pragma unroll
+			for (int ni = 0; ni < NI; ni++)
+#pragma unroll
+				for (int e = 0; e < 4; e++)
+					li[(mi * NI + ni) * 4 + e] =
+						(wm * 32 + mi * 16 + gq + (e / 2) * 8) * IG_BN +
+						wn * NI * 8 + ni * 8 + 2 * tq + e % 2;
+		const int64_t tile = ((int64_t)g * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+		if (!sk_reduce<2 * NI * 4>(&acc[0][0][0], li, ws, tickets, tile, part, S, BM * IG_BN))
+			return;
+	}
 #pragma unroll
 	for (int mi = 0; mi < 2; mi++)
 #pragma unroll
@@ -379,15 +435,19 @@ __global__ void __launch_bounds__(128) k_conv_igemm_mma(const T *__restrict__ x,
 template <typename T>
 __global__ void __launch_bounds__(256) k_conv_igemm_ffma(const T *__restrict__ x, const T *__restrict__ wt,
 							 const float *__restrict__ bias, T *__restrict__ y,
-							 struct cdims d, int epi, int act)
+							 struct cdims d, int epi, int act, int S,
+							 float *ws, unsigned *tickets)
 {
 	__shared__ __align__(16) float As[IF_BK][IG_BM];
 	__shared__ __align__(16) float Bs[IF_BK][IG_BN + 4];
 	__shared__ struct ig_tab tab;
 	const int tid = threadIdx.x, tx = tid % 16, ty = tid / 16;
-	const int g = blockIdx.z;
+	const int g = blockIdx.z / S, part = blockIdx.z % S;
 	const int M = d.n * d.oh * d.ow, Kg = d.cpg * d.r * d.s;
 	const int m0 = blockIdx.x * IG_BM, n0 = blockIdx.y * IG_BN;
+	const int steps = (Kg + IF_BK - 1) / IF_BK;
+	const int kbeg = part * steps / S * IF_BK;
+	const int kend = min((part + 1) * steps / S * IF_BK, Kg);
 	const int am = tid % 64, akc = tid / 64;
 	const int mpix = m0 + am;
 	const bool mvalid = mpix < M;
@@ -420,8 +480,8 @@ __global__ void __launch_bounds__(256) k_conv_igemm_ffma(const T *__restrict__ x
 			rb[i] = q < Kg && nc < d.kpg ? cu_to_f(wg[(int64_t)nc * Kg + q]) : 0.0f;
 		}
 	};
-	load(0);
-	for (int k0 = 0; k0 < Kg; k0 += IF_BK) {
+	load(kbeg);
+	for (int k0 = kbeg; k0 < kend; k0 += IF_BK) {
 #pragma unroll
 		for (int i = 0; i < 4; i++)
 			As[akc + 4 * i][am] = ra[i];
@@ -431,7 +491,7 @@ __global__ void __launch_bounds__(256) k_conv_igemm_ffma(const T *__restrict__ x
 			Bs[e % IF_BK][e / IF_BK] = rb[i];
 		}
 		__syncthreads();
-		if (k0 + IF_BK < Kg)
+		if (k0 + IF_BK < kend)
 			load(k0 + IF_BK);
 #pragma unroll
 		for (int kc = 0; kc < IF_BK; kc++) {
@@ -446,6 +506,17 @@ __global__ void __launch_bounds__(256) k_conv_igemm_ffma(const T *__restrict__ x
 		}
 		__syncthreads();
 	}
+	if (S > 1) {
+		int li[16];
+#pragma unroll
+		for (int i = 0; i < 4; i++)
+#pragma unroll
+			for (int j = 0; j < 4; j++)
+				li[i * 4 + j] = (ty * 4 + i) * IG_BN + tx * 4 + j;
+		const int64_t tile = ((int64_t)g * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+		if (!sk_reduce<16>(&acc[0][0], li, ws, tickets, tile, part, S, IG_BM * IG_BN))
+			return;
+	}
 #pragma unroll
 	for (int i = 0; i < 4; i++)
 #pragma unroll
@@ -455,11 +526,68 @@ __global__ void __launch_bounds__(256) k_conv_igemm_ffma(const T *__restrict__ x
 
 /* ---- dispatch ------------------------------------------------------------------ */
 
+/* The implicit GEMM's launch: block tile rows bm (16-bit: 32 when 64-row
+ * tiles would give fewer blocks than two an SM, as at n = 1: 49 blocks on
+ * 132 SMs), the grid, and the split-K S: the plan's split_k (clamped to the
+ * K steps), else 1. No split is chosen on its own: at n = 1 on the H200,
+ * enough parts for about four blocks an SM (fp16: 98 tiles x 6 parts of 3 K
+ * steps; fp32: 49 x 11) ran slower than no split, 47.1 against 40.3 us in
+ * fp16 and 53.4 against 48.6 us in fp32, so the per-step latency the split
+ * was to hide is not what bounds these blocks. */
+struct ig_shape {
+	int bm, split;
+	unsigned gx, gy, gz;
+	int64_t tiles;
+};
+
+static void ig_shape_of(const struct cdims &cd, int es, int split_req, int sms, struct ig_shape *sh)
+{
+	const int64_t M = (int64_t)cd.n * cd.oh * cd.ow;
+	const int Kg = cd.cpg * cd.r * cd.s, bk = es == 2 ? IG_BK : IF_BK;
+	const int steps = (Kg + bk - 1) / bk;
+	sh->gy = (unsigned)((cd.kpg + IG_BN - 1) / IG_BN);
+	sh->gz = (unsigned)cd.groups;
+	sh->bm = 64;
+	if (es == 2 && (M + 63) / 64 * sh->gy * sh->gz < 2 * (int64_t)sms)
+		sh->bm = 32;
+	sh->gx = (unsigned)((M + sh->bm - 1) / sh->bm);
+	sh->tiles = (int64_t)sh->gx * sh->gy * sh->gz;
+	int S = split_req > 0 ? split_req : 1;
+	if (S > steps)
+		S = steps;
+	if ((int64_t)sh->gz * S > 65535)
+		S = (int)(65535 / sh->gz);
+	sh->split = S < 1 ? 1 : S;
+}
+
+int cu_conv_ws_size(const struct ops_workload *w, const struct ops_plan *p, int sms,
+		    size_t *ws_floats, size_t *ntickets, struct opr_error *err)
+{
+	struct ops_conv_dims d;
+	struct cdims cd;
+	struct ig_shape sh;
+	int rc;
+
+	*ws_floats = *ntickets = 0;
+	if (p->strategy != OPS_STRAT_IM2COL)
+		return 0;
+	if ((rc = ops_conv_dims_get(w, &d, err)) < 0)
+		return rc;
+	cdims_of(&d, &cd);
+	ig_shape_of(cd, (int)ops_dtype_size(w->dtype), p->split_k, sms, &sh);
+	if (sh.split > 1) {
+		*ws_floats = (size_t)sh.tiles * (size_t)sh.split * (size_t)sh.bm * IG_BN;
+		*ntickets = (size_t)sh.tiles;
+	}
+	return 0;
+}
+
 template <typename T>
 static int conv_launch(cudaStream_t s, const struct cdims &cd, const struct ops_conv_tiles &t,
 		       enum ops_strategy strat, const void *xv, const void *wv, const float *bias,
-		       void *yv, int epi, int act, int smem_optin, int sms, char *shape,
-		       size_t shape_len, struct opr_error *err)
+		       void *yv, int epi, int act, int smem_optin, int sms, int split_req,
+		       const struct cu_conv_ws *ws, char *shape, size_t shape_len,
+		       struct opr_error *err)
 {
 	const T *x = (const T *)xv, *wt = (const T *)wv;
 	T *y = (T *)yv;
@@ -524,27 +652,31 @@ static int conv_launch(cudaStream_t s, const struct cdims &cd, const struct ops_
 		return 0;
 	}
 	/* im2col: implicit GEMM */
-	const int M = cd.n * cd.oh * cd.ow;
-	dim3 g((unsigned)((M + IG_BM - 1) / IG_BM), (unsigned)((cd.kpg + IG_BN - 1) / IG_BN),
-	       (unsigned)cd.groups);
+	struct ig_shape sh;
+	ig_shape_of(cd, (int)sizeof(T), split_req, sms, &sh);
+	if (sh.split > 1 && (!ws || !ws->ws || !ws->tickets ||
+			     ws->floats < (size_t)sh.tiles * sh.split * sh.bm * IG_BN ||
+			     ws->ntickets < (size_t)sh.tiles))
+		return opr_error_set(err, OPR_EINTERNAL, "conv2d split-K %d without its scratch",
+				     sh.split);
+	float *wsp = sh.split > 1 ? ws->ws : NULL;
+	unsigned *tk = sh.split > 1 ? ws->tickets : NULL;
+	dim3 g(sh.gx, sh.gy, sh.gz * (unsigned)sh.split);
 	if constexpr (sizeof(T) == 2) {
-		/* fewer 64-row tiles than two per SM (n = 1: 49 blocks on 132 SMs):
-		 * 32-row tiles, twice the blocks */
-		const int bm = (int64_t)g.x * g.y * g.z < 2 * (int64_t)sms ? 32 : 64;
-		if (bm == 32) {
-			g.x = (unsigned)((M + 31) / 32);
-			k_conv_igemm_mma<T, 32><<<g, 128, 0, s>>>(x, wt, bias, y, cd, epi, act);
-		} else {
-			k_conv_igemm_mma<T, 64><<<g, 128, 0, s>>>(x, wt, bias, y, cd, epi, act);
-		}
+		if (sh.bm == 32)
+			k_conv_igemm_mma<T, 32><<<g, 128, 0, s>>>(x, wt, bias, y, cd, epi, act, sh.split, wsp, tk);
+		else
+			k_conv_igemm_mma<T, 64><<<g, 128, 0, s>>>(x, wt, bias, y, cd, epi, act, sh.split, wsp, tk);
 		if (shape)
-			snprintf(shape, shape_len, "conv_igemm_mma m16n8k16 grid %ux%ux%u block 128 tile %dx64x32",
-				 g.x, g.y, g.z, bm);
+			snprintf(shape, shape_len,
+				 "conv_igemm_mma m16n8k16 grid %ux%ux%u block 128 tile %dx64x32 split_k %d",
+				 g.x, g.y, g.z, sh.bm, sh.split);
 	} else {
-		k_conv_igemm_ffma<T><<<g, 256, 0, s>>>(x, wt, bias, y, cd, epi, act);
+		k_conv_igemm_ffma<T><<<g, 256, 0, s>>>(x, wt, bias, y, cd, epi, act, sh.split, wsp, tk);
 		if (shape)
-			snprintf(shape, shape_len, "conv_igemm_ffma grid %ux%ux%u block 256 tile 64x64x16",
-				 g.x, g.y, g.z);
+			snprintf(shape, shape_len,
+				 "conv_igemm_ffma grid %ux%ux%u block 256 tile 64x64x16 split_k %d", g.x,
+				 g.y, g.z, sh.split);
 	}
 	CU_LAUNCHED("conv2d implicit GEMM kernel");
 	return 0;
@@ -552,7 +684,8 @@ static int conv_launch(cudaStream_t s, const struct cdims &cd, const struct ops_
 
 int cu_conv_run(cudaStream_t s, const struct ops_workload *w, const struct ops_plan *p,
 		const void *x, const void *wt, const float *bias, void *y, int smem_optin,
-		int sms, char *shape, size_t shape_len, int *launches, struct opr_error *err)
+		int sms, const struct cu_conv_ws *ws, char *shape, size_t shape_len, int *launches,
+		struct opr_error *err)
 {
 	struct ops_conv_dims d;
 	struct ops_conv_tiles t;
@@ -568,15 +701,15 @@ int cu_conv_run(cudaStream_t s, const struct ops_workload *w, const struct ops_p
 	switch (w->dtype) {
 	case OPS_F32:
 		rc = conv_launch<float>(s, cd, t, p->strategy, x, wt, bias, y, epi, w->act, smem_optin,
-					sms, shape, shape_len, err);
+					sms, p->split_k, ws, shape, shape_len, err);
 		break;
 	case OPS_F16:
 		rc = conv_launch<__half>(s, cd, t, p->strategy, x, wt, bias, y, epi, w->act, smem_optin,
-					 sms, shape, shape_len, err);
+					 sms, p->split_k, ws, shape, shape_len, err);
 		break;
 	case OPS_BF16:
 		rc = conv_launch<__nv_bfloat16>(s, cd, t, p->strategy, x, wt, bias, y, epi, w->act,
-						smem_optin, sms, shape, shape_len, err);
+						smem_optin, sms, p->split_k, ws, shape, shape_len, err);
 		break;
 	default:
 		return opr_error_set(err, OPR_EINPUT, "conv2d dtype '%s' is not fp32, fp16 or bf16",

@@ -21,18 +21,27 @@
  *             shapes a TMA box (<= 256 elements per dimension, no
  *             dilation) does not describe.
  *
- * Per kernel (the plan parameters are those of ops_plan_params):
- *   activation  a block per tile of tile_elems elements (contiguous after
- *               dimension coalescing), 256 threads, 16-byte loads straight
- *               into registers; double_buffer: four vectors in flight per
- *               thread before the first is used, else one. Strided views:
- *               one element per thread through the coalesced index.
+ * Per kernel (the plan parameters are those of ops_plan_params; launch
+ * parameters the plan does not name are said so, with why):
+ *   activation  a plan tile of tile_elems elements (contiguous after
+ *               dimension coalescing) runs as ceil(tile vectors / 2048)
+ *               blocks of 256 threads, each over an equal share of the
+ *               tile's 16-byte vectors (not in the plan: a block per tile
+ *               of the default 29056 fp32 gave 578 blocks on 64 MiB and
+ *               0.72-0.87 of copy); 16-byte loads straight into registers;
+ *               double_buffer: the next four vectors a thread are loaded
+ *               before the current four are computed and stored, else one
+ *               at a time. Strided views: one element per thread through
+ *               the coalesced index.
  *   permute     row copy (the output's innermost dimension is contiguous in
  *               the input): a block per run of the innermost dimension,
  *               16-byte loads; transpose: a tile_rows x tile_cols (32 or 64)
  *               tile staged through shared memory (padded by one element
  *               against bank conflicts), read along the input's contiguous
- *               dimension and written along the output's; grid x walks
+ *               dimension and written along the output's, 16 bytes a load
+ *               and a store where dims, strides and bases allow (else 8, 4
+ *               or one element), every load of a thread issued before its
+ *               first shared-memory store; grid x walks
  *               the input-contiguous dimension. Grid y and z are
  *               at most 65535 on the GPU: larger counts are covered by
  *               striding over blockIdx.y/z inside the kernel, i.e. the
@@ -42,11 +51,15 @@
  *   qgemm       grid (ceil(n/tile_n), parts) from ops_qgemm_tiles_get with
  *               cores = SMs; 512 threads; each of 16 warps owns 4 columns
  *               of the n tile (tile_n <= 64); dp4a on 16-byte loads of A
- *               and B (B streamed once, A re-read per n tile through L2);
- *               int32 sums per K tile of tile_kk (<= 65536: exact), widened
- *               to int64 in shared memory; split-K parts add into an int64
- *               [m,n] accumulator in HBM with 64-bit atomics and the last
- *               part of an n tile (a ticket counter) runs the epilogue
+ *               and B (B streamed once, A re-read per n tile through L2),
+ *               the lines 3 steps ahead prefetched into L1; a part walks
+ *               the K range of its K tiles and widens its int32 sums to
+ *               int64 in shared memory every 65536 of K, the exact int32
+ *               bound (not in the plan: widening per tile_kk is the same
+ *               sum, and under the planner's tile_kk 256 it left half of
+ *               each warp idle, 0.21 of copy); split-K parts add into an
+ *               int64 [m,n] accumulator in HBM with 64-bit atomics and the
+ *               last part of an n tile (a ticket counter) runs the epilogue
  *               (dequantise + bias + activation, or requantise) and resets
  *               the accumulator and its ticket for the next launch.
  *   conv2d      untiled: a thread per output; direct: a block of
@@ -55,9 +68,14 @@
  *               tile_c channels staged in shared memory; im2col: an
  *               implicit GEMM (M = n*oh*ow, N = k/groups, K = c/groups*r*s)
  *               in 64x64x32 block tiles (32x64 when 64-row tiles would give
- *               fewer than two blocks an SM) gathered into shared memory
+ *               fewer than two blocks an SM; not in the plan, whose conv
+ *               tiles are the direct strategy's) gathered into shared memory
  *               through a (c, r, s) offset table, weight rows as 16-byte
- *               vectors; fp16 and
+ *               vectors; the plan's split_k splits K over blocks (fp32
+ *               partial tiles in a scratch, added in part order by the
+ *               tile's last part, so the output is the same on every run;
+ *               0 does not split: an automatic split for n = 1 measured
+ *               slower on the H200); fp16 and
  *               bf16 on the tensor cores (mma.sync m16n8k16, fp32
  *               accumulators), fp32 with FFMA (TF32 off: it would change
  *               the numerics the references hold fp32 to).

@@ -67,15 +67,30 @@ template <> __device__ __forceinline__ __nv_bfloat16 cu_from_f<__nv_bfloat16>(fl
 /* ---- activations in fp32 (the fp64 references are ops_act_ref) -------------
  * exp and the division through the SFU (ex2.approx after a multiply by
  * log2 e: relative error about |x| 2^-24 + 2^-22, under 1e-6 for the |x| <= 16
- * that matter before the result saturates; __fdividef 2 ulp): the accurate
- * expf and IEEE division made bf16 gelu-tanh issue-bound (0.51 of copy on
- * the H200, 0.65 of torch). erfcf and tanhf stay the library's. gelu-tanh,
- * silu: x / (1 + e), which keeps relative accuracy for negative x (as the
- * host's kernels do); the limit at -inf is -0. */
-__device__ __forceinline__ float cu_exp(float x) { return __expf(x); }
-/* b = inf (exp overflowed) gives 0 as x / inf does, with __fdividef's
- * sign of x lost only for a result that is 0 in every dtype anyway */
-__device__ __forceinline__ float cu_div(float a, float b) { return __fdividef(a, b); }
+ * that matter before the result saturates; the division as a * rcp.approx(b),
+ * 1 ulp): the accurate expf and IEEE division made bf16 gelu-tanh issue-bound
+ * (0.51 of copy on the H200, 0.65 of torch). Both flush denormals (.ftz): the
+ * non-ftz forms add a fixup around each SFU op and, with the isinf branch
+ * this replaced, kept bf16 gelu-tanh at 0.84 of copy; a flushed denormal
+ * changes a result by under 2^-126 absolute. erfcf and tanhf stay the
+ * library's. gelu-tanh, silu: x / (1 + e), which keeps relative accuracy for
+ * negative x (as the host's kernels do); -inf gives e = inf and -inf * 0, so
+ * it is selected to the limit, -0 (a finite x < 0 with e = inf gives -0
+ * itself; +inf gives e = 0 and inf). */
+__device__ __forceinline__ float cu_exp2(float x)
+{
+	float y;
+	asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+	return y;
+}
+__device__ __forceinline__ float cu_exp(float x) { return cu_exp2(x * 1.4426950408889634f); }
+/* b = inf (exp overflowed) or b > 2^126 gives 0 * a, as __fdividef does */
+__device__ __forceinline__ float cu_div(float a, float b)
+{
+	float r;
+	asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(b));
+	return a * r;
+}
 __device__ __forceinline__ float cu_act(int a, float x)
 {
 	switch (a) {
@@ -84,15 +99,17 @@ __device__ __forceinline__ float cu_act(int a, float x)
 	case OPS_ACT_GELU_ERF:
 		return 0.5f * x * erfcf(-x * 0.70710678118654752f);
 	case OPS_ACT_GELU_TANH: {
-		if (isinf(x))
-			return x < 0 ? -0.0f : x;
-		float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
-		return cu_div(x, 1.0f + cu_exp(-2.0f * u));
+		/* exp(-2u), u = sqrt(2/pi) (x + 0.044715 x^3), as 2^(x (k1 + k2 x^2))
+		 * with the constants folded: two multiplies and an FMA */
+		const float k1 = -2.0f * 0.7978845608028654f * 1.4426950408889634f;
+		const float k2 = k1 * 0.044715f;
+		float r = cu_div(x, 1.0f + cu_exp2(x * fmaf(k2, x * x, k1)));
+		return x == -INFINITY ? -0.0f : r;
 	}
-	case OPS_ACT_SILU:
-		if (isinf(x))
-			return x < 0 ? -0.0f : x;
-		return cu_div(x, 1.0f + cu_exp(-x));
+	case OPS_ACT_SILU: {
+		float r = cu_div(x, 1.0f + cu_exp(-x));
+		return x == -INFINITY ? -0.0f : r;
+	}
 	case OPS_ACT_SIGMOID:
 		return cu_div(1.0f, 1.0f + cu_exp(-x));
 	case OPS_ACT_TANH:
@@ -168,9 +185,19 @@ struct cu_qgemm {
 int cu_qgemm_run(cudaStream_t s, const struct cu_qgemm *q, int fused, char *shape,
 		 size_t shape_len, int *launches, struct opr_error *err);
 
-/* conv2d (ops/cuda/conv.cu). */
+/* conv2d (ops/cuda/conv.cu). The implicit GEMM's split-K scratch: fp32
+ * partial tiles and a ticket per tile (zero between launches), sized by
+ * cu_conv_ws_size for the plan (0 and 0 when the plan does not split). */
+struct cu_conv_ws {
+	float *ws;
+	unsigned *tickets;
+	size_t floats, ntickets;
+};
+int cu_conv_ws_size(const struct ops_workload *w, const struct ops_plan *p, int sms,
+		    size_t *ws_floats, size_t *ntickets, struct opr_error *err);
 int cu_conv_run(cudaStream_t s, const struct ops_workload *w, const struct ops_plan *p,
 		const void *x, const void *wt, const float *bias, void *y, int smem_optin,
-		int sms, char *shape, size_t shape_len, int *launches, struct opr_error *err);
+		int sms, const struct cu_conv_ws *ws, char *shape, size_t shape_len, int *launches,
+		struct opr_error *err);
 
 #endif

@@ -80,44 +80,93 @@ __global__ void __launch_bounds__(256) k_perm_rows_vec(const uint4 *__restrict__
 	}
 }
 
+/* A vector of B bytes (B = 1, 2, 4, 8 or 16), for the transpose's loads
+ * and stores of VW elements. */
+template <int B> struct pvec;
+template <> struct pvec<1> { typedef uint8_t t; };
+template <> struct pvec<2> { typedef uint16_t t; };
+template <> struct pvec<4> { typedef uint32_t t; };
+template <> struct pvec<8> { typedef uint2 t; };
+template <> struct pvec<16> { typedef uint4 t; };
+
+#define PT_THREADS 256
+
+/* Stores a whole vector: through the write-back store intrinsics for 8 and
+ * 16 bytes, which keep it one st.global.v2/v4 (a plain store of a vector
+ * assembled by memcpy came out of nvcc as four or sixteen scalar stores,
+ * each lane then touching a quarter of a sector per instruction: L2 saw 24%
+ * more write bytes than the transpose wrote). */
+__device__ __forceinline__ void pt_store(uint4 *p, uint4 v) { __stwb(p, v); }
+__device__ __forceinline__ void pt_store(uint2 *p, uint2 v) { __stwb(p, v); }
+template <typename V> __device__ __forceinline__ void pt_store(V *p, V v) { *p = v; }
+
 /* Tile transpose: dim a is contiguous in x (stride 1) and has output stride
  * osa; dim b is contiguous in y and has input stride sb. A TS x TS tile
- * (TS = 32 or 64) is read along a into shared memory (rows padded by one
- * element: the column reads of the store phase hit 32 distinct banks for
- * 4-byte elements) and written along b. blockIdx.x: tiles of a, so that
- * neighbouring blocks read neighbouring stretches of each input row (on
- * [4096,70000] with x over b the transpose ran at 0.44 of copy);
- * blockIdx.y: tiles of b, blockIdx.z: the outer index, both striding past
- * 65535. */
-template <typename T, int A, int TS>
-__global__ void __launch_bounds__(256) k_perm_tile(const T *__restrict__ x, T *__restrict__ y,
-						   int64_t oa, int64_t osa, int64_t ob, int64_t sb,
-						   int64_t nb, int64_t nouter, struct pouter po)
+ * (TS = 32 or 64) is read along a into shared memory and written along b,
+ * VW elements a load and a store (16 bytes where the dims, strides and
+ * bases allow it, else one element): a thread issues all PASSES loads of
+ * its share of the tile before the first shared-memory store, and all its
+ * shared-memory gathers before the first global store. Rows are padded by
+ * one element: with 4-byte elements the column gathers of the store phase
+ * hit 16 banks per half warp, the two halves on disjoint banks (2-way at
+ * worst). The loops have compile-time trip counts: the earlier version,
+ * with loops starting at threadIdx and int64 bounds per element, kept one
+ * 4-byte load a thread in flight and ran [4096,70000] at 0.44 of copy.
+ * blockIdx.x: tiles of a, so that neighbouring blocks read neighbouring
+ * stretches of each input row; blockIdx.y: tiles of b, blockIdx.z: the
+ * outer index, both striding past 65535. */
+template <typename T, int A, int TS, int VW>
+__global__ void __launch_bounds__(PT_THREADS) k_perm_tile(const T *__restrict__ x, T *__restrict__ y,
+							  int64_t oa, int64_t osa, int64_t ob, int64_t sb,
+							  int64_t nb, int64_t nouter, struct pouter po)
 {
+	typedef typename pvec<VW * sizeof(T)>::t V;
+	constexpr int VPR = TS / VW;              /* vectors per tile row */
+	constexpr int RPP = PT_THREADS / VPR;     /* rows per pass */
+	constexpr int PASSES = TS / RPP;
+	static_assert(RPP * VPR == PT_THREADS && PASSES * RPP == TS && PASSES >= 1,
+		      "tile shape and vector width do not cover the tile");
 	__shared__ T tile[TS][TS + 1];
 	const int64_t a0 = (int64_t)blockIdx.x * TS;
+	const int tr = threadIdx.x / VPR, tv = (threadIdx.x % VPR) * VW;
 	for (int64_t z = blockIdx.z; z < nouter; z += gridDim.z) {
 		int64_t xo, yo;
 		outer_offsets(po, z, &xo, &yo);
 		for (int64_t tb = blockIdx.y; tb < nb; tb += gridDim.y) {
 			const int64_t b0 = tb * TS;
+			V u[PASSES];
+			const bool ain = a0 + tv < oa;
 #pragma unroll
-			for (int ib = threadIdx.y; ib < TS; ib += 8) {
+			for (int k = 0; k < PASSES; k++) {
+				const int ib = tr + k * RPP;
+				if (ain && b0 + ib < ob)
+					u[k] = *reinterpret_cast<const V *>(x + xo + (b0 + ib) * sb + a0 + tv);
+			}
 #pragma unroll
-				for (int ia = threadIdx.x; ia < TS; ia += 32) {
-					if (a0 + ia < oa && b0 + ib < ob)
-						tile[ib][ia] = x[xo + (a0 + ia) + (b0 + ib) * sb];
-				}
+			for (int k = 0; k < PASSES; k++) {
+				const int ib = tr + k * RPP;
+				T e[VW];
+				memcpy(e, &u[k], sizeof e);
+#pragma unroll
+				for (int i = 0; i < VW; i++)
+					tile[ib][tv + i] = e[i];
 			}
 			__syncthreads();
+			const bool bin = b0 + tv < ob;
 #pragma unroll
-			for (int ia = threadIdx.y; ia < TS; ia += 8) {
+			for (int k = 0; k < PASSES; k++) {
+				const int ia = tr + k * RPP;
+				T e[VW];
 #pragma unroll
-				for (int ib = threadIdx.x; ib < TS; ib += 32) {
-					if (a0 + ia < oa && b0 + ib < ob)
-						y[yo + (a0 + ia) * osa + (b0 + ib)] =
-							maybe_act<T, A>(tile[ib][ia]);
-				}
+				for (int i = 0; i < VW; i++)
+					e[i] = maybe_act<T, A>(tile[tv + i][ia]);
+				memcpy(&u[k], e, sizeof e);
+			}
+#pragma unroll
+			for (int k = 0; k < PASSES; k++) {
+				const int ia = tr + k * RPP;
+				if (bin && a0 + ia < oa)
+					pt_store(reinterpret_cast<V *>(y + yo + (a0 + ia) * osa + b0 + tv), u[k]);
 			}
 			__syncthreads();
 		}
@@ -182,19 +231,44 @@ static int perm_launch(cudaStream_t s, const struct ops_permute_dims *g, const v
 	int64_t na = (oa + TS - 1) / TS, nb = (ob + TS - 1) / TS;
 	if (na > 2147483647LL)
 		return opr_error_set(err, OPR_ELIMIT, "permute: %lld tiles in grid x", (long long)na);
+	/* the vector width: 16 bytes, at most TS*TS/256 elements (so a pass
+	 * covers whole rows), when every vector lies inside both tensors and
+	 * is aligned in both */
+	int vw = 16 / es;
+	if (vw > TS * TS / PT_THREADS)
+		vw = TS * TS / PT_THREADS;
+	int vec = oa % vw == 0 && ob % vw == 0 && g->s[b] % vw == 0 && g->os[a] % vw == 0 &&
+		  (uintptr_t)x % (uintptr_t)(vw * es) == 0 && (uintptr_t)y % (uintptr_t)(vw * es) == 0;
+	for (int k = 0; k < po.r; k++)
+		vec = vec && po.is[k] % vw == 0 && po.os[k] % vw == 0;
+	if (!vec)
+		vw = 1;
 	dim3 grid((unsigned)na, (unsigned)(nb < 65535 ? nb : 65535),
 		  (unsigned)(nouter < 65535 ? nouter : 65535)),
-		block(32, 8);
-	if (TS == 64)
-		k_perm_tile<T, A, 64><<<grid, block, 0, s>>>((const T *)x, (T *)y, oa, g->os[a], ob,
-							     g->s[b], nb, nouter, po);
-	else
-		k_perm_tile<T, A, 32><<<grid, block, 0, s>>>((const T *)x, (T *)y, oa, g->os[a], ob,
-							     g->s[b], nb, nouter, po);
+		block(PT_THREADS);
+#define L_TILE(TSZ, W)                                                                       \
+	k_perm_tile<T, A, TSZ, W><<<grid, block, 0, s>>>((const T *)x, (T *)y, oa, g->os[a], ob, \
+							 g->s[b], nb, nouter, po)
+	if (TS == 64) {
+		if (vw == 1)
+			L_TILE(64, 1);
+		else if (vw * es == 16)
+			L_TILE(64, 16 / sizeof(T));
+		else
+			return opr_error_set(err, OPR_EINTERNAL, "permute: vector width %d", vw);
+	} else {
+		if (vw == 1)
+			L_TILE(32, 1);
+		else if (vw == 4)
+			L_TILE(32, 4);
+		else
+			return opr_error_set(err, OPR_EINTERNAL, "permute: vector width %d", vw);
+	}
+#undef L_TILE
 	if (shape)
 		snprintf(shape, shape_len,
-			 "perm_tile<%d> grid %ux%ux%u block 32x8 (b tiles %lld, outer %lld%s)", TS,
-			 grid.x, grid.y, grid.z, (long long)nb, (long long)nouter,
+			 "perm_tile<%d,vec %d> grid %ux%ux%u block %d (b tiles %lld, outer %lld%s)", TS,
+			 vw, grid.x, grid.y, grid.z, PT_THREADS, (long long)nb, (long long)nouter,
 			 nb > 65535 || nouter > 65535 ? ", strided past 65535" : "");
 	CU_LAUNCHED("permute tile kernel");
 	return 0;

@@ -12,6 +12,14 @@
 #define QG_CW 4     /* columns per warp */
 #define QG_WARPS 16 /* so tile_n <= 64 on the GPU */
 #define QG_THREADS (32 * QG_WARPS)
+#ifndef QG_PF
+#define QG_PF 3     /* steps (512 bytes of K a warp) prefetched ahead into L1 */
+#endif
+
+__device__ __forceinline__ void qg_prefetch(const void *p)
+{
+	asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
+}
 
 static_assert(QG_CW * QG_RG == 32 && QG_CW == 4, "xstep's reduce-scatter assumes 32 sums and 4 columns a warp");
 
@@ -111,18 +119,27 @@ __device__ __forceinline__ void qg_epi(const qg_args &q, int64_t i, int64_t j, l
 	}
 }
 
-/* Block (jt, part): the n tile [jt*tn, +w) over the K tiles of the part,
- * [part*ntk/parts, (part+1)*ntk/parts). Warp w (of 16) owns columns w + 16c
- * (c < 4) and every K vector of the tile: per 16-byte step a lane loads the
- * 8 A rows and its 4 B columns first (12 loads in flight; with each B load
- * behind the previous column's arithmetic the block waited on one load at a
- * time: 73 us at K = 2^20), then runs the dp4a. Per K tile each lane sums in
- * int32, the warp reduces (xstep), and each lane widens the one sum it holds:
- * sum (a - zp) b = sum a b - zp sum b, into int64 in shared memory (plain
- * stores: with 64-bit shared atomics from lane 0 a block's 31 K tiles of 256
- * took 537 us against 73 us for 2 of 4096, i.e. ~16 us a K tile). The block's
- * sums go to gacc with 64-bit atomics; the last part to finish (ticket)
- * applies the epilogue and zeroes gacc and its ticket for the next launch. */
+/* Block (jt, part): the n tile [jt*tn, +w) over the K range of the part's
+ * K tiles, [part*ntk/parts, (part+1)*ntk/parts) (the plan's split). Warp w
+ * (of 16) owns columns w + 16c (c < 4) and walks the part's whole K range,
+ * 16 bytes a lane and 512 a warp per step, in chunks of at most
+ * OPS_QGEMM_MAX_TILE_KK (the int32 bound of qgemm_int.h): per chunk each
+ * lane sums in int32, the warp reduces (xstep), and each lane widens the one
+ * sum it holds, sum (a - zp) b = sum a b - zp sum b, into int64 in shared
+ * memory (plain stores). The widening unit is the largest exact one, not the
+ * plan's tile_kk: reducing per K tile left half of each warp idle and paid
+ * the 37-shuffle reduction every 256 bytes under the planner's tile_kk 256
+ * (0.21 of copy against 0.46 with tile_kk 4096); any sum of at most 65536
+ * products is exact in int32, so the results are the same. Per step a lane
+ * loads the 8 A rows (L1: every warp reads them) and its 4 B columns, 12
+ * loads in flight, then runs the dp4a; the lines QG_PF steps ahead are
+ * prefetched into L1 meanwhile (B is the HBM stream, A is shared by the
+ * block's warps): with nothing ahead in flight the kernel ran at 0.46 of
+ * copy, and holding the next step's B in registers instead (A loaded in two
+ * halves to stay under 128 registers) ran at 0.38. The block's sums go to
+ * gacc with 64-bit atomics;
+ * the last part to finish (ticket) applies the epilogue and zeroes gacc and
+ * its ticket for the next launch. */
 template <int ASIGNED>
 __global__ void __launch_bounds__(QG_THREADS, 1) k_qgemm(qg_args q)
 {
@@ -132,13 +149,20 @@ __global__ void __launch_bounds__(QG_THREADS, 1) k_qgemm(qg_args q)
 	const int64_t j0 = jt * q.tn, w = q.n - j0 < q.tn ? q.n - j0 : q.tn;
 	const int cw = threadIdx.x / 32, lane = threadIdx.x % 32;
 	const int64_t tb = part * q.ntk / q.parts, te = (part + 1) * q.ntk / q.parts;
+	const int64_t kb = tb * q.kk, ke = te * q.kk < q.k ? te * q.kk : q.k;
+	const int8_t *brow[QG_CW];
+#pragma unroll
+	for (int c = 0; c < QG_CW; c++) {
+		const int64_t col = cw + QG_WARPS * c;
+		brow[c] = col < w ? q.b + (j0 + col) * q.k : NULL;
+	}
 
 	for (int64_t r0 = 0; r0 < q.m; r0 += QG_RG) {
 		for (int e = threadIdx.x; e < QG_RG * QG_WARPS * QG_CW; e += blockDim.x)
 			(&sacc[0][0])[e] = 0;
 		__syncthreads();
-		for (int64_t t = tb; t < te; t++) {
-			const int64_t kt0 = t * q.kk, kt1 = kt0 + q.kk < q.k ? kt0 + q.kk : q.k;
+		for (int64_t c0 = kb; c0 < ke; c0 += OPS_QGEMM_MAX_TILE_KK) {
+			const int64_t c1 = c0 + OPS_QGEMM_MAX_TILE_KK < ke ? c0 + OPS_QGEMM_MAX_TILE_KK : ke;
 			int acc[QG_CW][QG_RG];
 			int cs[QG_CW];
 #pragma unroll
@@ -148,19 +172,27 @@ __global__ void __launch_bounds__(QG_THREADS, 1) k_qgemm(qg_args q)
 				for (int r = 0; r < QG_RG; r++)
 					acc[c][r] = 0;
 			}
-			for (int64_t p = kt0 + 16 * lane; p < kt1; p += 16 * 32) {
-				const bool full = q.vec && p + 16 <= kt1;
+			for (int64_t p = c0 + 16 * lane; p < c1; p += 16 * 32) {
+				const bool full = q.vec && p + 16 <= c1;
+				/* the step QG_PF ahead into L1: each lane its B columns,
+				 * warp r < 8 A row r (the block's warps share the A lines) */
+				const int64_t pf = p + QG_PF * 16 * 32;
+				if (QG_PF > 0 && pf + 16 <= c1) {
+#pragma unroll
+					for (int c = 0; c < QG_CW; c++)
+						if (brow[c])
+							qg_prefetch(brow[c] + pf);
+					if (cw < QG_RG && r0 + cw < q.m)
+						qg_prefetch(q.a + (r0 + cw) * q.k + pf);
+				}
 				int4 av[QG_RG], bv[QG_CW];
 #pragma unroll
 				for (int r = 0; r < QG_RG; r++)
-					av[r] = r0 + r < q.m ? ld16(q.a + (r0 + r) * q.k, p, kt1, full, false)
+					av[r] = r0 + r < q.m ? ld16(q.a + (r0 + r) * q.k, p, c1, full, false)
 							     : make_int4(0, 0, 0, 0);
 #pragma unroll
-				for (int c = 0; c < QG_CW; c++) {
-					const int64_t col = cw + QG_WARPS * c;
-					bv[c] = col < w ? ld16(q.b + (j0 + col) * q.k, p, kt1, full, true)
-							: make_int4(0, 0, 0, 0);
-				}
+				for (int c = 0; c < QG_CW; c++)
+					bv[c] = brow[c] ? ld16(brow[c], p, c1, full, false) : make_int4(0, 0, 0, 0);
 #pragma unroll
 				for (int c = 0; c < QG_CW; c++) {
 #pragma unroll

@@ -168,6 +168,8 @@ struct ops_cuda_inst {
 	size_t bytes[OPS_MAX_TENSORS];
 	/* qgemm */
 	struct cu_qgemm q;
+	/* conv2d's split-K scratch */
+	struct cu_conv_ws cw;
 	long long *acc_check;
 	int launches;
 	char shape[192];
@@ -214,6 +216,10 @@ void ops_cuda_inst_free(struct ops_cuda_inst *gi)
 		cudaFree(gi->q.acc_out);
 	if (gi->acc_check)
 		cudaFree(gi->acc_check);
+	if (gi->cw.ws)
+		cudaFree(gi->cw.ws);
+	if (gi->cw.tickets)
+		cudaFree(gi->cw.tickets);
 	free(gi);
 }
 
@@ -270,6 +276,20 @@ int ops_cuda_inst_new(struct ops_cuda *cu, struct ops_instance *inst, struct ops
 					 err)) < 0)
 			goto fail;
 	}
+	if (inst->work.group == OPS_G_CONV || inst->work.group == OPS_G_CONV_BIAS_ACT) {
+		struct cu_conv_ws *c = &gi->cw;
+		if ((rc = cu_conv_ws_size(&inst->work, &inst->plan, cu->info.sm_count, &c->floats,
+					  &c->ntickets, err)) < 0)
+			goto fail;
+		if (c->floats &&
+		    ((rc = ops_cuda_check(cudaMalloc((void **)&c->ws, c->floats * 4), "cudaMalloc",
+					  err)) < 0 ||
+		     (rc = ops_cuda_check(cudaMalloc((void **)&c->tickets, c->ntickets * 4),
+					  "cudaMalloc", err)) < 0 ||
+		     (rc = ops_cuda_check(cudaMemset(c->tickets, 0, c->ntickets * 4), "cudaMemset",
+					  err)) < 0))
+			goto fail;
+	}
 	*out = gi;
 	return 0;
 fail:
@@ -300,7 +320,8 @@ static int inst_launch(struct ops_cuda_inst *gi, int check, struct opr_error *er
 	case OPS_G_CONV_BIAS_ACT:
 		rc = cu_conv_run(s, w, p, dev_of(gi, "x"), dev_of(gi, "w"),
 				 (const float *)dev_of(gi, "bias"), dev_of(gi, "y"),
-				 (int)gi->cu->info.shared_per_block_optin, gi->cu->info.sm_count, gi->shape,
+				 (int)gi->cu->info.shared_per_block_optin, gi->cu->info.sm_count, &gi->cw,
+				 gi->shape,
 				 sizeof gi->shape,
 				 &launches, err);
 		break;

@@ -1,82 +1,115 @@
-"""tests/cuda/bench_torch.py: the peers of `make bench-cuda`, timed the same
-way as the backend (CUDA events around one call, the L2 flushed by reading a
-buffer of twice its size before each sample, the median of the samples), and
-the table of the issue's targets with the ratios, from OUTDIR/bench.tsv.
+"""tests/cuda/bench_torch.py: the peers of `make bench-cuda` and its table.
 
-usage: python3 tests/cuda/bench_torch.py OUTDIR   (writes OUTDIR/peers.tsv, OUTDIR/table.md)
+  --serve OUTDIR   the peer server: bench_cuda starts it on a pipe and, in the
+                   same seeded randomised rounds as its own variants, asks
+                   for one sample at a time: "p KEY" prepares a peer (tensors,
+                   three warm-up calls, cuDNN's algorithm search) and answers
+                   "ok"; "s KEY" answers one sample in ns, timed as ours are
+                   (the L2 flushed by reading a buffer of twice its size, then
+                   CUDA events around one call); "d" frees the case's
+                   tensors; "q" ends. The first line is "ready TORCH_VERSION".
+  --table OUTDIR   the table of the issue's targets with the ratios, from
+                   OUTDIR/bench.tsv (ours and the peers' rows); writes
+                   OUTDIR/table.md.
 """
 import csv
 import json
-import statistics
 import sys
 
-import torch
-
-out = sys.argv[1]
-dev = torch.device("cuda")
-dj = json.load(open(f"{out}/device.json"))
-SAMPLES = int(dj.get("samples", 30))
-FLUSH = bool(dj.get("l2_flush", True))
-flush_buf = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4 + 1,
-                        dtype=torch.float32, device=dev).fill_(1.0)
+mode, out = sys.argv[1], sys.argv[2]
 
 
-def timed(fn, samples=SAMPLES):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    ns = []
+def serve():
+    import torch
+    assert torch.cuda.is_available()
+    dev = torch.device("cuda")
+    dj = json.load(open(f"{out}/device.json"))
+    flush = bool(dj.get("l2_flush", True))
+    flush_buf = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4 + 1,
+                            dtype=torch.float32, device=dev).fill_(1.0)
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    # cuDNN's fastest algorithm for each shape (searched at the warm-up):
+    # its heuristic choice varied from run to run on the H200 (n=1 fp16:
+    # 26.5 to 51.2 us in four runs)
+    torch.backends.cudnn.benchmark = True
     e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for _ in range(samples):
-        if FLUSH:
-            flush_buf.sum()
-        e0.record()
-        fn()
-        e1.record()
-        e1.synchronize()
-        ns.append(e0.elapsed_time(e1) * 1e6)
-    return statistics.median(ns)
+    acts = {"relu": torch.relu,
+            "gelu-tanh": lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
+            "silu": torch.nn.functional.silu}
+    dts = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+
+    def make(key):
+        if key == "copy":
+            a = torch.empty((1 << 30) // 4, dtype=torch.float32, device=dev).fill_(1.5)
+            b = torch.empty_like(a)
+            return lambda: b.copy_(a)
+        if key == "transpose":
+            x = torch.randn(4096, 70000, dtype=torch.float32, device=dev)
+            return lambda: x.t().contiguous()
+        if key == "int_mm m32":
+            A = torch.randint(0, 127, (32, 1 << 20), dtype=torch.int8, device=dev)
+            B = torch.randint(-127, 127, (64, 1 << 20), dtype=torch.int8, device=dev).t()
+            return lambda: torch._int_mm(A, B)
+        w = key.split()
+        if w[0] in acts:
+            dt = dts[w[1]]
+            x = torch.randn((64 << 20) // (4 if dt == torch.float32 else 2), dtype=dt, device=dev)
+            f = acts[w[0]]
+            return lambda: f(x)
+        if w[0] == "conv":
+            n, dt = int(w[1][1:]), dts[w[2]]
+            x = torch.randn(n, 64, 56, 56, dtype=dt, device=dev)
+            wt = torch.randn(64, 64, 3, 3, dtype=dt, device=dev)
+            return lambda: torch.nn.functional.conv2d(x, wt, padding=1)
+        raise KeyError(key)
+
+    fns = {}
+    print(f"ready {torch.__version__}", flush=True)
+    for line in sys.stdin:
+        cmd, _, key = line.strip().partition(" ")
+        try:
+            if cmd == "p":
+                fns[key] = make(key)
+                for _ in range(3):
+                    fns[key]()
+                torch.cuda.synchronize()
+                print("ok", flush=True)
+            elif cmd == "s":
+                fn = fns[key]
+                if flush:
+                    flush_buf.sum()
+                e0.record()
+                fn()
+                e1.record()
+                e1.synchronize()
+                print(f"{e0.elapsed_time(e1) * 1e6:.1f}", flush=True)
+            elif cmd == "d":
+                fns.clear()
+                torch.cuda.empty_cache()
+                print("ok", flush=True)
+            elif cmd == "q":
+                print("ok", flush=True)
+                return
+            else:
+                print(f"error unknown request {cmd!r}", flush=True)
+        except Exception as e:  # one line back, whatever failed
+            print(f"error {type(e).__name__}: {e}".replace("\n", " "), flush=True)
 
 
-peers = {}
-gib = 1 << 30
-a = torch.empty(gib // 4, dtype=torch.float32, device=dev).fill_(1.5)
-b = torch.empty_like(a)
-peers["copy"] = timed(lambda: b.copy_(a), 20)
-del a, b
-for dt, name in ((torch.float32, "fp32"), (torch.bfloat16, "bf16")):
-    n = (64 << 20) // (4 if dt == torch.float32 else 2)
-    x = torch.randn(n, dtype=dt, device=dev)
-    peers[f"relu {name}"] = timed(lambda: torch.relu(x))
-    peers[f"gelu-tanh {name}"] = timed(lambda: torch.nn.functional.gelu(x, approximate="tanh"))
-    peers[f"silu {name}"] = timed(lambda: torch.nn.functional.silu(x))
-    del x
-x = torch.randn(4096, 70000, dtype=torch.float32, device=dev)
-peers["transpose"] = timed(lambda: x.t().contiguous())
-del x
-A = torch.randint(0, 127, (32, 1 << 20), dtype=torch.int8, device=dev)
-B = torch.randint(-127, 127, (64, 1 << 20), dtype=torch.int8, device=dev).t()
-peers["int_mm m32"] = timed(lambda: torch._int_mm(A, B), 10)
-del A, B
-torch.backends.cudnn.allow_tf32 = False
-torch.backends.cuda.matmul.allow_tf32 = False
-# cuDNN's fastest algorithm for each shape (timed once at the first call):
-# its heuristic choice varied from run to run on the H200 (n=1 fp16: 26.5 to
-# 51.2 us in four runs)
-torch.backends.cudnn.benchmark = True
-for n, dt, name in ((1, torch.float32, "fp32"), (1, torch.float16, "fp16"), (1, torch.bfloat16, "bf16"),
-                    (32, torch.float16, "fp16")):
-    x = torch.randn(n, 64, 56, 56, dtype=dt, device=dev)
-    w = torch.randn(64, 64, 3, 3, dtype=dt, device=dev)
-    peers[f"conv n{n} {name}"] = timed(lambda: torch.nn.functional.conv2d(x, w, padding=1))
-with open(f"{out}/peers.tsv", "w") as f:
-    for k, v in peers.items():
-        f.write(f"{k}\t{v:.1f}\n")
+if mode == "--serve":
+    serve()
+    sys.exit(0)
 
-rows = {}
+dj = json.load(open(f"{out}/device.json"))
+FLUSH = bool(dj.get("l2_flush", True))
+rows, peers, peer_p95 = {}, {}, {}
 with open(f"{out}/bench.tsv") as f:
     for r in csv.DictReader(f, delimiter="\t"):
         rows[(r["case"], r["variant"])] = r
+        if r["variant"] == "peer":
+            peers[r["shape"]] = float(r["p50_ns"])
+            peer_p95[r["shape"]] = r
 
 
 def ours(case, variant):
@@ -84,16 +117,29 @@ def ours(case, variant):
     return (float(r["p50_ns"]), float(r["bytes"]), float(r["flops"])) if r else (None, 0, 0)
 
 
+def p95_txt(r):
+    """p95 [95% CI] in us, n samples"""
+    if not r or not r.get("p95_lo_ns"):
+        return ""
+    return (f"{float(r['p95_ns']) / 1e3:.2f} [{float(r['p95_lo_ns']) / 1e3:.2f}, "
+            f"{float(r['p95_hi_ns']) / 1e3:.2f}] n {r['samples']}")
+
+
+gib = 1 << 30
+if "copy" not in peers:
+    print("bench-cuda: no peer rows in bench.tsv (no python3 with CUDA torch there): ratios unavailable")
+    sys.exit(0)
 copy_bw = 2.0 * gib / peers["copy"]        # torch copy_, GB/s (read + write)
 ours_copy = ours("copy 1GiB", "ours")[0]
-lines = ["| target | ours p50 us | ours | peer | peer p50 us | ratio | goal | met |",
-         "|---|---:|---|---|---:|---:|---|---|"]
+lines = ["| target | ours p50 us | ours p95 us [95% CI] | ours | peer | peer p50 us | peer p95 us [95% CI] | "
+         "ratio (p50) | goal | met |",
+         "|---|---:|---|---|---|---:|---|---:|---|---|"]
 
 
 def row(target, case, variant, peer_key, kind, goal, goal_txt):
     t, by, fl = ours(case, variant)
     if t is None:
-        lines.append(f"| {target} | not run | | | | | {goal_txt} | no |")
+        lines.append(f"| {target} | not run | | | | | | | {goal_txt} | no |")
         return
     p = peers.get(peer_key)
     if kind == "bw":        # ours bytes/time over the measured copy bandwidth
@@ -102,14 +148,20 @@ def row(target, case, variant, peer_key, kind, goal, goal_txt):
         peer_txt = f"torch copy_ {copy_bw:.0f} GB/s"
         ratio = val
         ptime = peers["copy"]
+        pkey = "copy"
     else:                   # peer time over ours (>1: faster than the peer)
         ratio = p / t
         ours_txt = f"{fl / t / 1e3:.1f} TFLOP/s" if fl else ""
         peer_txt = peer_key
         ptime = p
+        pkey = peer_key
+        if p is None:
+            lines.append(f"| {target} | {t / 1e3:.2f} | {p95_txt(rows.get((case, variant)))} | {ours_txt} | "
+                         f"{peer_key}: not measured | | | | {goal_txt} | no |")
+            return
     met = "yes" if ratio >= goal else "no"
-    lines.append(f"| {target} | {t / 1e3:.2f} | {ours_txt} | {peer_txt} | {ptime / 1e3:.2f} | "
-                 f"{ratio:.3f} | {goal_txt} | {met} |")
+    lines.append(f"| {target} | {t / 1e3:.2f} | {p95_txt(rows.get((case, variant)))} | {ours_txt} | {peer_txt} | "
+                 f"{ptime / 1e3:.2f} | {p95_txt(peer_p95.get(pkey))} | {ratio:.3f} | {goal_txt} | {met} |")
 
 
 row("copy (ours vs torch)", "copy 1GiB", "ours", "copy", "bw", 0.95, ">= 0.95 of copy")
@@ -132,15 +184,18 @@ row("conv2d n32 fp16 vs cuDNN", "conv2d n32 64x56x56 k64 3x3 fp16", "im2col", "c
 for case in ("conv2d+bias+relu n1 fp16", "qgemm+dq+bias+gelu-tanh", "permute+relu [4096,70000] fp32"):
     tu, tf = ours(case, "unfused")[0], ours(case, "fused")[0]
     if tu is None or tf is None:
-        lines.append(f"| {case} fused vs unfused | not run | | | | | faster | no |")
+        lines.append(f"| {case} fused vs unfused | not run | | | | | | | faster | no |")
         continue
     lu, lf = int(rows[(case, "unfused")]["launches"]), int(rows[(case, "fused")]["launches"])
-    lines.append(f"| {case} fused vs unfused | {tf / 1e3:.2f} | {lf} launch | unfused, {lu} launches | "
-                 f"{tu / 1e3:.2f} | {tu / tf:.3f} | faster by the launches saved | "
+    lines.append(f"| {case} fused vs unfused | {tf / 1e3:.2f} | {p95_txt(rows[(case, 'fused')])} | {lf} launch | "
+                 f"unfused, {lu} launches | {tu / 1e3:.2f} | {p95_txt(rows[(case, 'unfused')])} | {tu / tf:.3f} | "
+                 f"faster by the launches saved | "
                  f"{'yes' if tu > tf else 'no'} (saved {(tu - tf) / 1e3:.2f} us) |")
 table = "\n".join(lines)
 print(f"\nbench-cuda on {dj['name']} ({dj['sm_count']} SMs, driver {dj['driver']}, runtime {dj['runtime']}, "
-      f"PAPI {dj['papi']}), L2 {'flushed' if FLUSH else 'warm'} between samples, median of {SAMPLES}; "
-      f"torch {torch.__version__}, ours copy {2.0 * gib / ours_copy:.0f} GB/s\n")
+      f"PAPI {dj['papi']}), L2 {'flushed' if FLUSH else 'warm'} before each sample; ours and torch "
+      f"interleaved in rounds shuffled from seed {dj['seed']}, each case until p95's 95% CI is within "
+      f"+-2% (>= 368 samples) or {dj['max_rounds']} rounds or {dj['budget_s']:.0f} s; ratios of p50; "
+      f"ours copy {2.0 * gib / ours_copy:.0f} GB/s (median of 20)\n")
 print(table)
 open(f"{out}/table.md", "w").write(table + "\n")

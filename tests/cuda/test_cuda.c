@@ -106,7 +106,11 @@ static void test_activation_contiguous(void **state)
 	for (int di = 0; di < 3; di++)
 		for (int a = OPS_ACT_RELU; a < OPS_NACTS; a++)
 			for (int si = 0; si < 4; si++)
-				for (int db = 0; db <= 1; db++) {
+				for (int db = 0; db < 6; db++) {
+					/* the envelope's default tile, one under a block's
+					 * share and one split over several blocks (the tail
+					 * block ragged), each single- and double-buffered */
+					static const int64_t tiles[] = { 0, 1000, 20008 };
 					struct ops_workload w;
 					memset(&w, 0, sizeof w);
 					w.group = OPS_G_ACTIVATION;
@@ -114,7 +118,7 @@ static void test_activation_contiguous(void **state)
 					w.dtype = dts[di];
 					w.tensor.rank = 1;
 					w.tensor.dims[0] = sizes[si];
-					struct ops_plan p = plan_of(0, OPS_STRAT_DIRECT, db ? 0 : 1000, 0, 0, 0, db);
+					struct ops_plan p = plan_of(0, OPS_STRAT_DIRECT, tiles[db / 2], 0, 0, 0, db % 2);
 					struct ops_quality q = run_gpu(&w, &p, "act", NULL);
 					if (!(q.rel_l2 <= threshold(dts[di])))
 						fail_msg("%s %s n=%lld db=%d: rel L2 %.3g", ops_act_name(w.act),
@@ -330,6 +334,26 @@ static void test_permute_limits(void **state)
 	permute_case(OPS_BF16, 3, d5, p4, 1, 1, 32);
 }
 
+/* The transpose's vector path (16-byte loads and stores, or 8/4 where a
+ * 32-wide tile holds fewer elements a pass): dims and strides multiples of
+ * the vector width, partial edge tiles, every element size, an outer
+ * dimension, the activation fused into the store and not. */
+static void test_permute_vector(void **state)
+{
+	(void)state;
+	NEED_GPU();
+	int p2[] = { 1, 0 }, p3[] = { 0, 2, 1 };
+	int64_t d1[] = { 200, 132 }, d2[] = { 72, 136 }, d3[] = { 48, 80 }, d4[] = { 5, 96, 40 };
+	for (int ts = 32; ts <= 64; ts += 32) {
+		permute_case(OPS_F32, 2, d1, p2, 0, 1, ts);
+		permute_case(OPS_BF16, 2, d2, p2, 0, 1, ts);
+		permute_case(OPS_U8, 2, d3, p2, 0, 1, ts);
+		permute_case(OPS_F32, 3, d4, p3, 0, 1, ts);
+		permute_case(OPS_F32, 2, d1, p2, 1, 1, ts);
+		permute_case(OPS_F16, 2, d2, p2, 1, 0, ts);
+	}
+}
+
 /* ---- qgemm ----------------------------------------------------------------------- */
 
 static void qgemm_case(enum ops_group grp, enum ops_dtype a, int zp, int per_channel,
@@ -379,6 +403,9 @@ static void test_qgemm(void **state)
 	qgemm_case(OPS_G_QGEMM, OPS_S8, 7, 0, OPS_F32, 3, 5, 1003, 0, 0, 1, 1);
 	qgemm_case(OPS_G_QGEMM, OPS_U8, 200, 1, OPS_S8, 17, 70, 4096 + 16, 64, 512, 5, 1);
 	qgemm_case(OPS_G_QGEMM, OPS_S8, 0, 1, OPS_F32, 33, 129, 777, 32, 64, 3, 1);
+	/* parts longer than one exact int32 chunk (65536), the last one ragged,
+	 * under small K tiles; the u8 worst case for the int32 bound (zp 255) */
+	qgemm_case(OPS_G_QGEMM, OPS_U8, 255, 1, OPS_F32, 8, 64, 200000, 64, 256, 3, 1);
 	/* the fused group, fused and unfused */
 	for (int fused = 0; fused <= 1; fused++) {
 		qgemm_case(OPS_G_QGEMM_DQ_BIAS_ACT, OPS_U8, 3, 1, OPS_F32, 8, 64, 1 << 18, 64, 4096, 64,
@@ -389,6 +416,8 @@ static void test_qgemm(void **state)
 }
 
 /* ---- conv2d ---------------------------------------------------------------------- */
+
+static int conv_split_k; /* the plan's split_k in conv_case (0: the default) */
 
 static void conv_case(enum ops_group grp, enum ops_dtype t, enum ops_strategy s, int fused,
 		      const struct ops_conv_shape *sh)
@@ -401,6 +430,7 @@ static void conv_case(enum ops_group grp, enum ops_dtype t, enum ops_strategy s,
 	w.act = grp == OPS_G_CONV_BIAS_ACT ? OPS_ACT_SILU : OPS_ACT_NONE;
 	w.conv = *sh;
 	struct ops_plan p = plan_of(fused, s, 8, 4, 32, 16, 1);
+	p.split_k = conv_split_k;
 	struct ops_quality q = run_gpu(&w, &p, "conv", &launches);
 	if (!(q.rel_l2 <= threshold(t)))
 		fail_msg("conv %s strategy %d fused %d n%lld c%lld %lldx%lld k%lld r%lld s%lld "
@@ -438,6 +468,18 @@ static void test_conv(void **state)
 						conv_case(OPS_G_CONV_BIAS_ACT, dts[di], (enum ops_strategy)s, f,
 							  &shapes[si]);
 			}
+	/* the implicit GEMM's split-K as the plan names it (the default above
+	 * does not split): 1 and 3 parts, and more parts than K steps (clamped) */
+	static const int splits[] = { 1, 3, 1000 };
+	for (int k = 0; k < 3; k++) {
+		conv_split_k = splits[k];
+		for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si += 2)
+			for (int di = 0; di < 3; di++) {
+				conv_case(OPS_G_CONV, dts[di], OPS_STRAT_IM2COL, 1, &shapes[si]);
+				conv_case(OPS_G_CONV_BIAS_ACT, dts[di], OPS_STRAT_IM2COL, 1, &shapes[si]);
+			}
+	}
+	conv_split_k = 0;
 }
 
 /* ---- counters -------------------------------------------------------------------- */
@@ -571,6 +613,7 @@ int main(void)
 		cmocka_unit_test(test_activation_strided),
 		cmocka_unit_test(test_permute_ranks),
 		cmocka_unit_test(test_permute_limits),
+		cmocka_unit_test(test_permute_vector),
 		cmocka_unit_test(test_qgemm),
 		cmocka_unit_test(test_conv),
 		cmocka_unit_test(test_counters_streaming),

@@ -1,0 +1,295 @@
+/* ops/kern_avx512_conv.c: the AVX-512 direct conv kernels over a unit-stride
+ * run of output pixels (isa_int.h, conv_direct_px and conv_direct_bf16):
+ * fp32 with pixels along the zmm lanes and output channels as broadcast
+ * weights; bf16 on AMX tiles where the host has them. Compiled for
+ * AVX-512 by the pragma below whatever the build flags; reached only through
+ * ops_kern_avx512 on a host that has it (ops/isa.c). */
+#include "isa_int.h"
+
+#include <cpuid.h>
+#include <immintrin.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")
+#endif
+
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+/* Register block: KR output channels x NV 16-pixel vectors of accumulators
+ * (8 x 3 = 24 zmm, 3 more for the inputs). Per term: NV loads of inputs and
+ * KR broadcast weights (11 loads) feed KR*NV FMAs (24): the two FMA pipes
+ * bound the loop, not the two load ports. The block's last vector is
+ * masked to the run's end, so nothing past x[off[i] + nq - 1] is read. */
+#define PX_KR 8
+#define PX_NV 3
+
+/* The accumulators are named variables, not an array: with an array gcc
+ * kept them on the stack, stored back every term. */
+#define PX_ROW(r)                                                                       \
+	do {                                                                            \
+		if (KR > r) {                                                           \
+			__m512 b = _mm512_set1_ps(wi[r]);                               \
+			a##r##0 = _mm512_fmadd_ps(x0, b, a##r##0);                      \
+			if (NV > 1)                                                     \
+				a##r##1 = _mm512_fmadd_ps(x1, b, a##r##1);              \
+			if (NV > 2)                                                     \
+				a##r##2 = _mm512_fmadd_ps(x2, b, a##r##2);              \
+		}                                                                       \
+	} while (0)
+#define PX_STORE1(r, v, o)                                                              \
+	do {                                                                            \
+		if (NV - 1 == v)                                                        \
+			_mm512_mask_storeu_ps((o) + 16 * v, mlast, a##r##v);            \
+		else if (NV > v)                                                        \
+			_mm512_storeu_ps((o) + 16 * v, a##r##v);                        \
+	} while (0)
+#define PX_STORE(r)                                                                     \
+	do {                                                                            \
+		if (KR > r) {                                                           \
+			PX_STORE1(r, 0, out + r * ldo);                                 \
+			PX_STORE1(r, 1, out + r * ldo);                                 \
+			PX_STORE1(r, 2, out + r * ldo);                                 \
+		}                                                                       \
+	} while (0)
+#define PX_DECL(r) __m512 a##r##0 = z, a##r##1 = z, a##r##2 = z
+
+ALWAYS_INLINE void px_block(const int KR, const int NV, __mmask16 mlast, const float *x,
+			    const int32_t *off, int64_t nterm, const float *w, float *out,
+			    int64_t ldo)
+{
+	const __m512 z = _mm512_setzero_ps();
+	PX_DECL(0); PX_DECL(1); PX_DECL(2); PX_DECL(3);
+	PX_DECL(4); PX_DECL(5); PX_DECL(6); PX_DECL(7);
+
+	for (int64_t i = 0; i < nterm; i++) {
+		const float *xp = x + off[i];
+		const float *wi = w + 16 * i;
+		__m512 x0, x1 = z, x2 = z;
+
+		if (NV == 1) {
+			x0 = _mm512_maskz_loadu_ps(mlast, xp);
+		} else {
+			x0 = _mm512_loadu_ps(xp);
+			if (NV == 2) {
+				x1 = _mm512_maskz_loadu_ps(mlast, xp + 16);
+			} else {
+				x1 = _mm512_loadu_ps(xp + 16);
+				x2 = _mm512_maskz_loadu_ps(mlast, xp + 32);
+			}
+		}
+		PX_ROW(0); PX_ROW(1); PX_ROW(2); PX_ROW(3);
+		PX_ROW(4); PX_ROW(5); PX_ROW(6); PX_ROW(7);
+	}
+	PX_STORE(0); PX_STORE(1); PX_STORE(2); PX_STORE(3);
+	PX_STORE(4); PX_STORE(5); PX_STORE(6); PX_STORE(7);
+}
+
+/* One block of kr (1..8) channels and nv (1..3) vectors, dispatched to a
+ * body compiled for those constants. */
+#define PX_CASE(KR)                                                                     \
+	case KR:                                                                        \
+		if (nv == 3)                                                            \
+			px_block(KR, 3, m, x, off, nterm, w, out, ldo);                 \
+		else if (nv == 2)                                                       \
+			px_block(KR, 2, m, x, off, nterm, w, out, ldo);                 \
+		else                                                                    \
+			px_block(KR, 1, m, x, off, nterm, w, out, ldo);                 \
+		break
+
+static void px_dispatch(int kr, int nv, __mmask16 m, const float *x, const int32_t *off,
+			int64_t nterm, const float *w, float *out, int64_t ldo)
+{
+	switch (kr) {
+	PX_CASE(8);
+	PX_CASE(7);
+	PX_CASE(6);
+	PX_CASE(5);
+	PX_CASE(4);
+	PX_CASE(3);
+	PX_CASE(2);
+	PX_CASE(1);
+	default:
+		break;
+	}
+}
+
+void ops_avx512_conv_direct_px(const float *x, const int32_t *off, int64_t nterm,
+			       const float *wp, int nk, int64_t nq, float *out, int64_t ldo)
+{
+	for (int64_t q0 = 0; q0 < nq; q0 += 16 * PX_NV) {
+		int64_t left = nq - q0;
+		int nv = left >= 16 * PX_NV ? PX_NV : (int)((left + 15) / 16);
+		int64_t tail = left - 16 * (nv - 1);
+		__mmask16 m = tail >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << tail) - 1u);
+
+		for (int k0 = 0; k0 < nk; k0 += PX_KR) {
+			int kr = nk - k0 < PX_KR ? nk - k0 : PX_KR;
+
+			px_dispatch(kr, nv, m, x + q0, off, nterm, wp + k0, out + k0 * ldo + q0,
+				    ldo);
+		}
+	}
+}
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+/* ---- bf16 on AMX tiles -------------------------------------------------------------
+ * vdpbf16ps would be the AVX512_BF16 way, but on this generation of cores
+ * it issues one zmm every two cycles: 16 MACs a cycle, half of what two
+ * fp32 FMA pipes give on widened data. The AMX unit's tdpbf16ps does 16 x
+ * 16 x 32 MACs per instruction. Tiles: C0..C3 the fp32 sums (nk channels x
+ * 16 pixels each), A the weights (nk x 32 terms), B the inputs (16 term
+ * pairs x 16 pixels, pairs interleaved as tdpbf16ps reads them). */
+
+/* ARCH_REQ_XCOMP_PERM / XFEATURE_XTILEDATA of <asm/prctl.h>: Linux hands a
+ * process the tile data state only when it asks for it. */
+#define AMX_REQ_XCOMP_PERM 0x1023
+#define AMX_XTILEDATA 18
+
+struct amx_cfg {
+	uint8_t palette, start_row;
+	uint8_t reserved[14];
+	uint16_t colsb[16];
+	uint8_t rows[16];
+};
+
+static int amx_state; /* 0 unknown, 1 usable, -1 not */
+
+static void amx_probe(void)
+{
+	unsigned a, b, c, d;
+	int ok = 0;
+
+	/* CPUID.(7,0):EDX bit 24 AMX-TILE, bit 22 AMX-BF16 */
+	if (__get_cpuid_max(0, NULL) >= 7) {
+		__cpuid_count(7, 0, a, b, c, d);
+		ok = (d >> 24 & 1) && (d >> 22 & 1);
+	}
+#if defined(__linux__) && defined(SYS_arch_prctl)
+	if (ok)
+		ok = syscall(SYS_arch_prctl, AMX_REQ_XCOMP_PERM, AMX_XTILEDATA) == 0;
+#else
+	ok = 0;
+#endif
+	amx_state = ok ? 1 : -1;
+}
+
+int ops_amx_bf16_ready(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, amx_probe);
+	return amx_state > 0;
+}
+
+/* B tiles of one 32-term step for nh halves of 32 pixels: row r of tile 2h
+ * takes pixels {0-3, 8-11, 16-19, 24-27} of half h, tile 2h+1 the others
+ * (vpunpck{l,h}wd interleave within 128-bit lanes); each pixel's lane pair
+ * is (term 2r, term 2r+1). Pixels at or past nq are loaded as 0 (masked). */
+#define AMX_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,amx-tile,amx-bf16")))
+
+AMX_TARGET ALWAYS_INLINE void amx_pack(uint16_t *buf, const uint16_t *x, const int32_t *off,
+			    int64_t t0, int64_t nterm, int nh, __mmask32 m0, __mmask32 m1)
+{
+	const __m512i z = _mm512_setzero_si512();
+
+	for (int r = 0; r < 16; r++) {
+		int64_t ta = t0 + 2 * r, tb = ta + 1;
+
+		for (int h = 0; h < nh; h++) {
+			__mmask32 m = h ? m1 : m0;
+			__m512i va = ta < nterm ? _mm512_maskz_loadu_epi16(m, x + off[ta] + 32 * h) : z;
+			__m512i vb = tb < nterm ? _mm512_maskz_loadu_epi16(m, x + off[tb] + 32 * h) : z;
+
+			_mm512_store_si512((__m512i *)(buf + (2 * h) * 512 + 32 * r),
+					   _mm512_unpacklo_epi16(va, vb));
+			_mm512_store_si512((__m512i *)(buf + (2 * h + 1) * 512 + 32 * r),
+					   _mm512_unpackhi_epi16(va, vb));
+		}
+	}
+}
+
+AMX_TARGET void ops_avx512_conv_direct_bf16(const uint16_t *x, const int32_t *off, int64_t nterm,
+				 const uint16_t *a, int64_t lda, int nk, int64_t nq, float *out,
+				 int64_t ldo)
+{
+	struct amx_cfg cfg;
+	uint16_t buf[2][4 * 512] __attribute__((aligned(64)));
+	float cb[4][16 * 16] __attribute__((aligned(64)));
+	/* natural pixel order from the lo/hi tiles of one half */
+	const __m512i ix0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+	const __m512i ix1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29,
+					      30, 31);
+	int64_t nks = (nterm + 31) / 32;
+
+	memset(&cfg, 0, sizeof cfg);
+	cfg.palette = 1;
+	for (int t = 0; t < 8; t++) {
+		cfg.colsb[t] = 64;
+		cfg.rows[t] = (uint8_t)(t <= 4 ? nk : 16); /* C0-3 and A: nk rows */
+	}
+	_tile_loadconfig(&cfg);
+	for (int64_t q0 = 0; q0 < nq; q0 += 64) {
+		int64_t left = nq - q0;
+		int nh = left > 32 ? 2 : 1;
+		__mmask32 m0 = left >= 32 ? (__mmask32)~0u : (__mmask32)((1u << left) - 1u);
+		__mmask32 m1 = left >= 64 ? (__mmask32)~0u :
+			       left > 32 ? (__mmask32)((1u << (left - 32)) - 1u) : 0;
+
+		_tile_zero(0);
+		_tile_zero(1);
+		_tile_zero(2);
+		_tile_zero(3);
+		/* the next step's B is packed before this step's tiles load
+		 * theirs: a tile load right behind the stores that wrote its
+		 * rows waited for them (no store forwarding into tiles) */
+		amx_pack(buf[0], x + q0, off, 0, nterm, nh, m0, m1);
+		for (int64_t ks = 0; ks < nks; ks++) {
+			const uint16_t *bk = buf[ks & 1];
+
+			if (ks + 1 < nks)
+				amx_pack(buf[(ks + 1) & 1], x + q0, off, 32 * (ks + 1), nterm, nh,
+					 m0, m1);
+			_tile_loadd(4, a + 32 * ks, lda * 2);
+			_tile_loadd(5, bk, 64);
+			_tile_dpbf16ps(0, 4, 5);
+			_tile_loadd(6, bk + 512, 64);
+			_tile_dpbf16ps(1, 4, 6);
+			if (nh > 1) {
+				_tile_loadd(7, bk + 1024, 64);
+				_tile_dpbf16ps(2, 4, 7);
+				_tile_loadd(5, bk + 1536, 64);
+				_tile_dpbf16ps(3, 4, 5);
+			}
+		}
+		_tile_stored(0, cb[0], 64);
+		_tile_stored(1, cb[1], 64);
+		if (nh > 1) {
+			_tile_stored(2, cb[2], 64);
+			_tile_stored(3, cb[3], 64);
+		}
+		for (int k = 0; k < nk; k++)
+			for (int h = 0; h < nh; h++) {
+				__m512 lo = _mm512_load_ps(cb[2 * h] + 16 * k);
+				__m512 hi = _mm512_load_ps(cb[2 * h + 1] + 16 * k);
+				__mmask32 m = h ? m1 : m0;
+				float *o = out + k * ldo + q0 + 32 * h;
+
+				_mm512_mask_storeu_ps(o, (__mmask16)m, _mm512_permutex2var_ps(lo, ix0, hi));
+				_mm512_mask_storeu_ps(o + 16, (__mmask16)(m >> 16),
+						      _mm512_permutex2var_ps(lo, ix1, hi));
+			}
+	}
+	_tile_release();
+}
