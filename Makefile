@@ -143,7 +143,7 @@ CB        := build-cuda
 CUDA_OBJ  := $(patsubst ops/cuda/%.cu,$(CB)/ops/cuda/%.o,$(wildcard ops/cuda/*.cu))
 # build-cuda/opreview: the command line with the backend linked in place of
 # ops/cuda_none.c (which refuses `device: cuda` in the plain build).
-CUDA_BINS := $(CB)/tests/test_cuda $(CB)/tests/bench_cuda $(CB)/opreview
+CUDA_BINS := $(CB)/tests/test_cuda $(CB)/tests/test_replay $(CB)/tests/bench_cuda $(CB)/opreview
 CUDA_HOME ?= $(patsubst %/bin/,%,$(dir $(NVCC)))
 CUDA_LIB_OBJ = $(filter-out $(B)/ops/cuda_none.o,$(LIB_OBJ))
 CUDA_LIBS  = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lstdc++ -ldl -lrt
@@ -167,7 +167,7 @@ cuda:
 	@$(MAKE) --no-print-directory $(CUDA_BINS)
 
 test-cuda: cuda
-	@OPREVIEW=./$(BIN) B=$(B) sh tests/run.sh $(CB)/tests/test_cuda
+	@OPREVIEW=./$(BIN) B=$(B) sh tests/run.sh $(CB)/tests/test_cuda $(CB)/tests/test_replay
 
 bench-cuda: cuda
 	@sh tests/cuda/bench.sh $(CB)/tests/bench_cuda

@@ -56,7 +56,49 @@ static json_t *latency_json(const struct ana_latency *l)
 			 qci_json(&l->p90), "p95", qci_json(&l->p95), "p99", qci_json(&l->p99));
 }
 
-static json_t *pipe_json(const struct col_variant_run *vr)
+/* A GPU run's pipeline: the service times the simulation used (measured)
+ * and the trace replayed on the device (measured) beside the simulation's
+ * values for the same requests (simulated); unavailable with the reason
+ * where the archive has no replay. */
+static json_t *device_pipe_json(const struct col_variant_run *vr)
+{
+	int bad = 0;
+	const struct col_replay *rp = &vr->replay;
+	json_t *o = json_object(), *lt = json_array();
+	for (size_t i = 0; vr->dev_launch_ns && i < vr->ndev_launch; i++)
+		add(&bad, lt, num(vr->dev_launch_ns[i] / 1e3));
+	put(&bad, o, "service_times_provenance",
+	    json_string(vr->ndev_launch ? "measured" : "simulated"));
+	put(&bad, o, "service_launch_us", vr->ndev_launch ? lt : (json_decref(lt), json_null()));
+	if (rp->state == COL_REPLAY_MEASURED) {
+		put(&bad, o, "provenance", json_string("measured"));
+		put(&bad, o, "requests", json_integer((json_int_t)rp->n));
+		put(&bad, o, "jobs", json_integer((json_int_t)rp->jobs));
+		put(&bad, o, "streams", json_integer(rp->streams));
+		put(&bad, o, "p50_us", num(rp->p50_ns / 1e3));
+		put(&bad, o, "p95_us", num(rp->p95_ns / 1e3));
+		put(&bad, o, "p99_us", num(rp->p99_ns / 1e3));
+		put(&bad, o, "max_us", num(rp->max_ns / 1e3));
+		put(&bad, o, "wait_p95_us", num(rp->wait_p95_ns / 1e3));
+		put(&bad, o, "wait_mean_us", num(rp->wait_mean_ns / 1e3));
+		put(&bad, o, "throughput_rps", num(rp->throughput_rps));
+		put(&bad, o, "simulated", json_pack("{s:s,s:o,s:o,s:o,s:o,s:o}", "provenance",
+						    "simulated", "p50_us", num(rp->sim_p50_ns / 1e3),
+						    "p95_us", num(rp->sim_p95_ns / 1e3), "p99_us",
+						    num(rp->sim_p99_ns / 1e3), "wait_p95_us",
+						    num(rp->sim_wait_p95_ns / 1e3), "wait_mean_us",
+						    num(rp->sim_wait_mean_ns / 1e3)));
+	} else {
+		put(&bad, o, "provenance", json_string("unavailable"));
+		put(&bad, o, "reason",
+		    json_string(rp->state == COL_REPLAY_UNAVAILABLE
+					? rp->reason
+					: "the archive has no replay on the device (it predates it)"));
+	}
+	return done(bad, o);
+}
+
+static json_t *pipe_json(const struct col_variant_run *vr, int gpu)
 {
 	int bad = 0;
 	const struct col_pipe_result *r = &vr->pipe;
@@ -102,6 +144,8 @@ static json_t *pipe_json(const struct col_variant_run *vr)
 	put(&bad, o, "wait_hist", json_pack("{s:o,s:o}", "edges_us", edges, "counts", counts));
 	put(&bad, o, "core_util", cu);
 	put(&bad, o, "sweep", sw);
+	if (gpu)
+		put(&bad, o, "device_replay", device_pipe_json(vr));
 	return done(bad, o);
 }
 
@@ -190,7 +234,7 @@ static json_t *variant_json(const struct ana_findings *f, int b, int v)
 	put(&bad, o, "output_sha256", json_string(vr->output_sha256));
 	put(&bad, o, "input_sha256", json_string(vr->input_sha256));
 	put(&bad, o, "primary_bottleneck", json_string(ana_class_name(f->blocks[b].primary[v])));
-	put(&bad, o, "pipeline", pipe_json(vr));
+	put(&bad, o, "pipeline", pipe_json(vr, f->run->gpu.present));
 	return done(bad, o);
 }
 

@@ -217,7 +217,7 @@ static json_t *envelope_json(const struct ops_envelope *e, const char *source)
 				 e->vector_tops > 0 ? jreal(e->vector_tops) : json_null(),
 				 "vector_half",
 				 e->vector_half_tops > 0 ? jreal(e->vector_half_tops) : json_null());
-	return json_pack("{s:s,s:s,s:s,s:o,s:o,s:i,s:o,s:o,s:o,s:o,s:o,s:I,s:o,s:i,s:b,s:o,s:o}",
+	json_t *o = json_pack("{s:s,s:s,s:s,s:o,s:o,s:i,s:o,s:o,s:o,s:o,s:o,s:I,s:o,s:i,s:b,s:o,s:o}",
 			 "name", e->name, "source", source, "power_mode", e->power_mode,
 			 "clock_ghz", jreal(e->clock_ghz), "clock_scale", jreal(e->clock_scale),
 			 "cores", e->cores, "global_bandwidth_gbps", jreal(e->global_bw_gbps),
@@ -228,6 +228,23 @@ static json_t *envelope_json(const struct ops_envelope *e, const char *source)
 			 (json_int_t)e->dma_max_last_dim, "dma_setup_ns", jreal(e->dma_setup_ns),
 			 "dma_engines", e->dma_engines, "dma_serial", e->dma_serial, "compute_tops",
 			 tops, "launch_overhead_us", jreal(e->launch_overhead_us));
+	/* a GPU envelope's own terms (ops.h), only where it has them: a host
+	 * envelope's manifest stays as it was */
+	if (o && e->launch_first_us > 0)
+		json_object_set_new(o, "launch_first_us", jreal(e->launch_first_us));
+	json_t *k = NULL;
+	for (int f = 0; o && f < OPS_NKCLASSES; f++) {
+		if (!(e->kern[f].efficiency > 0))
+			continue;
+		if (!k && !(k = json_object()))
+			break;
+		json_object_set_new(k, ops_kernel_class_name((enum ops_kernel_class)f),
+				    json_pack("{s:o,s:o}", "efficiency", jreal(e->kern[f].efficiency),
+					      "transfer_ns", jreal(e->kern[f].transfer_ns)));
+	}
+	if (k)
+		json_object_set_new(o, "kernels", k);
+	return o;
 }
 
 static json_t *host_json(const struct col_host *h)

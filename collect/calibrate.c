@@ -904,7 +904,26 @@ static int gpu_yaml(const struct ops_envelope *e, const struct col_calibration *
 		"               vector_half: %.6g}\n",
 	    e->tops[OPS_F32], e->tops[OPS_F16], e->tops[OPS_BF16], e->tops[OPS_S8], e->vector_tops,
 	    e->vector_half_tops);
+	opr_buf_printf(&b, "# launch_first_us: the first launch of a run as the review times it (L2\n"
+		"# flushed, an event each side); launch_overhead_us: each further launch\n");
 	opr_buf_printf(&b, "launch_overhead_us: %.6g\n", e->launch_overhead_us);
+	if (e->launch_first_us > 0)
+		opr_buf_printf(&b, "launch_first_us: %.6g\n", e->launch_first_us);
+	int nk = 0;
+	for (int f = 0; f < OPS_NKCLASSES; f++)
+		nk += e->kern[f].efficiency > 0;
+	if (nk)
+		opr_buf_printf(&b, "# kernels (GPU envelopes only): our own kernels per family, fitted from the\n"
+			"# *_a_us / *_b_us times below: efficiency scales the compute, SHARED and\n"
+			"# GLOBAL terms of the family's launches (measured body / body at the peaks\n"
+			"# above), transfer_ns the exposed cost of each load from GLOBAL\n"
+			"# (fixtures/profiles/README.md)\n"
+			"kernels:\n");
+	for (int f = 0; f < OPS_NKCLASSES; f++)
+		if (e->kern[f].efficiency > 0)
+			opr_buf_printf(&b, "  %s: {efficiency: %.6g, transfer_ns: %.6g}\n",
+			    ops_kernel_class_name((enum ops_kernel_class)f), e->kern[f].efficiency,
+			    e->kern[f].transfer_ns);
 	opr_buf_printf(&b, "calibration:\n  host: ");
 	quoted(&b, cal->host);
 	opr_buf_printf(&b, "\n  date: ");

@@ -34,8 +34,11 @@ int cmd_calibrate(int argc, char **argv)
 		"this CPU has), recorded as calibration.kernel_isa.\n"
 		"--device cuda (build-cuda/opreview only) measures the GPU instead: HBM and L2\n"
 		"copy bandwidth (read + written), shared-memory bandwidth per SM, FFMA, fp16/bf16\n"
-		"mma.sync, int8 dp4a and mma.sync peaks, the SiLU element rate, an empty kernel's\n"
-		"launch cost and one HBM load's latency; cores = SMs, SHARED from the device.",
+		"mma.sync, int8 dp4a and mma.sync peaks, the SiLU element rate, one HBM load's\n"
+		"latency, the first and each further launch of a run (L2 flushed, CUDA events), and\n"
+		"our own kernels per family (conv, qgemm, permute, permute_rows, elementwise): the\n"
+		"planner's top plans timed and fitted into the envelope's kernels: efficiency and\n"
+		"transfer_ns; cores = SMs, SHARED from the device.",
 		"Exit status: 0 written, 1 failure, 2 bad usage, 5 FILE exists (pass --force) or is\n"
 		"being written by another opreview, 6 --device cuda without the CUDA backend or\n"
 		"without a usable GPU, 130/143 interrupted (nothing left behind).", opts};

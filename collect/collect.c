@@ -557,11 +557,42 @@ static void common_hist(struct col_block_run *br)
 	}
 }
 
+/* A GPU run's simulation (col_pipe_device_launches): the measured launch
+ * times, one server, the trace kept for the replay on the device. */
+static int simulate_gpu(struct col_pipe_config *cfg, struct col_variant_run *vr,
+			struct opr_error *err)
+{
+	const size_t n = vr->ndev_launch;
+	struct col_pipe_launch *l = calloc(n, sizeof *l);
+	if (!l)
+		return opr_error_set(err, OPR_ENOMEM, "out of memory");
+	col_pipe_device_launches(vr->dev_launch_ns, n, vr->launches, vr->nlaunches, l);
+	col_pipe_device_config(cfg);
+	int rc = col_pipe_simulate(cfg, l, n, &vr->pipe, err);
+	cfg->keep_trace = 0;
+	if (!rc)
+		rc = pipeline_cis(vr, err);
+	if (!rc)
+		rc = uncontended(cfg, l, vr, err);
+	if (!rc)
+		rc = col_pipe_sweep(cfg, l, n, &vr->sweep, &vr->nsweep, err);
+	free(l);
+	return rc;
+}
+
 static int simulate_pipeline(const struct col_profile *p, struct col_block_run *br,
 			     struct opr_error *err)
 {
 	for (int v = 0; v < 2; v++) {
 		struct col_variant_run *vr = &br->v[v];
+		struct col_pipe_config cfg;
+		col_pipe_config_from_profile(p, br->block, &cfg);
+		if (vr->dev_launch_ns && vr->ndev_launch) {
+			int rc = simulate_gpu(&cfg, vr, err);
+			if (rc)
+				return rc;
+			continue;
+		}
 		struct col_pipe_launch *l = calloc(vr->nlaunches ? vr->nlaunches : 1, sizeof *l);
 		if (!l)
 			return opr_error_set(err, OPR_ENOMEM, "out of memory");
@@ -577,8 +608,6 @@ static int simulate_pipeline(const struct col_profile *p, struct col_block_run *
 					  cores;
 			l[i].global_bytes = (double)r->global_bytes;
 		}
-		struct col_pipe_config cfg;
-		col_pipe_config_from_profile(p, br->block, &cfg);
 		int rc = col_pipe_simulate(&cfg, l, vr->nlaunches, &vr->pipe, err);
 		if (!rc)
 			rc = pipeline_cis(vr, err);
@@ -677,12 +706,16 @@ static int collect_block(struct col_run *run, struct sampler *s, struct col_gpu_
 	if (gpu) {
 		if (!rc)
 			rc = col_gpu_sample(run, gpu, br, gi, budget_s, progress, rng, err);
+		for (int v = 0; v < 2 && !rc; v++)
+			rc = col_gpu_launch_times(gpu, gi[v], &br->v[v], err);
 		col_gpu_inst_free(gi[0]);
 		col_gpu_inst_free(gi[1]);
 		if (!rc)
 			rc = simulate_pipeline(p, br, err);
 		if (!rc)
 			common_hist(br);
+		for (int v = 0; v < 2 && !rc; v++)
+			rc = col_gpu_replay(gpu, inst[v], &br->v[v], err);
 		for (int v = 0; v < 2 && !rc; v++)
 			rc = col_gpu_measure_alts(p, gpu, b, &br->v[v], err);
 		ops_instance_free(inst[0]);
@@ -814,6 +847,7 @@ static void variant_release(struct col_variant_run *vr)
 	free(vr->gpu_counters);
 	col_pipe_result_release(&vr->pipe);
 	free(vr->sweep);
+	free(vr->dev_launch_ns);
 }
 
 void col_run_free(struct col_run *run)

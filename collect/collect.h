@@ -88,6 +88,24 @@ struct col_import {
 	char date_from[16];        /* started_utc is the "source"'s date or the "ingest" time */
 };
 
+/* The simulation's arrival trace replayed on the GPU (collect/gpu.c,
+ * ops/cuda/replay.cu): per-request latency and queue wait measured with CUDA
+ * events (provenance measured), over the first `n` requests of the trace,
+ * beside the simulation's values for the same requests (sim_*, simulated). */
+#define COL_REPLAY_MAX_REQUESTS 4000
+enum col_replay_state { COL_REPLAY_NONE = 0, COL_REPLAY_MEASURED, COL_REPLAY_UNAVAILABLE };
+struct col_replay {
+	int state;                 /* NONE: a host run (nothing is written) */
+	char reason[256];          /* UNAVAILABLE: why */
+	int64_t n, jobs;           /* requests and jobs replayed */
+	int streams;               /* CUDA streams */
+	double p50_ns, p95_ns, p99_ns, max_ns, mean_ns;
+	double wait_p50_ns, wait_p95_ns, wait_p99_ns, wait_mean_ns;
+	double throughput_rps;     /* n / (last end - first arrival) */
+	/* the simulation over the same requests */
+	double sim_p50_ns, sim_p95_ns, sim_p99_ns, sim_wait_p95_ns, sim_wait_mean_ns;
+};
+
 /* What one variant of one block produced. */
 struct col_variant_run {
 	struct ops_plan plan;            /* the plan that ran */
@@ -138,6 +156,12 @@ struct col_variant_run {
 	double pipe_hidden_p95_ns;
 	struct col_pipe_sweep_row *sweep;/* batch 1..max (owned) */
 	size_t nsweep;
+	/* GPU runs: each kernel launch's device time in one run (CUDA events, L2
+	 * flushed; median of COL_GPU_LAUNCH_SAMPLES), the simulation's service
+	 * times there; NULL on a host run (owned) */
+	double *dev_launch_ns;
+	size_t ndev_launch;
+	struct col_replay replay;        /* the trace replayed on the GPU */
 	/* imported runs only: the source's counters */
 	struct col_ext_counter ext[COL_MAX_EXT_COUNTERS];
 	int next;
@@ -280,6 +304,17 @@ int col_gpu_sample(struct col_run *run, struct col_gpu_ctx *g, struct col_block_
 int col_gpu_measure_alts(const struct col_profile *p, struct col_gpu_ctx *g,
 			 const struct col_block *b, struct col_variant_run *vr,
 			 struct opr_error *err);
+/* Each kernel launch's device time of one run of gi (vr->dev_launch_ns). */
+#define COL_GPU_LAUNCH_SAMPLES 15
+int col_gpu_launch_times(struct col_gpu_ctx *g, struct col_gpu_inst *gi,
+			 struct col_variant_run *vr, struct opr_error *err);
+/* Replays vr->pipe's trace (simulated with keep_trace) on the GPU: streams
+ * as CUDA streams, the simulation's batches issued at their close times;
+ * fills vr->replay. Never fails for want of a device: the replay is then
+ * COL_REPLAY_UNAVAILABLE with the reason (so in the plain build, without
+ * the backend). 0 or OPR_ENOMEM. */
+int col_gpu_replay(struct col_gpu_ctx *g, struct ops_instance *inst, struct col_variant_run *vr,
+		   struct opr_error *err);
 /* collect.c's sampling helpers, shared with gpu.c */
 int col_sample_push(struct col_variant_run *vr, size_t *cap, int64_t ns, int32_t round,
 		    struct opr_error *err);

@@ -390,9 +390,240 @@ static const struct {
 	{OPS_CUDA_P_INT8_MMA, "int8_mma_tops"},
 	{OPS_CUDA_P_VECTOR, "vector_tops"},
 	{OPS_CUDA_P_VECTOR_HALF, "vector_half_tops"},
-	{OPS_CUDA_P_LAUNCH, "launch_overhead_us"},
 	{OPS_CUDA_P_LATENCY, "dma_setup_ns"},
+	{OPS_CUDA_P_LAUNCH_FIRST, "launch_first_us"},
+	{OPS_CUDA_P_LAUNCH_NEXT, "launch_overhead_us"},
 };
+
+/* ---- our own kernels, per family --------------------------------------------
+ * The probes above give peaks; the review runs our kernels, which reach a
+ * fraction of them (the conv direct kernel's threads each run a chain of
+ * FMAs on shared-memory operands; qgemm synchronises its block and widens its
+ * sums at every K tile; the row-copy permute spends its time on index
+ * arithmetic). As the host's calibrate times its own kernels for the rates
+ * its envelope carries, each family's fused kernel is timed here the way the
+ * review times a sample (L2 flushed, CUDA events, the two plans interleaved)
+ * on a workload of its own, and its cost is what makes the model (ops/model.c,
+ * ops_envelope.kern) give those times:
+ *   T_i - launch_first = efficiency * B_i + transfer_ns * X_i
+ * B_i: the launch's body at the probes' peaks (efficiency 1), X_i: the loads
+ * from GLOBAL of its busiest SM, both from the model of plan i. The planner's
+ * first fitting plan on the peak envelope and the next fitting plans of its
+ * strategy (six kernels; plans that differ only in buffering are one kernel
+ * on the GPU) are timed and fitted by least squares; transfer_ns only where
+ * the family's kernel waits for each tile's load (qgemm, the transposing
+ * permute), else, and where the fit is not positive, 0 with efficiency the
+ * one-parameter fit. */
+struct gpu_kern {
+	enum ops_kernel_class f;
+	int per_transfer;          /* the kernel pays per transfer */
+	const char *what;          /* the workload, for the method text */
+};
+static const struct gpu_kern gpu_kerns[OPS_NKCLASSES] = {
+	{OPS_KC_CONV, 0, "conv2d+bias+relu fp16 [1,64,56,56] k64 3x3 fused"},
+	{OPS_KC_QGEMM, 1, "qgemm+dequant+bias+gelu-tanh u8 x s8 8x32x1048576 fused"},
+	{OPS_KC_PERMUTE, 1, "permute+silu bf16 [64,65536] (1,0) fused"},
+	{OPS_KC_PERMUTE_ROWS, 0, "permute+silu fp16 [4,128,16,128] (0,2,1,3) fused"},
+	{OPS_KC_ELEMENTWISE, 0, "silu bf16 [16,1048576]"},
+};
+
+static void kern_workload(enum ops_kernel_class f, struct ops_workload *w)
+{
+	memset(w, 0, sizeof *w);
+	switch (f) {
+	case OPS_KC_CONV: {
+		/* the ResNet stage-2 shape: the direct kernel's speed follows its
+		 * block's thread count (tile_oh x tile_ow), which the model does
+		 * not see, and at smaller images the planner's tiles are rows of
+		 * 28 threads that run 2x slower per MAC than its 4 x 28 tiles here */
+		struct ops_conv_shape c = {1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1};
+		w->group = OPS_G_CONV_BIAS_ACT;
+		w->act = OPS_ACT_RELU;
+		w->dtype = OPS_F16;
+		w->conv = c;
+		break;
+	}
+	case OPS_KC_QGEMM:
+		w->group = OPS_G_QGEMM_DQ_BIAS_ACT;
+		w->act = OPS_ACT_GELU_TANH;
+		w->dtype = OPS_S8;
+		w->gemm.m = 8;
+		w->gemm.n = 32;
+		w->gemm.k = 1048576;
+		w->quant.a = OPS_U8;
+		w->quant.a_zero_point = 3;
+		w->quant.a_scale = 0.02f;
+		w->quant.b_per_channel = 1;
+		w->quant.out = OPS_F32;
+		break;
+	case OPS_KC_PERMUTE:
+		w->group = OPS_G_PERMUTE_ACT;
+		w->act = OPS_ACT_SILU;
+		w->dtype = OPS_BF16;
+		w->tensor.rank = 2;
+		w->tensor.dims[0] = 64;
+		w->tensor.dims[1] = 65536;
+		w->tensor.perm[0] = 1;
+		break;
+	case OPS_KC_PERMUTE_ROWS: {
+		static const int64_t d[4] = {4, 128, 16, 128};
+		static const int pm[4] = {0, 2, 1, 3};
+		w->group = OPS_G_PERMUTE_ACT;
+		w->act = OPS_ACT_SILU;
+		w->dtype = OPS_F16;
+		w->tensor.rank = 4;
+		memcpy(w->tensor.dims, d, sizeof d);
+		memcpy(w->tensor.perm, pm, sizeof pm);
+		break;
+	}
+	default:
+		w->group = OPS_G_ACTIVATION;
+		w->act = OPS_ACT_SILU;
+		w->dtype = OPS_BF16;
+		w->tensor.rank = 2;
+		w->tensor.dims[0] = 16;
+		w->tensor.dims[1] = 1048576;
+		break;
+	}
+}
+
+/* B and X of plan under env (see above), from dry-run evaluations: B the
+ * body with family f at efficiency 1 (no transfer cost), X the transfers of
+ * the core with the most (transfer_ns 1000 over a vanishing body), the core
+ * that a transfer cost makes the slowest. */
+static int kern_terms(const struct ops_envelope *env, enum ops_kernel_class f,
+		      const struct ops_workload *w, const struct ops_plan *plan, double *b,
+		      double *x, struct opr_error *err)
+{
+	static const double eff[4] = {1.0, 2.0, 1e-9, 1e-9}, tns[4] = {0, 0, 0, 1000.0};
+	struct ops_envelope e = *env;
+	struct ops_plan_eval ev;
+	double t[4];
+	for (int i = 0; i < 4; i++) {
+		e.kern[f].efficiency = eff[i];
+		e.kern[f].transfer_ns = tns[i];
+		int rc = ops_plan_evaluate(&e, w, plan, &ev, err);
+		if (rc)
+			return rc;
+		t[i] = ev.model_ns;
+	}
+	*b = t[1] - t[0];
+	*x = (t[3] - t[2]) / 1000.0;
+	return 0;
+}
+
+#define GPU_KERN_SAMPLES 15
+#define GPU_KERN_PLANS 6 /* the planner's top fitting plans of its strategy */
+
+static int kern_calibrate(struct ops_cuda *cu, struct ops_envelope *env,
+			  struct col_calibration *cal, const struct gpu_kern *k, int quick,
+			  struct opr_error *err)
+{
+	struct ops_workload w;
+	struct ops_plan_eval *alts = NULL;
+	struct ops_instance *inst[GPU_KERN_PLANS] = {NULL};
+	struct ops_cuda_inst *gi[GPU_KERN_PLANS] = {NULL};
+	size_t nalts = 0;
+	double b[GPU_KERN_PLANS], x[GPU_KERN_PLANS], y[GPU_KERN_PLANS], *ns = NULL;
+	int pick[GPU_KERN_PLANS], np = 0, rc;
+	const int samples = quick ? 5 : GPU_KERN_SAMPLES;
+
+	kern_workload(k->f, &w);
+	/* the plans are chosen on the envelope measured so far, this family
+	 * at efficiency 1 (the peaks): the planner's first fitting plan and
+	 * the next ones of the same strategy, as the review measures them */
+	struct ops_envelope e = *env;
+	e.kern[k->f].efficiency = 1.0;
+	e.kern[k->f].transfer_ns = 0.0;
+	if ((rc = ops_plan_search(&e, &w, w.group != OPS_G_ACTIVATION, &alts, &nalts, err)))
+		goto out;
+	for (size_t i = 0; i < nalts && np < GPU_KERN_PLANS; i++) {
+		if (!alts[i].fits || (np && alts[i].plan.strategy != alts[pick[0]].plan.strategy))
+			continue;
+		/* a plan that differs from one already taken only in its
+		 * buffering is the same kernel on the GPU: not timed twice */
+		int dup = 0;
+		for (int j = 0; j < np && !dup; j++) {
+			struct ops_plan q = alts[pick[j]].plan;
+			q.double_buffer = alts[i].plan.double_buffer;
+			dup = ops_plan_equal(&q, &alts[i].plan);
+		}
+		if (dup)
+			continue;
+		if ((rc = kern_terms(&e, k->f, &w, &alts[i].plan, &b[np], &x[np], err)))
+			goto out;
+		pick[np++] = (int)i;
+	}
+	if (np < 1) {
+		rc = opr_error_set(err, OPR_EINTERNAL, "calibrate: no fitting plan for %s", k->what);
+		goto out;
+	}
+	for (int i = 0; i < np && !rc; i++) {
+		rc = ops_instance_new(&w, &alts[pick[i]].plan, 11, "calibrate", &inst[i], err);
+		if (!rc)
+			rc = ops_cuda_inst_new(cu, inst[i], &gi[i], err);
+		if (!rc)
+			rc = ops_cuda_inst_run_checked(gi[i], err); /* warm-up, module load */
+	}
+	if (rc)
+		goto out;
+	if (!(ns = malloc((size_t)np * samples * sizeof *ns))) {
+		rc = opr_error_set(err, OPR_ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((rc = ops_cuda_time(cu, gi, np, samples, 1, ns, err)))
+		goto out;
+	for (int i = 0; i < np; i++) {
+		char key[32], method[COL_TEXT_MAX], d[160];
+		double *s = ns + (size_t)i * samples;
+		for (int j = 0; j < samples; j++)
+			s[j] /= 1000.0;
+		ops_plan_describe(w.group, &alts[pick[i]].plan, d, sizeof d);
+		qsort(s, (size_t)samples, sizeof *s, cmp_double);
+		y[i] = s[samples / 2] * 1000.0 - env->launch_first_us * 1000.0;
+		/* the first two plans' times go into the calibration values (one
+		 * plan alone gives efficiency y / b) */
+		if (i > 1)
+			continue;
+		snprintf(key, sizeof key, "%s_%c_us", ops_kernel_class_name(k->f), 'a' + i);
+		snprintf(method, sizeof method,
+			 "%s, plan '%s' (of %d timed): CUDA events, L2 flushed, interleaved (model "
+			 "at the peaks: body %.4g us, %.4g loads from GLOBAL on the busiest SM)",
+			 k->what, d, np, b[i] / 1000.0, x[i]);
+		col_cal_record(cal, key, s, samples, method);
+	}
+	/* least squares over the plans: y = efficiency b + transfer_ns x */
+	double sbb = 0, sbx = 0, sxx = 0, sby = 0, sxy = 0;
+	for (int i = 0; i < np; i++) {
+		sbb += b[i] * b[i];
+		sbx += b[i] * x[i];
+		sxx += x[i] * x[i];
+		sby += b[i] * y[i];
+		sxy += x[i] * y[i];
+	}
+	double eff = 0, tns = 0;
+	const double det = sbb * sxx - sbx * sbx;
+	if (k->per_transfer && det > 1e-12 * sbb * sxx) {
+		eff = (sby * sxx - sxy * sbx) / det;
+		tns = (sbb * sxy - sbx * sby) / det;
+	}
+	if (!(eff > 0) || tns < 0) {
+		eff = sbb > 0 ? sby / sbb : 0;
+		tns = 0;
+	}
+	/* a kernel can be faster than the peaks' model (the L2 serving what
+	 * the model prices at the HBM rate), never take no time */
+	env->kern[k->f].efficiency = eff > 0.05 ? eff : 0.05;
+	env->kern[k->f].transfer_ns = tns;
+out:
+	for (int i = 0; i < GPU_KERN_PLANS; i++) {
+		ops_cuda_inst_free(gi[i]);
+		ops_instance_free(inst[i]);
+	}
+	free(alts);
+	free(ns);
+	return rc;
+}
 
 #define GPU_CAL_SAMPLES 11
 #define GPU_CAL_MAX_SAMPLES 32
@@ -448,9 +679,14 @@ int col_calibrate_gpu(const struct col_cal_options *o, int index, struct ops_env
 	env->vector_tops = col_cal_find(cal, "vector_tops")->median;
 	env->vector_half_tops = col_cal_find(cal, "vector_half_tops")->median;
 	env->launch_overhead_us = col_cal_find(cal, "launch_overhead_us")->median;
+	env->launch_first_us = col_cal_find(cal, "launch_first_us")->median;
 	env->dma_setup_ns = col_cal_find(cal, "dma_setup_ns")->median;
 	env->dma_engines = GPU_INFLIGHT;
 	env->dma_serial = 0;
+	for (int f = 0; f < OPS_NKCLASSES && !rc; f++)
+		rc = kern_calibrate(cu, env, cal, &gpu_kerns[f], quick, err);
+	if (rc)
+		goto out;
 	cal->present = 1;
 	for (int i = 0; i < cal->nv && !rc; i++)
 		if (!(cal->v[i].median > 0) || !isfinite(cal->v[i].median))
@@ -458,5 +694,124 @@ int col_calibrate_gpu(const struct col_cal_options *o, int index, struct ops_env
 					   cal->v[i].key, cal->v[i].median);
 out:
 	ops_cuda_free(cu);
+	return rc;
+}
+
+/* ---- the pipeline on the device ------------------------------------------------ */
+
+int col_gpu_launch_times(struct col_gpu_ctx *g, struct col_gpu_inst *gi,
+			 struct col_variant_run *vr, struct opr_error *err)
+{
+	double ns[COL_PIPE_MAX_LAUNCHES > 256 ? 256 : COL_PIPE_MAX_LAUNCHES];
+	int n = 0;
+	int rc = ops_cuda_inst_launch_times(gi->gi, g->cu, COL_GPU_LAUNCH_SAMPLES, ns,
+					    (int)(sizeof ns / sizeof *ns), &n, err);
+	if (rc)
+		return rc;
+	free(vr->dev_launch_ns);
+	vr->dev_launch_ns = malloc((size_t)(n > 0 ? n : 1) * sizeof *vr->dev_launch_ns);
+	if (!vr->dev_launch_ns)
+		return opr_error_set(err, OPR_ENOMEM, "out of memory");
+	memcpy(vr->dev_launch_ns, ns, (size_t)n * sizeof *ns);
+	vr->ndev_launch = (size_t)n;
+	return 0;
+}
+
+static double nearest_rank(double *x, size_t n, double q)
+{
+	qsort(x, n, sizeof *x, cmp_double);
+	return opr_quantile_nearest_rank(x, n, q);
+}
+
+int col_gpu_replay(struct col_gpu_ctx *g, struct ops_instance *inst, struct col_variant_run *vr,
+		   struct opr_error *err)
+{
+	struct col_replay *rp = &vr->replay;
+	const struct col_pipe_result *p = &vr->pipe;
+	struct ops_cuda_replay_job *jobs = NULL;
+	double *start = NULL, *end = NULL, *lat = NULL, *wait = NULL, *sim = NULL;
+	struct opr_error e2 = {0};
+	int rc = 0;
+
+	memset(rp, 0, sizeof *rp);
+	rp->state = COL_REPLAY_UNAVAILABLE;
+	if (!p->job_close_ns || !p->job_of || !p->arrival_ns || p->jobs < 1) {
+		snprintf(rp->reason, sizeof rp->reason, "the simulation kept no arrival trace");
+		return 0;
+	}
+	/* the jobs (in close order) up to COL_REPLAY_MAX_REQUESTS requests */
+	int64_t nj = 0, nreq = 0;
+	while (nj < p->jobs && nreq < COL_REPLAY_MAX_REQUESTS)
+		nreq += p->job_b[nj++];
+	jobs = malloc((size_t)nj * sizeof *jobs);
+	start = malloc((size_t)nj * sizeof *start);
+	end = malloc((size_t)nj * sizeof *end);
+	lat = malloc((size_t)nreq * sizeof *lat);
+	wait = malloc((size_t)nreq * sizeof *wait);
+	sim = malloc((size_t)nreq * 3 * sizeof *sim);
+	if (!jobs || !start || !end || !lat || !wait || !sim) {
+		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for the replay");
+		goto out;
+	}
+	for (int64_t j = 0; j < nj; j++) {
+		jobs[j].issue_ns = p->job_close_ns[j];
+		jobs[j].stream = p->job_stream[j];
+		jobs[j].runs = p->job_b[j];
+	}
+	if ((rc = ops_cuda_replay(g ? g->cu : NULL, inst, p->streams, jobs, (size_t)nj, start, end,
+				  &e2))) {
+		/* the device's absence or failure: said, never replaced by a number */
+		snprintf(rp->reason, sizeof rp->reason, "%s", e2.msg);
+		rc = 0;
+		goto out;
+	}
+	/* every request of the replayed jobs: arrival -> its job's end (start) */
+	int64_t k = 0;
+	double first = INFINITY, last = 0, lsum = 0, wsum = 0;
+	double *simlat = sim, *simwait = sim + nreq, *simw2 = sim + 2 * nreq;
+	for (int64_t r = 0; r < p->n && k < nreq; r++) {
+		int64_t j = p->job_of[r];
+		if (j < 0 || j >= nj)
+			continue;
+		lat[k] = end[j] - p->arrival_ns[r];
+		wait[k] = start[j] - p->arrival_ns[r];
+		simlat[k] = p->latency_ns[r];
+		simwait[k] = p->wait_ns[r];
+		simw2[k] = p->wait_ns[r];
+		lsum += lat[k];
+		wsum += wait[k];
+		first = fmin(first, p->arrival_ns[r]);
+		last = fmax(last, end[j]);
+		k++;
+	}
+	rp->n = k;
+	rp->jobs = nj;
+	rp->streams = p->streams;
+	rp->mean_ns = lsum / (double)k;
+	rp->wait_mean_ns = wsum / (double)k;
+	rp->p50_ns = nearest_rank(lat, (size_t)k, 0.50);
+	rp->p95_ns = opr_quantile_nearest_rank(lat, (size_t)k, 0.95);
+	rp->p99_ns = opr_quantile_nearest_rank(lat, (size_t)k, 0.99);
+	rp->max_ns = lat[k - 1];
+	rp->wait_p50_ns = nearest_rank(wait, (size_t)k, 0.50);
+	rp->wait_p95_ns = opr_quantile_nearest_rank(wait, (size_t)k, 0.95);
+	rp->wait_p99_ns = opr_quantile_nearest_rank(wait, (size_t)k, 0.99);
+	rp->throughput_rps = last > first ? (double)k / (last - first) * 1e9 : NAN;
+	double ws = 0;
+	for (int64_t i = 0; i < k; i++)
+		ws += simw2[i];
+	rp->sim_wait_mean_ns = ws / (double)k;
+	rp->sim_p50_ns = nearest_rank(simlat, (size_t)k, 0.50);
+	rp->sim_p95_ns = opr_quantile_nearest_rank(simlat, (size_t)k, 0.95);
+	rp->sim_p99_ns = opr_quantile_nearest_rank(simlat, (size_t)k, 0.99);
+	rp->sim_wait_p95_ns = nearest_rank(simwait, (size_t)k, 0.95);
+	rp->state = COL_REPLAY_MEASURED;
+out:
+	free(jobs);
+	free(start);
+	free(end);
+	free(lat);
+	free(wait);
+	free(sim);
 	return rc;
 }

@@ -85,7 +85,95 @@ json_t *col_pipe_to_json(const struct col_variant_run *vr)
 						    num(w->bw_util)));
 	}
 	json_object_set_new(o, "sweep", sw);
+	/* a GPU run: what the simulation's service times were, and the trace
+	 * replayed on the device (a host run writes neither) */
+	if (vr->dev_launch_ns && vr->ndev_launch) {
+		json_object_set_new(o, "provenance", json_string("simulated"));
+		json_object_set_new(o, "service_times",
+				    json_pack("{s:s,s:s,s:o}", "provenance", "measured", "method",
+					      "each kernel launch of one run on its own between CUDA "
+					      "events, the L2 flushed before the run, median of 15; the "
+					      "device one server (a launch's blocks cover the SMs)",
+					      "launch_ns", darray(vr->dev_launch_ns, vr->ndev_launch)));
+	}
+	const struct col_replay *rp = &vr->replay;
+	if (rp->state == COL_REPLAY_MEASURED) {
+		json_t *d = json_pack("{s:s,s:s,s:I,s:I,s:i}", "provenance", "measured", "method",
+				      "the simulation's first jobs re-issued by the host at their "
+				      "close times, each traffic stream a CUDA stream with its own "
+				      "copy of the plan (a CUDA graph), a batch of b requests b "
+				      "runs; start and end from CUDA events",
+				      "requests", (json_int_t)rp->n, "jobs", (json_int_t)rp->jobs,
+				      "streams", rp->streams);
+		const struct {
+			const char *k;
+			double v;
+		} g[] = {{"p50_ns", rp->p50_ns}, {"p95_ns", rp->p95_ns}, {"p99_ns", rp->p99_ns},
+			 {"max_ns", rp->max_ns}, {"mean_ns", rp->mean_ns},
+			 {"wait_p50_ns", rp->wait_p50_ns}, {"wait_p95_ns", rp->wait_p95_ns},
+			 {"wait_p99_ns", rp->wait_p99_ns}, {"wait_mean_ns", rp->wait_mean_ns},
+			 {"throughput_rps", rp->throughput_rps},
+			 {"simulated_p50_ns", rp->sim_p50_ns}, {"simulated_p95_ns", rp->sim_p95_ns},
+			 {"simulated_p99_ns", rp->sim_p99_ns},
+			 {"simulated_wait_p95_ns", rp->sim_wait_p95_ns},
+			 {"simulated_wait_mean_ns", rp->sim_wait_mean_ns}};
+		for (size_t i = 0; i < sizeof g / sizeof *g; i++)
+			json_object_set_new(d, g[i].k, num(g[i].v));
+		json_object_set_new(o, "device_replay", d);
+	} else if (rp->state == COL_REPLAY_UNAVAILABLE) {
+		json_object_set_new(o, "device_replay", json_pack("{s:s,s:s}", "provenance",
+								  "unavailable", "reason", rp->reason));
+	}
 	return o;
+}
+
+static void load_darray(struct col_jr *r, json_t *o, const char *key, double **out, size_t *n,
+			size_t max);
+
+/* The optional GPU parts (col_pipe_to_json): absent in a host run's file. */
+static void load_device(struct col_jr *r, json_t *j, struct col_variant_run *vr)
+{
+	json_t *st = json_object_get(j, "service_times");
+	if (st) {
+		size_t mark = col_jr_enter(r, "service_times");
+		load_darray(r, st, "launch_ns", &vr->dev_launch_ns, &vr->ndev_launch,
+			    COL_PIPE_MAX_LAUNCHES);
+		col_jr_leave(r, mark);
+	}
+	json_t *d = json_object_get(j, "device_replay");
+	if (!d || r->rc)
+		return;
+	struct col_replay *rp = &vr->replay;
+	char prov[32];
+	size_t mark = col_jr_enter(r, "device_replay");
+	col_jr_str(r, d, "provenance", prov, sizeof prov);
+	if (!r->rc && !strcmp(prov, "unavailable")) {
+		rp->state = COL_REPLAY_UNAVAILABLE;
+		col_jr_str(r, d, "reason", rp->reason, sizeof rp->reason);
+	} else if (!r->rc && !strcmp(prov, "measured")) {
+		rp->state = COL_REPLAY_MEASURED;
+		rp->n = col_jr_int(r, d, "requests", 1, INT64_MAX);
+		rp->jobs = col_jr_int(r, d, "jobs", 1, INT64_MAX);
+		rp->streams = (int)col_jr_int(r, d, "streams", 1, INT32_MAX);
+		rp->p50_ns = col_jr_num(r, d, "p50_ns");
+		rp->p95_ns = col_jr_num(r, d, "p95_ns");
+		rp->p99_ns = col_jr_num(r, d, "p99_ns");
+		rp->max_ns = col_jr_num(r, d, "max_ns");
+		rp->mean_ns = col_jr_num(r, d, "mean_ns");
+		rp->wait_p50_ns = col_jr_num(r, d, "wait_p50_ns");
+		rp->wait_p95_ns = col_jr_num(r, d, "wait_p95_ns");
+		rp->wait_p99_ns = col_jr_num(r, d, "wait_p99_ns");
+		rp->wait_mean_ns = col_jr_num(r, d, "wait_mean_ns");
+		rp->throughput_rps = col_jr_num(r, d, "throughput_rps");
+		rp->sim_p50_ns = col_jr_num(r, d, "simulated_p50_ns");
+		rp->sim_p95_ns = col_jr_num(r, d, "simulated_p95_ns");
+		rp->sim_p99_ns = col_jr_num(r, d, "simulated_p99_ns");
+		rp->sim_wait_p95_ns = col_jr_num(r, d, "simulated_wait_p95_ns");
+		rp->sim_wait_mean_ns = col_jr_num(r, d, "simulated_wait_mean_ns");
+	} else if (!r->rc) {
+		col_jr_fail(r, "provenance", "\"measured\" or \"unavailable\"", json_object_get(d, "provenance"));
+	}
+	col_jr_leave(r, mark);
 }
 
 /* A required array of numbers (null: NAN) of at most max elements. */
@@ -206,5 +294,6 @@ int col_pipe_from_json(struct col_jr *r, json_t *j, struct col_variant_run *vr)
 		col_jr_leave(r, m2);
 	}
 	col_jr_leave(r, mark);
+	load_device(r, j, vr);
 	return r->rc;
 }

@@ -151,8 +151,10 @@ struct job {
 	int64_t head;     /* first request (linked through sim.next_req) */
 	int32_t b;        /* requests */
 	int32_t core;     /* round-robin: bound core; else where it ran */
+	int32_t stream;
 	int64_t next;     /* queue link */
 	double start;
+	double close;     /* when the batch closed */
 };
 
 struct stream_state {
@@ -248,6 +250,8 @@ static int close_batch(struct sim *s, int stream)
 	s->jobs[j].head = st->head;
 	s->jobs[j].b = st->count;
 	s->jobs[j].core = -1;
+	s->jobs[j].stream = stream;
+	s->jobs[j].close = s->now;
 	st->head = st->tail = -1;
 	st->count = 0;
 	st->gen++;
@@ -680,6 +684,11 @@ void col_pipe_result_release(struct col_pipe_result *r)
 	free(r->stream_mean_ns);
 	free(r->stream_p95_ns);
 	free(r->stream_n);
+	free(r->arrival_ns);
+	free(r->job_of);
+	free(r->job_close_ns);
+	free(r->job_stream);
+	free(r->job_b);
 	memset(r, 0, sizeof *r);
 }
 
@@ -772,6 +781,27 @@ int col_pipe_simulate(const struct col_pipe_config *cfg,
 	}
 	if ((rc = run(&s)))
 		goto done;
+	if (cfg->keep_trace) {
+		size_t nj = s.njobs > 0 ? (size_t)s.njobs : 1;
+		out->arrival_ns = malloc(n * sizeof *out->arrival_ns);
+		out->job_of = malloc(n * sizeof *out->job_of);
+		out->job_close_ns = malloc(nj * sizeof *out->job_close_ns);
+		out->job_stream = malloc(nj * sizeof *out->job_stream);
+		out->job_b = malloc(nj * sizeof *out->job_b);
+		if (!out->arrival_ns || !out->job_of || !out->job_close_ns || !out->job_stream ||
+		    !out->job_b) {
+			rc = OPR_ENOMEM;
+			goto done;
+		}
+		memcpy(out->arrival_ns, s.arrival, n * sizeof *s.arrival);
+		for (int64_t j = 0; j < s.njobs; j++) {
+			out->job_close_ns[j] = s.jobs[j].close;
+			out->job_stream[j] = s.jobs[j].stream;
+			out->job_b[j] = s.jobs[j].b;
+			for (int64_t r = s.jobs[j].head; r >= 0; r = s.next_req[r])
+				out->job_of[r] = j;
+		}
+	}
 	/* the arrays are reused as scratch for sorting: arrival is no longer needed */
 	rc = summarise(&s, s.arrival);
 done:
@@ -864,4 +894,26 @@ void col_pipe_config_from_profile(const struct col_profile *p,
 	double share = p->envelope.global_bw_gbps * p->envelope.dma_engines / p->envelope.cores;
 	cfg->dma_peak_gbps = share < p->envelope.global_bw_gbps ? share : p->envelope.global_bw_gbps;
 	cfg->hist_bins = COL_PIPE_DEFAULT_BINS;
+}
+
+void col_pipe_device_launches(const double *ns, size_t n, const struct ops_launch_rec *recs,
+			      size_t nrecs, struct col_pipe_launch *out)
+{
+	double bytes = 0;
+	for (size_t i = 0; recs && i < nrecs; i++)
+		bytes += (double)recs[i].global_bytes;
+	for (size_t i = 0; i < n; i++) {
+		out[i].overhead_ns = 0;
+		out[i].compute_ns = ns[i];
+		out[i].double_buffer = 1;
+		out[i].global_bytes = recs && n == nrecs ? (double)recs[i].global_bytes
+							: bytes / (double)n;
+	}
+}
+
+void col_pipe_device_config(struct col_pipe_config *cfg)
+{
+	cfg->cores = 1;
+	cfg->dma_peak_gbps = cfg->global_bw_gbps;
+	cfg->keep_trace = 1;
 }

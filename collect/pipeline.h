@@ -42,6 +42,8 @@ struct col_pipe_config {
 	double global_bw_gbps;    /* shared by every launch in flight */
 	double dma_peak_gbps;     /* per-launch cap on its transfer rate; 0: none */
 	size_t hist_bins;         /* queue-wait histogram bins; 0: default */
+	int keep_trace;           /* 1: the result keeps the arrival trace and
+				   * the jobs (what a replay on the device needs) */
 };
 
 struct col_pipe_result {
@@ -80,6 +82,12 @@ struct col_pipe_result {
 	int max_concurrent_bursts;/* most launches in their transfer at once */
 	double overhead_ns;       /* launch overhead paid, summed over jobs */
 	double service_ns;        /* job start -> job end, summed over jobs */
+	/* with keep_trace (else NULL): the trace, jobs in the order they closed */
+	double *arrival_ns;       /* [n] arrival of each request */
+	int64_t *job_of;          /* [n] the job of each request */
+	double *job_close_ns;     /* [jobs] when the batch closed (entered the queue) */
+	int32_t *job_stream;      /* [jobs] its stream */
+	int32_t *job_b;           /* [jobs] its requests */
 };
 
 /* One row of the batch-policy sweep: the same traffic with batch_max = batch. */
@@ -115,6 +123,19 @@ int col_pipe_sweep(const struct col_pipe_config *cfg,
 		   const struct col_pipe_launch *launches, size_t nlaunches,
 		   struct col_pipe_sweep_row **rows, size_t *nrows,
 		   struct opr_error *err);
+
+/* A GPU run's service description: launch i of a request takes ns[i], its
+ * measured device time (which includes its launch gap: no overhead is added),
+ * overlapped with its GLOBAL bytes (recs[i]'s, the model's; spread evenly
+ * over the n launches when the GPU ran another number of kernels than the
+ * model's nrecs launches). out has n entries. */
+void col_pipe_device_launches(const double *ns, size_t n, const struct ops_launch_rec *recs,
+			      size_t nrecs, struct col_pipe_launch *out);
+/* ... and its configuration: the device is one server (a launch's blocks
+ * cover the SMs, so requests queue for the GPU rather than for one SM each),
+ * a launch alone gets all of GLOBAL, and the trace is kept (keep_trace) for
+ * the replay on the device. */
+void col_pipe_device_config(struct col_pipe_config *cfg);
 
 /* Jain, Chiu, Hawe (1984): J = (sum x)^2 / (n * sum x^2), in [1/n, 1];
  * 1 when n == 0 or every x is 0. */

@@ -410,7 +410,35 @@ static const char *const cal_names[] = {"fp32_tops", "int8_peak_tops", "fp16_top
 	"bf16_tops", "int8_tops", "vector_tops", "vector_half_tops", "global_bandwidth_gbps",
 	"shared_bandwidth_gbps", "dma_setup_ns", "launch_overhead_us",
 	/* measured on a GPU (calibrate --device cuda) */
-	"l2_bandwidth_gbps", "int8_mma_tops", NULL};
+	"l2_bandwidth_gbps", "int8_mma_tops", "launch_first_us",
+	/* our own kernels, two plans a family (collect/gpu.c, gpu_kern) */
+	"conv_a_us", "conv_b_us", "qgemm_a_us", "qgemm_b_us", "permute_a_us", "permute_b_us",
+	"permute_rows_a_us", "permute_rows_b_us", "elementwise_a_us", "elementwise_b_us", NULL};
+
+/* kernels: {FAMILY: {efficiency, transfer_ns}} (GPU envelopes: ops.h,
+ * ops_envelope.kern), each family at most once. */
+static int parse_kernels(const struct ld *c, const struct col_ynode *m, struct ops_envelope *env)
+{
+	static const char *const fkeys[] = {"conv", "qgemm", "permute", "permute_rows",
+					    "elementwise", NULL};
+	static const char *const ckeys[] = {"efficiency", "transfer_ns", NULL};
+	int rc;
+
+	if ((rc = want(c, m, COL_Y_MAP, "kernels")) || (rc = check_keys(c, m, fkeys)))
+		return rc;
+	for (int f = 0; f < OPS_NKCLASSES; f++) {
+		struct col_ynode *k = col_ymap_get(m, ops_kernel_class_name((enum ops_kernel_class)f),
+						   NULL);
+		if (!k)
+			continue;
+		if ((rc = want(c, k, COL_Y_MAP, ops_kernel_class_name((enum ops_kernel_class)f))) ||
+		    (rc = check_keys(c, k, ckeys)) ||
+		    (rc = req_num(c, k, "efficiency", NUM_POSITIVE, &env->kern[f].efficiency)) ||
+		    (rc = opt_num(c, k, "transfer_ns", NUM_NONNEG, &env->kern[f].transfer_ns)))
+			return rc;
+	}
+	return 0;
+}
 
 /* calibration: {host, date, cpu, cpus_online, kernel_isa, values: {NAME:
  * {median, spread, samples, method}}}: what `opreview calibrate` measured (on
@@ -479,7 +507,7 @@ static int parse_envelope(const struct ld *c, const struct col_ynode *m,
 {
 	static const char *const keys[] = {"name", "power_mode", "clock_ghz", "cores",
 		"global", "shared", "local", "dma", "compute_tops", "launch_overhead_us",
-		"calibration", NULL};
+		"launch_first_us", "kernels", "calibration", NULL};
 	static const char *const gkeys[] = {"bandwidth_gbps", "capacity_gib", NULL};
 	static const char *const skeys[] = {"capacity_kib", "bandwidth_gbps", NULL};
 	static const char *const lkeys[] = {"capacity_kib", NULL};
@@ -556,6 +584,12 @@ static int parse_envelope(const struct ld *c, const struct col_ynode *m,
 			    "'vector_half' needs 'vector' (the fp32 element-wise rate)");
 	env->launch_overhead_us = 0;
 	if ((rc = opt_num(c, m, "launch_overhead_us", NUM_NONNEG, &env->launch_overhead_us)))
+		return rc;
+	/* GPU envelopes only (calibrate --device cuda): the first launch of a
+	 * run, and our own kernels' costs per family */
+	if ((rc = opt_num(c, m, "launch_first_us", NUM_NONNEG, &env->launch_first_us)))
+		return rc;
+	if ((v = col_ymap_get(m, "kernels", NULL)) && (rc = parse_kernels(c, v, env)))
 		return rc;
 	struct col_calibration scratch;
 	if (!cal)

@@ -23,7 +23,7 @@
  * reference"): the host's executor unless the profile names the GPU. */
 enum col_device_kind { COL_DEV_HOST = 0, COL_DEV_CUDA = 1 };
 
-#define COL_CAL_MAX_VALUES 12
+#define COL_CAL_MAX_VALUES 32
 struct col_cal_value {
 	char key[COL_NAME_MAX];    /* global_bandwidth_gbps, fp32_tops, ... */
 	double median, spread;

@@ -107,3 +107,29 @@ const char *ops_cuda_probe_method(enum ops_cuda_probe p)
 	(void)p;
 	return "";
 }
+
+int ops_cuda_inst_launch_times(struct ops_cuda_inst *gi, struct ops_cuda *cu, int samples,
+			       double *ns, int max, int *nlaunch, struct opr_error *err)
+{
+	(void)gi;
+	(void)cu;
+	(void)samples;
+	(void)ns;
+	(void)max;
+	*nlaunch = 0;
+	return opr_error_set(err, OPR_ENODEV, NO_BACKEND);
+}
+
+int ops_cuda_replay(struct ops_cuda *cu, struct ops_instance *inst, int nstreams,
+		    const struct ops_cuda_replay_job *jobs, size_t njobs, double *start_ns,
+		    double *end_ns, struct opr_error *err)
+{
+	(void)cu;
+	(void)inst;
+	(void)nstreams;
+	(void)jobs;
+	(void)njobs;
+	(void)start_ns;
+	(void)end_ns;
+	return opr_error_set(err, OPR_ENODEV, NO_BACKEND);
+}

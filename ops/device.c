@@ -538,6 +538,7 @@ static inline __attribute__((always_inline)) void acc_add_transfer(struct ops_co
 {
 	a->active = 1;
 	a->transfers++;
+	a->loads += src_space == OPS_GLOBAL;
 	a->global_bytes += bytes * (uint64_t)((src_space == OPS_GLOBAL) + (dst_space == OPS_GLOBAL));
 	a->shared_bytes += bytes * (uint64_t)((src_space == OPS_SHARED) + (dst_space == OPS_SHARED));
 }
@@ -765,6 +766,7 @@ int ops_launch_begin(struct ops_device *dev, const char *name, int double_buffer
 	dev->core = 0;
 	dev->double_buffer = double_buffer != 0;
 	dev->one_pass = 0;
+	dev->permute_rows = 0;
 	dev->stream_global = 0;
 	copy_name(dev->launch_name, sizeof dev->launch_name, name ? name : "");
 	/* acc[] is all zero here: ops_device_reset clears it, nothing outside a
@@ -830,7 +832,8 @@ int ops_launch_end(struct ops_device *dev, struct opr_error *err)
 	memcpy(rec->name, dev->launch_name, sizeof rec->name); /* both zero-padded */
 	rec->double_buffer = dev->double_buffer;
 	ops_model_launch(&dev->env, &dev->mc, dev->acc, dev->acc_mask, dev->double_buffer,
-			 dev->one_pass, rec);
+			 dev->one_pass, ops_kernel_class_of(dev->launch_name, dev->permute_rows),
+			 dev->nrecs == 1, rec);
 	/* only the cores this launch touched are non-zero: every write to
 	 * acc[c] sets acc[c].active and bit c of acc_mask */
 	static const struct ops_core_acc zero;
@@ -842,8 +845,15 @@ int ops_launch_end(struct ops_device *dev, struct opr_error *err)
 	dev->in_launch = 0;
 	dev->core = 0;
 	dev->one_pass = 0;
+	dev->permute_rows = 0;
 	dev->stream_global = 0;
 	return 0;
+}
+
+void ops_launch_permute_rows(struct ops_device *dev)
+{
+	if (dev->in_launch)
+		dev->permute_rows = 1;
 }
 
 /* ---- one-tile launches (device_int.h) --------------------------------------- */
@@ -878,7 +888,10 @@ int ops_launch_tile1(struct ops_device *dev, const struct ops_tile1 *k)
 	dev->c.compute_write_bytes += bytes;
 	dev->c.core_work[0] += k->elem_ops;
 	struct ops_launch_rec *rec = &dev->recs[dev->nrecs++];
+	const int first = dev->nrecs == 1;
+	const enum ops_kernel_class fam = ops_kernel_class_of(k->name, 0);
 	if (dev->tile1_last.valid && dev->tile1_last.dtype == k->dtype &&
+	    dev->tile1_last.first == first && dev->tile1_last.fam == fam &&
 	    dev->tile1_last.elem_ops == k->elem_ops && dev->tile1_last.bytes == bytes &&
 	    dev->tile1_last.double_buffer == (k->double_buffer != 0) &&
 	    dev->tile1_last.one_pass == (k->one_pass != 0)) {
@@ -891,8 +904,11 @@ int ops_launch_tile1(struct ops_device *dev, const struct ops_tile1 *k)
 		acc_add_transfer(&a, OPS_SHARED, OPS_GLOBAL, bytes);
 		acc_add_compute(&dev->env, &a, k->dtype, 0, k->elem_ops, 2 * bytes);
 		acc_add_transfer(&a, OPS_GLOBAL, OPS_SHARED, bytes);
-		ops_model_launch_one(&dev->env, &dev->mc, &a, k->double_buffer, k->one_pass, rec);
+		ops_model_launch_one(&dev->env, &dev->mc, &a, k->double_buffer, k->one_pass, fam,
+				     first, rec);
 		dev->tile1_last.valid = 1;
+		dev->tile1_last.first = first;
+		dev->tile1_last.fam = fam;
 		dev->tile1_last.double_buffer = k->double_buffer != 0;
 		dev->tile1_last.one_pass = k->one_pass != 0;
 		dev->tile1_last.dtype = k->dtype;

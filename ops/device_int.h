@@ -18,6 +18,7 @@ struct ops_core_acc {
 	uint64_t shared_compute_bytes; /* the compute reads/writes of shared_bytes */
 	uint64_t global_bytes;  /* DMA into/out of GLOBAL */
 	uint64_t transfers;
+	uint64_t loads;         /* the transfers of them from GLOBAL */
 	int active;             /* a tile, a transfer or compute was placed here */
 	unsigned dtypes;        /* bit t: ops[t] was added to (the others are zero),
 				 * so the time model skips the unused dtypes */
@@ -72,6 +73,7 @@ struct ops_device {
 	char launch_name[48];
 	int double_buffer;
 	int one_pass;           /* ops_launch_one_pass was called */
+	int permute_rows;       /* ops_launch_permute_rows was called */
 	struct ops_core_acc acc[OPS_MAX_CORES];
 	uint64_t acc_mask[OPS_CORE_WORDS]; /* bit c: acc[c].active (the others are all zero) */
 	int tile1_off;          /* tests only: ops_launch_tile1 always declines */
@@ -80,7 +82,8 @@ struct ops_device {
 	 * device's fixed envelope, so a repeated tiny call copies them instead
 	 * of recomputing */
 	struct {
-		int valid, double_buffer, one_pass;
+		int valid, double_buffer, one_pass, first;
+		enum ops_kernel_class fam;
 		enum ops_dtype dtype;
 		uint64_t elem_ops, bytes;
 		struct ops_launch_rec rec;
@@ -156,6 +159,13 @@ static inline int ops_launch_streams_global(const struct ops_device *dev)
  * and ops_launch_end. */
 void ops_launch_one_pass(struct ops_device *dev);
 
+/* Marks the open launch a permute whose output rows are contiguous runs of
+ * the input (no transpose): on a GPU it is another kernel than the transposing
+ * one (ops/cuda/permute.cu), so a GPU envelope prices it as the permute-rows
+ * family. No effect on counters; cleared by ops_launch_begin and
+ * ops_launch_end. */
+void ops_launch_permute_rows(struct ops_device *dev);
+
 /* Counts one transfer exactly as ops_dma_split does (the same checks,
  * splits, counters and errors), moving nothing: for a one-pass kernel, which
  * moves the bytes itself. */
@@ -170,13 +180,17 @@ int ops_dma_split_count(struct ops_device *dev, enum ops_space dst_space,
  * when every inactive acc[c] is all zero (the device keeps it so), which lets
  * the sums skip them; NULL to scan them all.
  * Only the dtypes marked in acc[c].dtypes enter the compute term. */
+/* fam: the launch's kernel family (ops_kernel_class_of); it matters only
+ * where the envelope has that family's cost (a GPU envelope). first: the
+ * first launch of the run (launch_first_us). */
 void ops_model_launch(const struct ops_envelope *env, const struct ops_model_consts *mc,
 		      const struct ops_core_acc *acc, const uint64_t *mask, int double_buffer,
-		      int one_pass, struct ops_launch_rec *rec);
+		      int one_pass, enum ops_kernel_class fam, int first,
+		      struct ops_launch_rec *rec);
 /* ops_model_launch of a launch with one active core, whose work is a. */
 void ops_model_launch_one(const struct ops_envelope *env, const struct ops_model_consts *mc,
 			  const struct ops_core_acc *a, int double_buffer, int one_pass,
-			  struct ops_launch_rec *rec);
+			  enum ops_kernel_class fam, int first, struct ops_launch_rec *rec);
 void ops_model_prepare(const struct ops_envelope *env, struct ops_model_consts *mc);
 /* Compute rate of one core in ops/ns for dtype t (ops/model.c). */
 double ops_model_core_rate(const struct ops_envelope *env, enum ops_dtype t);

@@ -4,6 +4,7 @@
 #include "device_int.h"
 
 #include <math.h>
+#include <string.h>
 
 /* Compute rate of one core for input dtype t, in ops/ns:
  *   rate = tops[t] * 1e12 * clock_scale / cores   ops/s
@@ -89,7 +90,7 @@ struct core_terms {
 
 static inline void core_time(const struct ops_envelope *env, const struct ops_model_consts *mc,
 			     const struct ops_core_acc *a, double gbw, int double_buffer,
-			     int one_pass, struct core_terms *ct)
+			     int one_pass, const struct ops_kernel_cost *kc, struct core_terms *ct)
 {
 	double comp = 0.0;
 
@@ -113,7 +114,37 @@ static inline void core_time(const struct ops_envelope *env, const struct ops_mo
 	ct->sd = (double)(a->shared_bytes - a->shared_compute_bytes) / env->shared_bw_gbps;
 	ct->g = (double)a->global_bytes / gbw;
 	ct->d = (double)a->transfers * env->dma_setup_ns / env->dma_engines;
-	if (env->dma_serial && one_pass) {
+	if (kc) {
+		/* a GPU family's measured cost: its body runs at `efficiency` of
+		 * the probes' peaks, and each load from GLOBAL of the slowest core costs
+		 * transfer_ns exposed (our kernels load a tile, wait for it and
+		 * synchronise the block before the next) */
+		ct->comp = comp *= kc->efficiency;
+		ct->s *= kc->efficiency;
+		ct->sd *= kc->efficiency;
+		/* an SM pulls no more than its share of the HBM bandwidth
+		 * however few SMs are busy: our kernels keep too few loads in
+		 * flight per block for more (the qgemm plans with split_k 8,
+		 * 64 SMs busy, streamed 0.16 TB/s on the H200) */
+		ct->g = (double)a->global_bytes / (env->global_bw_gbps / env->cores) *
+			kc->efficiency;
+		/* the loads from GLOBAL a block waits for: not the stores it
+		 * leaves behind, nor the split-K partial sums the model gathers on
+		 * one core (on the GPU each block adds its own with atomics) */
+		ct->d = (double)a->loads * kc->transfer_ns;
+	}
+	if (kc) {
+		/* on a GPU other warps and blocks hide a block's loads whatever
+		 * the plan's buffering (our kernels keep no second tile buffer:
+		 * ops/cuda/cuda.h), so the body is the overlapped one; what is
+		 * exposed is each transfer's transfer_ns */
+		double tc = comp;
+		if (ct->s > tc)
+			tc = ct->s;
+		if (ct->g > tc)
+			tc = ct->g;
+		ct->t = tc + ct->d;
+	} else if (env->dma_serial && one_pass) {
 		ct->t = (comp > ct->g ? comp : ct->g) + ct->d;
 	} else if (env->dma_serial) {
 		const double sc = (double)a->shared_compute_bytes / env->shared_bw_gbps;
@@ -139,10 +170,29 @@ static void set_terms(struct ops_launch_rec *rec, const struct core_terms *ct)
 	rec->shared_dma_ns = ct->sd;
 }
 
+/* The family's cost where the envelope has one (a GPU envelope), else NULL:
+ * the host's model is unchanged. */
+static const struct ops_kernel_cost *family_cost(const struct ops_envelope *env,
+						 enum ops_kernel_class fam)
+{
+	if ((unsigned)fam >= OPS_NKCLASSES || !(env->kern[fam].efficiency > 0))
+		return NULL;
+	return &env->kern[fam];
+}
+
+static double launch_cost_ns(const struct ops_envelope *env, int first)
+{
+	if (first && env->launch_first_us > 0)
+		return env->launch_first_us * 1000.0;
+	return env->launch_overhead_us * 1000.0;
+}
+
 void ops_model_launch(const struct ops_envelope *env, const struct ops_model_consts *mc,
 		      const struct ops_core_acc *acc, const uint64_t *mask, int double_buffer,
-		      int one_pass, struct ops_launch_rec *rec)
+		      int one_pass, enum ops_kernel_class fam, int first,
+		      struct ops_launch_rec *rec)
 {
+	const struct ops_kernel_cost *kc = family_cost(env, fam);
 	int active = 0, slow = -1;
 	double best = -1.0;
 	uint64_t max_work = 0, sum_work = 0, gsum = 0, ssum = 0, tsum = 0;
@@ -187,14 +237,14 @@ void ops_model_launch(const struct ops_envelope *env, const struct ops_model_con
 		for (uint64_t m = act[w]; m; m &= m - 1) {
 			struct core_terms ct;
 			const int c = 64 * w + __builtin_ctzll(m);
-			core_time(env, mc, &acc[c], gbw, double_buffer, one_pass, &ct);
+			core_time(env, mc, &acc[c], gbw, double_buffer, one_pass, kc, &ct);
 			if (ct.t > best) {
 				best = ct.t;
 				slow = c;
 				terms = ct;
 			}
 		}
-	rec->overhead_ns = env->launch_overhead_us * 1000.0;
+	rec->overhead_ns = launch_cost_ns(env, first);
 	rec->model_ns = rec->overhead_ns + (slow >= 0 ? best : 0.0);
 	rec->imbalance = sum_work ? (double)max_work * env->cores / (double)sum_work : 1.0;
 	set_terms(rec, &terms);
@@ -205,7 +255,7 @@ void ops_model_launch(const struct ops_envelope *env, const struct ops_model_con
  * the record is bit-identical, without the passes over the core mask. */
 void ops_model_launch_one(const struct ops_envelope *env, const struct ops_model_consts *mc,
 			  const struct ops_core_acc *a, int double_buffer, int one_pass,
-			  struct ops_launch_rec *rec)
+			  enum ops_kernel_class fam, int first, struct ops_launch_rec *rec)
 {
 	struct core_terms ct;
 
@@ -218,8 +268,8 @@ void ops_model_launch_one(const struct ops_envelope *env, const struct ops_model
 	rec->transfers = a->transfers;
 	rec->work = a->work;
 	core_time(env, mc, a, mc ? mc->gbw[1] : env->global_bw_gbps, double_buffer, one_pass,
-		  &ct);
-	rec->overhead_ns = env->launch_overhead_us * 1000.0;
+		  family_cost(env, fam), &ct);
+	rec->overhead_ns = launch_cost_ns(env, first);
 	rec->model_ns = rec->overhead_ns + ct.t;
 	rec->imbalance = a->work ? (double)a->work * env->cores / (double)a->work : 1.0;
 	set_terms(rec, &ct);
@@ -248,6 +298,25 @@ double ops_model_onchip_ns(const struct ops_envelope *env, const struct ops_laun
 	else
 		onchip = r->compute_ns + r->shared_ns;
 	return onchip + r->dma_ns;
+}
+
+static const char *const family_names[OPS_NKCLASSES] = {"conv", "qgemm", "permute",
+							 "permute_rows", "elementwise"};
+
+const char *ops_kernel_class_name(enum ops_kernel_class f)
+{
+	return (unsigned)f < OPS_NKCLASSES ? family_names[f] : "?";
+}
+
+enum ops_kernel_class ops_kernel_class_of(const char *name, int rows)
+{
+	if (!strncmp(name, "conv2d", 6))
+		return OPS_KC_CONV;
+	if (!strncmp(name, "qgemm", 5))
+		return OPS_KC_QGEMM;
+	if (!strncmp(name, "permute", 7))
+		return rows ? OPS_KC_PERMUTE_ROWS : OPS_KC_PERMUTE;
+	return OPS_KC_ELEMENTWISE;
 }
 
 double ops_device_model_ns(const struct ops_device *dev)

@@ -102,6 +102,18 @@ uint64_t ops_xoshiro_next(struct ops_xoshiro *g);
 
 /* ---- the hardware envelope -------------------------------------------------- */
 
+/* Kernel families a GPU envelope prices apart (ops_envelope.kern): a launch's
+ * family follows from its name (conv2d..., qgemm..., permute..., anything
+ * else element-wise); a permute whose output rows are contiguous runs in the
+ * input (no transpose) is permute-rows (ops_launch_permute_rows). */
+enum ops_kernel_class {
+	OPS_KC_CONV, OPS_KC_QGEMM, OPS_KC_PERMUTE, OPS_KC_PERMUTE_ROWS, OPS_KC_ELEMENTWISE,
+	OPS_NKCLASSES
+};
+const char *ops_kernel_class_name(enum ops_kernel_class f); /* "conv", ... */
+/* The family of a launch named name (rows: a permute without a transpose). */
+enum ops_kernel_class ops_kernel_class_of(const char *name, int rows);
+
 /* 256 covers an H200 (132 SMs) with room; the device keeps its active cores
  * in a bitset of OPS_CORE_WORDS words, so a launch's model still visits only
  * the cores it touched. */
@@ -132,6 +144,22 @@ struct ops_envelope {
 	double vector_half_tops;    /* the same on fp16/bf16 data, conversions
 				     * included; 0: at vector_tops */
 	double launch_overhead_us;
+	/* GPU envelopes only (calibrate --device cuda; 0 / unset on a host, where
+	 * nothing below changes the model): what our own kernels pay, fitted
+	 * from CUDA-event times of them (collect/gpu.c):
+	 *   launch_first_us  the first launch of a run (event, launch, event after
+	 *                    an L2 flush, as the review times a sample); the
+	 *                    others cost launch_overhead_us; 0: all the same
+	 *   kern[f]          per kernel family f (ops_kernel_family): efficiency
+	 *                    scales the family's compute, SHARED and GLOBAL terms
+	 *                    (measured body / the body at the probes' peak rates)
+	 *                    and transfer_ns replaces dma_setup_ns / engines as
+	 *                    the exposed cost of each transfer (ops/model.c) */
+	double launch_first_us;
+	struct ops_kernel_cost {
+		double efficiency;  /* > 0 when the family was calibrated */
+		double transfer_ns; /* per transfer of the slowest core */
+	} kern[OPS_NKCLASSES];
 };
 
 /* ---- the device model ------------------------------------------------------- */

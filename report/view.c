@@ -425,6 +425,46 @@ static void view_block(struct rep_vb *vb, json_t *out, json_t *blk)
 			view_variant(vb, vars[v], stats, pipes, sweep);
 	if (!vb->oom)
 		view_comparisons(vb, cmps, blk);
+	/* a GPU run: the trace replayed on the device beside the simulation */
+	json_t *rep = json_array();
+	rep_vset(vb, o, "device_replay", rep);
+	for (int v = 0; v < 2 && !vb->oom; v++) {
+		json_t *d = rep_vget(rep_vget(vars[v], "pipeline"), "device_replay");
+		if (!d)
+			continue;
+		json_t *r = rep_vpush(vb, rep);
+		if (!r)
+			return;
+		char t[400], m[64], x[64];
+		rep_vsets(vb, r, "variant", rep_vstr(vars[v], "variant"));
+		json_t *lt = rep_vget(d, "service_launch_us"), *e;
+		size_t i;
+		t[0] = 0;
+		json_array_foreach(lt, i, e) {
+			size_t len = strlen(t);
+			snprintf(t + len, sizeof t - len, "%s%.1f", i ? " + " : "", json_number_value(e));
+		}
+		if (t[0])
+			rep_vsetf(vb, r, "service", "%s us (measured)", t);
+		else
+			rep_vsets(vb, r, "service", "the model's (simulated)");
+		if (strcmp(rep_vstr(d, "provenance"), "measured")) {
+			rep_vsetf(vb, r, "tail", "unavailable: %s", rep_vstr(d, "reason"));
+			continue;
+		}
+		json_t *sim = rep_vget(d, "simulated");
+		const char *k[] = { "p50_us", "p95_us", "p99_us", "wait_p95_us" };
+		const char *n[] = { "p50", "p95", "p99", "wait_p95" };
+		for (int q = 0; q < 4; q++) {
+			f_us(m, sizeof m, rep_vnum(d, k[q]));
+			f_us(x, sizeof x, rep_vnum(sim, k[q]));
+			rep_vsetf(vb, r, n[q], "%s / %s", m, x);
+		}
+		f_count(m, sizeof m, rep_vnum(d, "requests"));
+		f_count(x, sizeof x, rep_vnum(d, "streams"));
+		rep_vsetf(vb, r, "tail", "%s requests on %s CUDA streams", m, x);
+		rep_vset(vb, r, "measured", json_true());
+	}
 }
 
 static void evidence_text(char *b, size_t n, json_t *e)
@@ -1890,6 +1930,10 @@ int rep_view_new(json_t *findings, json_t **view, struct opr_error *err)
 	json_array_foreach(rep_vget(findings, "blocks"), i, b)
 		if (!vb.oom)
 			view_block(&vb, blocks, b);
+	json_t *bv;
+	json_array_foreach(blocks, i, bv)
+		if (json_array_size(rep_vget(bv, "device_replay")))
+			rep_vset(&vb, v, "device_replay_present", json_true());
 	if (!vb.oom)
 		view_bottlenecks(&vb, v, findings);
 	if (!vb.oom)

@@ -145,6 +145,12 @@ static void test_gpu_envelope_roundtrip(void **state)
 	env.vector_tops = urand(5, 40);
 	env.vector_half_tops = urand(5, 40);
 	env.launch_overhead_us = urand(1, 3);
+	/* the GPU-only terms: the first launch, and some kernel families */
+	env.launch_first_us = urand(3, 6);
+	env.kern[OPS_KC_CONV].efficiency = urand(5, 40);
+	env.kern[OPS_KC_QGEMM].efficiency = urand(1, 2);
+	env.kern[OPS_KC_QGEMM].transfer_ns = urand(500, 1500);
+	env.kern[OPS_KC_PERMUTE_ROWS].efficiency = urand(2, 20);
 	cal.present = 1;
 	cal.device = COL_DEV_CUDA;
 	snprintf(cal.host, sizeof cal.host, "gpu-host");
@@ -167,6 +173,15 @@ static void test_gpu_envelope_roundtrip(void **state)
 	assert_int_equal(back.dma_serial, 0);
 	assert_true(back.dma_max_last_dim == 2147483647);
 	assert_true(fabs(back.global_bw_gbps / env.global_bw_gbps - 1) < 1e-5);
+	assert_true(fabs(back.launch_first_us / env.launch_first_us - 1) < 1e-5);
+	for (int f = 0; f < OPS_NKCLASSES; f++) {
+		if (env.kern[f].efficiency > 0)
+			assert_true(fabs(back.kern[f].efficiency / env.kern[f].efficiency - 1) < 1e-5);
+		else
+			assert_true(back.kern[f].efficiency == 0);
+		assert_true(fabs(back.kern[f].transfer_ns - env.kern[f].transfer_ns) <=
+			    1e-5 * env.kern[f].transfer_ns);
+	}
 	assert_true(fabs(back.dma_setup_ns / env.dma_setup_ns - 1) < 1e-5);
 	assert_true(fabs(back.tops[OPS_F16] / env.tops[OPS_F16] - 1) < 1e-5);
 	assert_true(cback.present);

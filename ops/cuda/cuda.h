@@ -197,6 +197,8 @@ enum ops_cuda_probe {
 	OPS_CUDA_P_VECTOR_HALF, /* SiLU on bf16, 1e12 elements/s */
 	OPS_CUDA_P_LAUNCH,      /* empty kernel, us per launch */
 	OPS_CUDA_P_LATENCY,     /* one dependent HBM load, ns */
+	OPS_CUDA_P_LAUNCH_FIRST,/* one empty kernel timed as a review sample, us */
+	OPS_CUDA_P_LAUNCH_NEXT, /* each further launch in such a sample, us */
 	OPS_CUDA_NPROBES
 };
 /* Runs probe p `samples` times after one warm-up launch: value[s] in the
@@ -205,6 +207,32 @@ int ops_cuda_probe(struct ops_cuda *cu, enum ops_cuda_probe p, int quick, int sa
 		   double *value, struct opr_error *err);
 /* What the probe measures, for the envelope's calibration: (static text). */
 const char *ops_cuda_probe_method(enum ops_cuda_probe p);
+
+/* ---- the pipeline on the device (ops/cuda/replay.cu) ------------------------ */
+
+/* The device time of each kernel launch of one run of gi's plan, in order:
+ * the run's launches captured as a graph, then launched one by one on cu's
+ * stream with an event after each, the L2 flushed before the run; ns[i] is
+ * the median over `samples` runs of launch i (from the previous event, so a
+ * launch's time includes the gap before it). *nlaunch <= max launches. */
+int ops_cuda_inst_launch_times(struct ops_cuda_inst *gi, struct ops_cuda *cu, int samples,
+			       double *ns, int max, int *nlaunch, struct opr_error *err);
+
+/* One job of a replayed arrival trace: issued by the host issue_ns after the
+ * replay starts, on stream `stream`, as `runs` back-to-back runs of the plan
+ * (a batch of that many requests). */
+struct ops_cuda_replay_job {
+	double issue_ns;
+	int stream;
+	int runs;
+};
+/* Replays jobs (in issue order) on nstreams CUDA streams, each with its own
+ * copy of inst on the device and the plan captured as a graph; start_ns[j]
+ * and end_ns[j] are when the job's stream reached it and finished it (CUDA
+ * events), in ns since the replay started. */
+int ops_cuda_replay(struct ops_cuda *cu, struct ops_instance *inst, int nstreams,
+		    const struct ops_cuda_replay_job *jobs, size_t njobs, double *start_ns,
+		    double *end_ns, struct opr_error *err);
 
 #ifdef __cplusplus
 }
