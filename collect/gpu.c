@@ -398,8 +398,8 @@ static const struct {
 /* ---- our own kernels, per family --------------------------------------------
  * The probes above give peaks; the review runs our kernels, which reach a
  * fraction of them (the conv direct kernel's threads each run a chain of
- * FMAs on shared-memory operands; qgemm synchronises its block and widens its
- * sums at every K tile; the row-copy permute spends its time on index
+ * FMAs on shared-memory operands; qgemm streams B at about half the copy
+ * rate; the row-copy permute spends its time on index
  * arithmetic). As the host's calibrate times its own kernels for the rates
  * its envelope carries, each family's fused kernel is timed here the way the
  * review times a sample (L2 flushed, CUDA events, the two plans interleaved)
@@ -411,8 +411,12 @@ static const struct {
  * first fitting plan on the peak envelope and the next fitting plans of its
  * strategy (six kernels; plans that differ only in buffering are one kernel
  * on the GPU) are timed and fitted by least squares; transfer_ns only where
- * the family's kernel waits for each tile's load (qgemm, the transposing
- * permute), else, and where the fit is not positive, 0 with efficiency the
+ * the family's kernel waits for each tile's load (the transposing permute)
+ * or where its plans' costs differ by more than their bytes (qgemm: it
+ * widens per 65536 of K, not per tile, so its tile_kk 256 and 1024 plans
+ * took the same 37.4-37.7 us, but without the second term the one-parameter
+ * fit over its six plans gave the decode block 51-68% errors against
+ * 29-59% with it, on the H200), else, and where the fit is not positive, 0 with efficiency the
  * one-parameter fit. */
 struct gpu_kern {
 	enum ops_kernel_class f;
@@ -421,7 +425,7 @@ struct gpu_kern {
 };
 static const struct gpu_kern gpu_kerns[OPS_NKCLASSES] = {
 	{OPS_KC_CONV, 0, "conv2d+bias+relu fp16 [1,64,56,56] k64 3x3 fused"},
-	{OPS_KC_QGEMM, 1, "qgemm+dequant+bias+gelu-tanh u8 x s8 8x32x1048576 fused"},
+	{OPS_KC_QGEMM, 1, "qgemm+dequant+bias+gelu-tanh u8 x s8 8x64x1048576 fused"},
 	{OPS_KC_PERMUTE, 1, "permute+silu bf16 [64,65536] (1,0) fused"},
 	{OPS_KC_PERMUTE_ROWS, 0, "permute+silu fp16 [4,128,16,128] (0,2,1,3) fused"},
 	{OPS_KC_ELEMENTWISE, 0, "silu bf16 [16,1048576]"},
@@ -444,11 +448,16 @@ static void kern_workload(enum ops_kernel_class f, struct ops_workload *w)
 		break;
 	}
 	case OPS_KC_QGEMM:
+		/* N = 64, the kernel's full tile width (and the bench's shape): at
+		 * N = 32 the planner's tile_n 32 blocks streamed half the bytes a
+		 * second that tile_n 64 ones do (42 MB in 33.5 us against 75.5 MB
+		 * in 37 us on the H200), a fixed cost that a per-byte efficiency
+		 * fitted there carried to wider shapes as a 1.7-2x overestimate */
 		w->group = OPS_G_QGEMM_DQ_BIAS_ACT;
 		w->act = OPS_ACT_GELU_TANH;
 		w->dtype = OPS_S8;
 		w->gemm.m = 8;
-		w->gemm.n = 32;
+		w->gemm.n = 64;
 		w->gemm.k = 1048576;
 		w->quant.a = OPS_U8;
 		w->quant.a_zero_point = 3;
