@@ -167,7 +167,7 @@ cuda:
 	@$(MAKE) --no-print-directory $(CUDA_BINS)
 
 test-cuda: cuda
-	@OPREVIEW=./$(BIN) B=$(B) sh tests/run.sh $(CB)/tests/test_cuda $(CB)/tests/test_replay
+	@sh tests/run.sh --binaries-only $(CB)/tests/test_cuda $(CB)/tests/test_replay
 
 bench-cuda: cuda
 	@sh tests/cuda/bench.sh $(CB)/tests/bench_cuda

@@ -5,10 +5,14 @@
 # "tests: N passed, M failed, K skipped". A skipped test is a TAP line with a
 # "# SKIP" directive (cmocka 1.1 prints its skip() as "not ok N # SKIP name"):
 # counted as skipped, never as passed or failed; the "# SKIP name: reason"
-# comment beside it says why.
+# comment beside it says why. With --binaries-only first (make test-cuda),
+# only the binaries given run: the command-line, fault and rendering tests
+# are the plain build's (make test) and need its test binaries.
+scripts="tests/cli.sh tests/faults.sh tests/render.sh"
+if [ "${1:-}" = --binaries-only ]; then shift; scripts=; fi
 pass=0; fail=0; skipped=0
 log=$(mktemp); trap 'rm -f "$log"' EXIT
-for t in "$@" tests/cli.sh tests/faults.sh tests/render.sh; do
+for t in "$@" $scripts; do
 	[ -e "$t" ] || continue
 	case "$t" in *.sh) cmd="sh $t";; *) cmd="$t";; esac
 	CMOCKA_MESSAGE_OUTPUT=TAP $cmd >"$log" 2>&1
