@@ -45,7 +45,7 @@ else
 	check "no device envelope of zeros in the packet" sh -c "! grep -q '0 at 0.00 GHz' $I/gp/packet.md"
 	rc=$(code $OPR history add --db "$I/h.db" "$I/g")
 	check "history add takes the imported archive" sh -c "test $rc = 0 && grep -q '^added ' $T/out"
-	check "its provenance in the history is imported" test "$(sqlite3 "$I/h.db" 'select provenance from runs')" = imported
+	check "its provenance in the history is imported" test "$(/usr/bin/python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select provenance from runs').fetchone()[0])" "$I/h.db")" = imported
 fi
 
 rc=$(code $OPR ingest ncu fixtures/ncu/handmade-copy2-raw.csv --baseline copy_scalar --candidate copy_vec4 --out "$I/n" $owners)
