@@ -152,7 +152,7 @@ $(CB)/ops/cuda/%.o: ops/cuda/%.cu ops/cuda/cuda.h ops/cuda/cuda_int.h $(wildcard
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c -o $@ $<
 
-$(CB)/tests/%.o: tests/cuda/%.c ops/cuda/cuda.h $(wildcard *.h */*.h)
+$(CB)/tests/%.o: tests/cuda/%.c tests/cuda/gpu.h ops/cuda/cuda.h $(wildcard *.h */*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 

@@ -18,34 +18,8 @@
 #include "../../ops/cuda/cuda.h"
 #include "../../ops/ops_int.h"
 
-static struct ops_cuda *cu;
-static char no_gpu[256];
-
-static int group_setup(void **state)
-{
-	struct opr_error err = { 0 };
-	(void)state;
-	if (ops_cuda_new(0, &cu, &err) < 0) {
-		snprintf(no_gpu, sizeof no_gpu, "%s", err.msg);
-		cu = NULL;
-	}
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	ops_cuda_free(cu);
-	return 0;
-}
-
-#define NEED_GPU()                                                       \
-	do {                                                             \
-		if (!cu) {                                               \
-			print_message("skipped: no GPU: %s\n", no_gpu);  \
-			skip();                                          \
-		}                                                        \
-	} while (0)
+#include "../skip.h"
+#include "gpu.h"
 
 static double threshold(enum ops_dtype t)
 {
