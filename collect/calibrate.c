@@ -141,6 +141,11 @@ static volatile int sink_i;
 		a8 = op(a8); a9 = op(a9); a10 = op(a10); a11 = op(a11);         \
 	} while (0)
 
+/* the twelve chains summed with add, so that none is dead code */
+#define SUM12(add)                                                              \
+	add(add(add(add(a0, a1), add(a2, a3)), add(add(a4, a5), add(a6, a7))),  \
+	    add(add(a8, a9), add(a10, a11)))
+
 static double per_ns(int64_t iters, int64_t t0, int64_t t1, double ops_per_iter)
 {
 	double ns = (double)(t1 - t0);
@@ -176,9 +181,7 @@ __attribute__((target("avx2,fma"))) static double fma_rate_avx2(int64_t iters)
 		CHAINS12(Y_FMA);
 	int64_t t1 = opr_now_ns();
 #undef Y_FMA
-	__m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
-				 _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
-	s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
+	__m256 s = SUM12(_mm256_add_ps);
 	sink_f = _mm256_cvtss_f32(s);
 	return per_ns(iters, t0, t1, 12 * 8 * 2);
 }
@@ -196,9 +199,7 @@ __attribute__((target("avx512f"))) static double fma_rate_avx512(int64_t iters)
 		CHAINS12(Z_FMA);
 	int64_t t1 = opr_now_ns();
 #undef Z_FMA
-	__m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
-				 _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
-	s = _mm512_add_ps(s, _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
+	__m512 s = SUM12(_mm512_add_ps);
 	sink_f = _mm512_reduce_add_ps(s);
 	return per_ns(iters, t0, t1, 12 * 16 * 2);
 }
@@ -245,9 +246,7 @@ __attribute__((target("avx2"))) static double int8_rate_avx2(int64_t iters)
 		CHAINS12(Y_MAC);
 	int64_t t1 = opr_now_ns();
 #undef Y_MAC
-	__m256i s = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(a0, a1), _mm256_add_epi32(a2, a3)),
-				     _mm256_add_epi32(_mm256_add_epi32(a4, a5), _mm256_add_epi32(a6, a7)));
-	s = _mm256_add_epi32(s, _mm256_add_epi32(_mm256_add_epi32(a8, a9), _mm256_add_epi32(a10, a11)));
+	__m256i s = SUM12(_mm256_add_epi32);
 	sink_i = _mm256_extract_epi32(s, 0);
 	return per_ns(iters, t0, t1, 12 * 16 * 2);
 }
@@ -267,9 +266,7 @@ __attribute__((target("avx512f,avx512vnni"))) static double int8_rate_avx512(int
 		CHAINS12(Z_MAC);
 	int64_t t1 = opr_now_ns();
 #undef Z_MAC
-	__m512i s = _mm512_add_epi32(_mm512_add_epi32(_mm512_add_epi32(a0, a1), _mm512_add_epi32(a2, a3)),
-				     _mm512_add_epi32(_mm512_add_epi32(a4, a5), _mm512_add_epi32(a6, a7)));
-	s = _mm512_add_epi32(s, _mm512_add_epi32(_mm512_add_epi32(a8, a9), _mm512_add_epi32(a10, a11)));
+	__m512i s = SUM12(_mm512_add_epi32);
 	sink_i = _mm512_reduce_add_epi32(s);
 	return per_ns(iters, t0, t1, 12 * 64 * 2);
 }
