@@ -108,6 +108,27 @@ static uint64_t global_bytes(const struct ops_counters *c)
 
 /* ---- the kernel ----------------------------------------------------------- */
 
+/* A kernel call's m x tn sums and B's column sums against exact int64 ones:
+ * A rows lda apart, B columns ldb apart, kk terms each. */
+static void check_tile(enum ops_dtype at, const uint8_t *a, int64_t lda, const int8_t *b,
+		       int64_t ldb, int64_t m, int64_t tn, int64_t kk, const int32_t *c,
+		       const int32_t *cs)
+{
+	for (int64_t j = 0; j < tn; j++) {
+		int64_t sb = 0;
+		for (int64_t q = 0; q < kk; q++)
+			sb += b[j * ldb + q];
+		assert_int_equal(cs[j], sb);
+		for (int64_t i = 0; i < m; i++) {
+			int64_t r = 0;
+			for (int64_t q = 0; q < kk; q++)
+				r += (at == OPS_U8 ? (int64_t)a[i * lda + q]
+						   : (int64_t)(int8_t)a[i * lda + q]) * b[j * ldb + q];
+			assert_int_equal(c[i * tn + j], r);
+		}
+	}
+}
+
 static void test_kernel_random(void **state)
 {
 	isa_use(state);
@@ -129,19 +150,7 @@ static void test_kernel_random(void **state)
 		memset(cs, 0xA5, (size_t)tn * 4);
 		ops_qgemm_kernel(at, a, b, m, tn, kk, c, a16);
 		ops_qgemm_colsum(b, tn, kk, cs);
-		for (int64_t j = 0; j < tn; j++) {
-			int64_t s = 0;
-			for (int64_t q = 0; q < kk; q++)
-				s += b[j * kk + q];
-			assert_int_equal(cs[j], s);
-			for (int64_t i = 0; i < m; i++) {
-				int64_t r = 0;
-				for (int64_t q = 0; q < kk; q++)
-					r += (at == OPS_U8 ? (int64_t)a[i * kk + q]
-							   : (int64_t)(int8_t)a[i * kk + q]) * b[j * kk + q];
-				assert_int_equal(c[i * tn + j], r);
-			}
-		}
+		check_tile(at, a, kk, b, kk, m, tn, kk, c, cs);
 		free(a);
 		free(b);
 		free(c);
@@ -172,19 +181,7 @@ static void test_kernel_strided_colsum(void **state)
 		memset(c, 0xA5, (size_t)(m * tn) * 4);
 		memset(cs, 0xA5, (size_t)tn * 4);
 		ops_qgemm_kernel_ld(at, a, lda, b, ldb, m, tn, kk, c, cs, a16);
-		for (int64_t j = 0; j < tn; j++) {
-			int64_t sb = 0;
-			for (int64_t q = 0; q < kk; q++)
-				sb += b[j * ldb + q];
-			assert_int_equal(cs[j], sb);
-			for (int64_t i = 0; i < m; i++) {
-				int64_t r = 0;
-				for (int64_t q = 0; q < kk; q++)
-					r += (at == OPS_U8 ? (int64_t)a[i * lda + q]
-							   : (int64_t)(int8_t)a[i * lda + q]) * b[j * ldb + q];
-				assert_int_equal(c[i * tn + j], r);
-			}
-		}
+		check_tile(at, a, lda, b, ldb, m, tn, kk, c, cs);
 		free(a);
 		free(b);
 		free(c);
