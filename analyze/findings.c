@@ -651,6 +651,12 @@ static json_t *context_json(const struct ana_findings *f)
 			  "launch_overhead_us", num(e->launch_overhead_us)));
 	put(&bad, json_object_get(o, "envelope"), "calibrated",
 			    json_boolean(p->calibration.present));
+	/* GLOBAL per direction, only where the envelope prices it so (ops.h) */
+	if (e->global_read_bw_gbps > 0)
+		put(&bad, json_object_get(o, "envelope"), "global_read_gbps", num(e->global_read_bw_gbps));
+	if (e->global_write_bw_gbps > 0)
+		put(&bad, json_object_get(o, "envelope"), "global_write_gbps",
+		    num(e->global_write_bw_gbps));
 	if (p->imported[0]) {
 		/* nothing of these exists for a run opreview did not make: no zeros */
 		static const char *const none[] = {"envelope", "precision", "traffic"};

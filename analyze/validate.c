@@ -74,6 +74,7 @@ static enum ana_term largest(const double *t)
  * summed over the cores; exact when cores is 1, as on a host envelope):
  *   overhead = launches x launch_overhead;  compute = ops / rate
  *   SHARED = on-chip bytes / (shared_bw x cores);  GLOBAL = bytes / global_bw
+ *   (read bytes / read_bw + written bytes / write_bw where the envelope has them)
  *   DMA = transfers x setup / (engines x cores) */
 static void alt_terms(const struct ops_envelope *e, enum ops_dtype dt, const struct ops_counters *c,
 		      double *t)
@@ -93,7 +94,17 @@ static void alt_terms(const struct ops_envelope *e, enum ops_dtype dt, const str
 	t[ANA_T_OVERHEAD] = (double)c->launches * e->launch_overhead_us * 1e3;
 	t[ANA_T_COMPUTE] = comp;
 	t[ANA_T_SHARED] = e->shared_bw_gbps > 0 ? (double)sh / (e->shared_bw_gbps * cores) : 0;
-	t[ANA_T_GLOBAL] = e->global_bw_gbps > 0 ? (double)ops_global_bytes(c) / e->global_bw_gbps : 0;
+	if (e->global_read_bw_gbps > 0 || e->global_write_bw_gbps > 0) {
+		/* priced per direction, as ops/model.c does on such an envelope */
+		uint64_t rd = 0;
+		for (int s = 0; s < OPS_NSPACES; s++)
+			rd += c->bytes[OPS_GLOBAL][s];
+		double rbw = e->global_read_bw_gbps > 0 ? e->global_read_bw_gbps : e->global_bw_gbps;
+		double wbw = e->global_write_bw_gbps > 0 ? e->global_write_bw_gbps : e->global_bw_gbps;
+		t[ANA_T_GLOBAL] = (double)rd / rbw + (double)(ops_global_bytes(c) - rd) / wbw;
+	} else {
+		t[ANA_T_GLOBAL] = e->global_bw_gbps > 0 ? (double)ops_global_bytes(c) / e->global_bw_gbps : 0;
+	}
 	t[ANA_T_DMA] = e->dma_engines > 0 ? (double)c->transfers * e->dma_setup_ns / (e->dma_engines * cores) : 0;
 }
 

@@ -232,6 +232,11 @@ static json_t *envelope_json(const struct ops_envelope *e, const char *source)
 	 * envelope's manifest stays as it was */
 	if (o && e->launch_first_us > 0)
 		json_object_set_new(o, "launch_first_us", jreal(e->launch_first_us));
+	/* GLOBAL per direction (a host calibration), only where it has them */
+	if (o && e->global_read_bw_gbps > 0)
+		json_object_set_new(o, "global_read_gbps", jreal(e->global_read_bw_gbps));
+	if (o && e->global_write_bw_gbps > 0)
+		json_object_set_new(o, "global_write_gbps", jreal(e->global_write_bw_gbps));
 	json_t *k = NULL;
 	for (int f = 0; o && f < OPS_NKCLASSES; f++) {
 		if (!(e->kern[f].efficiency > 0))

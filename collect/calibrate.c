@@ -283,6 +283,73 @@ static double int8_rate(int64_t iters)
 	}
 }
 
+/* GLOBAL read in place: the loads of the chosen path (AVX-512 or AVX2
+ * vectors, else 64-bit words) over an array far larger than the last-level
+ * cache, four independent sums so that the loop is bound by the loads, not
+ * by an add chain; bytes/ns. This is how the one-pass kernels read GLOBAL
+ * (the qgemm reads its K tiles of A and B in place; an element-wise launch
+ * its input): no copy into SHARED beside each load, which the staged round
+ * trip below pays. bytes is a multiple of 256. */
+static uint64_t read_scalar(const unsigned char *p, size_t bytes)
+{
+	const uint64_t *q = (const uint64_t *)(const void *)p;
+	uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+	for (size_t i = 0; i < bytes / 8; i += 4) {
+		a0 += q[i];
+		a1 += q[i + 1];
+		a2 += q[i + 2];
+		a3 += q[i + 3];
+	}
+	return a0 + a1 + a2 + a3;
+}
+
+__attribute__((target("avx2"))) static uint64_t read_avx2(const unsigned char *p, size_t bytes)
+{
+	__m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+	for (size_t i = 0; i < bytes; i += 128) {
+		a0 = _mm256_add_epi64(a0, _mm256_load_si256((const __m256i *)(const void *)(p + i)));
+		a1 = _mm256_add_epi64(a1, _mm256_load_si256((const __m256i *)(const void *)(p + i + 32)));
+		a2 = _mm256_add_epi64(a2, _mm256_load_si256((const __m256i *)(const void *)(p + i + 64)));
+		a3 = _mm256_add_epi64(a3, _mm256_load_si256((const __m256i *)(const void *)(p + i + 96)));
+	}
+	__m256i s = _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3));
+	return (uint64_t)_mm256_extract_epi64(s, 0) + (uint64_t)_mm256_extract_epi64(s, 3);
+}
+
+__attribute__((target("avx512f"))) static uint64_t read_avx512(const unsigned char *p, size_t bytes)
+{
+	__m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+	for (size_t i = 0; i < bytes; i += 256) {
+		a0 = _mm512_add_epi64(a0, _mm512_load_si512((const void *)(p + i)));
+		a1 = _mm512_add_epi64(a1, _mm512_load_si512((const void *)(p + i + 64)));
+		a2 = _mm512_add_epi64(a2, _mm512_load_si512((const void *)(p + i + 128)));
+		a3 = _mm512_add_epi64(a3, _mm512_load_si512((const void *)(p + i + 192)));
+	}
+	return (uint64_t)_mm512_reduce_add_epi64(
+		_mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3)));
+}
+
+static volatile uint64_t sink_u;
+
+static double read_rate(const unsigned char *p, size_t bytes)
+{
+	bytes &= ~(size_t)255;
+	int64_t t0 = opr_now_ns();
+	switch (ops_isa_active()) {
+	case OPS_ISA_AVX512:
+		sink_u = read_avx512(p, bytes);
+		break;
+	case OPS_ISA_AVX2:
+		sink_u = read_avx2(p, bytes);
+		break;
+	default:
+		sink_u = read_scalar(p, bytes);
+		break;
+	}
+	double ns = (double)(opr_now_ns() - t0);
+	return ns > 0 ? (double)bytes / ns : 0;
+}
+
 /* A provisional device for the device-level loops: one core, SHARED as
  * large as asked, no other cost. */
 static void base_envelope(struct ops_envelope *e, double shared_kib)
@@ -419,6 +486,27 @@ static int global_bw(struct ops_device *dev, unsigned char *src, unsigned char *
 	if ((rc = timed_end(dev, err)))
 		return rc;
 	*gbps = ns > 0 ? 2.0 * (double)bytes / ns : 0;
+	return 0;
+}
+
+/* The write-only stream, recorded beside the two the model uses: ops_dma
+ * SHARED -> GLOBAL of 64 KiB chunks over the whole array; bytes written / time. */
+static int write_bw(struct ops_device *dev, unsigned char *dst, size_t bytes, unsigned char *buf,
+		    double *gbps, struct opr_error *err)
+{
+	const int64_t chunk = 65536;
+	struct ops_dma_desc d = {2, {2, chunk / 2}, {chunk / 2, 1}, {chunk / 2, 1}, 1};
+	int rc = timed_begin(dev, "calibrate-write", err);
+	if (rc)
+		return rc;
+	int64_t t0 = opr_now_ns();
+	for (size_t off = 0; off + (size_t)chunk <= bytes; off += (size_t)chunk)
+		if ((rc = ops_dma(dev, OPS_GLOBAL, dst + off, OPS_SHARED, buf, &d, err)))
+			return abandon(dev, rc);
+	double ns = (double)(opr_now_ns() - t0);
+	if ((rc = timed_end(dev, err)))
+		return rc;
+	*gbps = ns > 0 ? (double)(bytes / (size_t)chunk * (size_t)chunk) / ns : 0;
 	return 0;
 }
 
@@ -600,6 +688,8 @@ struct host_rig {
 	size_t gbytes; /* each of src and dst */
 	size_t half;   /* each of the two SHARED buffers in buf */
 	int quick;
+	double trip[MAX_SAMPLES]; /* the round trip's samples, GB/s, for the write rate */
+	int ntrip;
 };
 
 static int s_launch(struct host_rig *r, double *x, struct opr_error *err)
@@ -614,7 +704,22 @@ static int s_dma(struct host_rig *r, double *x, struct opr_error *err)
 
 static int s_global(struct host_rig *r, double *x, struct opr_error *err)
 {
-	return global_bw(r->dev, r->src, r->dst, r->gbytes, r->buf, x, err);
+	int rc = global_bw(r->dev, r->src, r->dst, r->gbytes, r->buf, x, err);
+	if (!rc && r->ntrip < MAX_SAMPLES)
+		r->trip[r->ntrip++] = *x;
+	return rc;
+}
+
+static int s_read(struct host_rig *r, double *x, struct opr_error *err)
+{
+	(void)err;
+	*x = read_rate(r->src, r->gbytes);
+	return 0;
+}
+
+static int s_write(struct host_rig *r, double *x, struct opr_error *err)
+{
+	return write_bw(r->dev, r->dst, r->gbytes, r->buf, x, err);
 }
 
 static int s_shared(struct host_rig *r, double *x, struct opr_error *err)
@@ -651,6 +756,11 @@ static void set_global(struct ops_envelope *e, double v)
 	e->global_bw_gbps = v;
 }
 
+static void set_read(struct ops_envelope *e, double v)
+{
+	e->global_read_bw_gbps = v;
+}
+
 static void set_shared(struct ops_envelope *e, double v)
 {
 	e->shared_bw_gbps = v;
@@ -680,6 +790,18 @@ static const struct host_meas {
 	{"global_bandwidth_gbps", s_global, 1,
 	 "ops_dma GLOBAL->SHARED->GLOBAL over 256 MiB arrays, 64 KiB chunks",
 	 "ops_dma GLOBAL->SHARED->GLOBAL over 64 MiB arrays, 64 KiB chunks", set_global},
+	/* what the one-pass kernels' reads in place cost (the write rate
+	 * follows from it and the round trip: host_write_rate) */
+	{"global_read_gbps", s_read, 1,
+	 "loads of the kernel path over a 256 MiB array in place (4 independent sums), as "
+	 "the one-pass kernels read GLOBAL",
+	 "loads of the kernel path over a 64 MiB array in place (4 independent sums), as "
+	 "the one-pass kernels read GLOBAL", set_read},
+	{"global_write_stream_gbps", s_write, 1,
+	 "ops_dma SHARED->GLOBAL over a 256 MiB array, 64 KiB chunks: the write-only "
+	 "stream, recorded beside global_write_gbps; not used by the model",
+	 "ops_dma SHARED->GLOBAL over a 64 MiB array, 64 KiB chunks: the write-only "
+	 "stream, recorded beside global_write_gbps; not used by the model", NULL},
 	/* two buffers of a quarter of the capacity each */
 	{"shared_bandwidth_gbps", s_shared, 1,
 	 "ops_dma SHARED->SHARED between two quarter-capacity buffers (half the L2)", NULL, set_shared},
@@ -716,6 +838,37 @@ static int host_values(struct host_rig *r, int ns, struct ops_envelope *env, str
 					cal->v[i].median /= h->div;
 	}
 	return 0;
+}
+
+/* The cost of a byte written to GLOBAL: what a staged round trip (a byte
+ * read and a byte written, T) costs beyond its read at the in-place read
+ * rate R:  1/W = 2/T - 1/R,  one value per round-trip sample. So the round
+ * trips the permutes and the staged kernels make cost what they were
+ * measured to cost, and a
+ * launch that mostly reads, the qgemm streaming B, costs its reads at R.
+ * The direct write-only stream is recorded beside it: it pays no read of
+ * the staged copy's source, which the round trip's writes wait behind.
+ * When R is at or below half of T (noise; never seen), W is left unset
+ * (the round trip's rate). */
+static void host_write_rate(struct host_rig *r, struct ops_envelope *env, struct col_calibration *cal)
+{
+	double x[MAX_SAMPLES];
+	int n = 0;
+	const double rd = env->global_read_bw_gbps;
+	for (int i = 0; rd > 0 && i < r->ntrip; i++) {
+		double inv = 2.0 / r->trip[i] - 1.0 / rd;
+		if (!(inv > 0))
+			return;
+		x[n++] = 1.0 / inv;
+	}
+	if (!n)
+		return;
+	col_cal_record(cal, "global_write_gbps", x, n,
+		       r->quick ? "1 / (2 / round trip - 1 / global_read_gbps) per round-trip sample "
+				  "(64 MiB): the cost of a written byte beyond the staged copy's read"
+				: "1 / (2 / round trip - 1 / global_read_gbps) per round-trip sample "
+				  "(256 MiB): the cost of a written byte beyond the staged copy's read");
+	env->global_write_bw_gbps = cal->v[cal->nv - 1].median;
 }
 
 /* The kernels' sustained rates, with the memory terms measured before, all
@@ -828,7 +981,10 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 	if (r.half > (1u << 19))
 		r.half = 1u << 19;
 
-	if ((rc = host_values(&r, ns, env, cal, err)) || (rc = kernel_values(ns, quick, env, cal, err)))
+	if ((rc = host_values(&r, ns, env, cal, err)))
+		goto out;
+	host_write_rate(&r, env, cal);
+	if ((rc = kernel_values(ns, quick, env, cal, err)))
 		goto out;
 	cal->present = 1;
 	for (int i = 0; i < cal->nv && !rc; i++)
@@ -948,8 +1104,15 @@ int col_calibration_yaml(const struct ops_envelope *e, const struct col_calibrat
 		"# and LOCAL the L1d (sizes from sysfs). Each value is the median of the\n"
 		"# samples under calibration.values, spread = interquartile range / median.\n");
 	opr_buf_printf(&b, "name: %s\npower_mode: nominal\nclock_ghz: %.4g\ncores: 1\n", e->name, e->clock_ghz);
-	opr_buf_printf(&b, "global: {bandwidth_gbps: %.6g, capacity_gib: %.4g}   # DRAM round trips through SHARED\n",
-	    e->global_bw_gbps, e->global_capacity_gib);
+	opr_buf_printf(&b, "# global.bandwidth_gbps: DRAM round trips through SHARED (read + written\n"
+		"# bytes); read_gbps: GLOBAL read in place; write_gbps: a written byte's cost\n"
+		"# beyond the round trip's read (the model prices each direction apart)\n");
+	opr_buf_printf(&b, "global: {bandwidth_gbps: %.6g", e->global_bw_gbps);
+	if (e->global_read_bw_gbps > 0)
+		opr_buf_printf(&b, ", read_gbps: %.6g", e->global_read_bw_gbps);
+	if (e->global_write_bw_gbps > 0)
+		opr_buf_printf(&b, ", write_gbps: %.6g", e->global_write_bw_gbps);
+	opr_buf_printf(&b, ", capacity_gib: %.4g}\n", e->global_capacity_gib);
 	opr_buf_printf(&b, "shared: {capacity_kib: %.6g, bandwidth_gbps: %.6g}   # L2 per core\n",
 	    e->shared_capacity_kib, e->shared_bw_gbps);
 	opr_buf_printf(&b, "local:  {capacity_kib: %.6g}                          # L1d per core\n",

@@ -408,6 +408,7 @@ static const double power_scale[] = {0.7, 1.0, 1.2}; /* clock_scale by mode */
 /* The measured values a calibration may describe (collect/calibrate.c). */
 static const char *const cal_names[] = {"fp32_tops", "int8_peak_tops", "fp16_tops",
 	"bf16_tops", "int8_tops", "vector_tops", "vector_half_tops", "global_bandwidth_gbps",
+	"global_read_gbps", "global_write_gbps", "global_write_stream_gbps",
 	"shared_bandwidth_gbps", "dma_setup_ns", "launch_overhead_us",
 	/* measured on a GPU (calibrate --device cuda) */
 	"l2_bandwidth_gbps", "int8_mma_tops", "launch_first_us",
@@ -508,7 +509,8 @@ static int parse_envelope(const struct ld *c, const struct col_ynode *m,
 	static const char *const keys[] = {"name", "power_mode", "clock_ghz", "cores",
 		"global", "shared", "local", "dma", "compute_tops", "launch_overhead_us",
 		"launch_first_us", "kernels", "calibration", NULL};
-	static const char *const gkeys[] = {"bandwidth_gbps", "capacity_gib", NULL};
+	static const char *const gkeys[] = {"bandwidth_gbps", "read_gbps", "write_gbps",
+					    "capacity_gib", NULL};
 	static const char *const skeys[] = {"capacity_kib", "bandwidth_gbps", NULL};
 	static const char *const lkeys[] = {"capacity_kib", NULL};
 	static const char *const dkeys[] = {"max_last_dim", "setup_ns", "engines", "serial", NULL};
@@ -537,6 +539,9 @@ static int parse_envelope(const struct ld *c, const struct col_ynode *m,
 
 	if ((rc = req_map(c, m, "global", gkeys, &g)) ||
 	    (rc = req_num(c, g, "bandwidth_gbps", NUM_POSITIVE, &env->global_bw_gbps)) ||
+	    /* per direction (a host calibration); absent: the round trip's */
+	    (rc = opt_num(c, g, "read_gbps", NUM_POSITIVE, &env->global_read_bw_gbps)) ||
+	    (rc = opt_num(c, g, "write_gbps", NUM_POSITIVE, &env->global_write_bw_gbps)) ||
 	    (rc = req_num(c, g, "capacity_gib", NUM_POSITIVE, &env->global_capacity_gib)))
 		return rc;
 	if ((rc = req_map(c, m, "shared", skeys, &s)) ||

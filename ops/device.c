@@ -47,6 +47,10 @@ static int check_envelope(const struct ops_envelope *e, struct opr_error *err)
 		what = "clock_scale";
 	else if (bad_pos(e->global_bw_gbps))
 		what = "global_bw_gbps";
+	else if (bad_nonneg(e->global_read_bw_gbps))
+		what = "global_read_bw_gbps";
+	else if (bad_nonneg(e->global_write_bw_gbps))
+		what = "global_write_bw_gbps";
 	else if (bad_pos(e->global_capacity_gib))
 		what = "global_capacity_gib";
 	else if (bad_pos(e->shared_capacity_kib))
@@ -540,6 +544,7 @@ static inline __attribute__((always_inline)) void acc_add_transfer(struct ops_co
 	a->transfers++;
 	a->loads += src_space == OPS_GLOBAL;
 	a->global_bytes += bytes * (uint64_t)((src_space == OPS_GLOBAL) + (dst_space == OPS_GLOBAL));
+	a->global_read_bytes += bytes * (uint64_t)(src_space == OPS_GLOBAL);
 	a->shared_bytes += bytes * (uint64_t)((src_space == OPS_SHARED) + (dst_space == OPS_SHARED));
 }
 

@@ -17,6 +17,7 @@ struct ops_core_acc {
 	uint64_t shared_bytes;  /* DMA into/out of SHARED + compute reads/writes */
 	uint64_t shared_compute_bytes; /* the compute reads/writes of shared_bytes */
 	uint64_t global_bytes;  /* DMA into/out of GLOBAL */
+	uint64_t global_read_bytes; /* the part of global_bytes read from GLOBAL */
 	uint64_t transfers;
 	uint64_t loads;         /* the transfers of them from GLOBAL */
 	int active;             /* a tile, a transfer or compute was placed here */

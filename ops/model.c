@@ -41,7 +41,14 @@ double ops_model_core_rate(const struct ops_envelope *env, enum ops_dtype t)
  *   S_c = shared_bytes_c / shared_bw                   on-chip, per core;
  *       = Sd_c + Sc_c                                  moved by DMA + read and
  *                                                      written by compute
- *   G_c = global_bytes_c / (global_bw / active cores)  off-chip, shared evenly
+ *   G_c = global_bytes_c / (global_bw / active cores)  off-chip, shared evenly;
+ *       = read_c / (read_bw / active) + written_c / (write_bw / active)
+ *                                                      where the envelope prices
+ *                                                      the directions apart (a
+ *                                                      host calibration: its one-
+ *                                                      pass kernels read GLOBAL
+ *                                                      in place faster than a
+ *                                                      staged copy moves it)
  *   D_c = transfers_c * dma_setup_ns / dma_engines     descriptor setup
  * With DMA engines beside compute (an accelerator envelope):
  *   double-buffered, transfers overlap compute (roofline, Williams, Waterman
@@ -83,13 +90,28 @@ void ops_model_prepare(const struct ops_envelope *env, struct ops_model_consts *
 		mc->gbw[a] = env->global_bw_gbps / (a > 0 ? a : 1);
 }
 
+/* G_c of core a with active cores busy: the round trip's bandwidth gbw
+ * (already shared) unless the envelope has a bandwidth per direction; a
+ * direction it leaves unset costs the round trip's rate. */
+static inline double global_term(const struct ops_envelope *env, const struct ops_core_acc *a,
+				 double gbw, int active)
+{
+	if (!(env->global_read_bw_gbps > 0) && !(env->global_write_bw_gbps > 0))
+		return (double)a->global_bytes / gbw;
+	const double n = active > 0 ? active : 1;
+	const double rbw = env->global_read_bw_gbps > 0 ? env->global_read_bw_gbps : env->global_bw_gbps;
+	const double wbw = env->global_write_bw_gbps > 0 ? env->global_write_bw_gbps : env->global_bw_gbps;
+	return (double)a->global_read_bytes / (rbw / n) +
+	       (double)(a->global_bytes - a->global_read_bytes) / (wbw / n);
+}
+
 /* The terms of one core c and its time T_c, by the formulas above. */
 struct core_terms {
 	double comp, s, sd, g, d, t;
 };
 
 static inline void core_time(const struct ops_envelope *env, const struct ops_model_consts *mc,
-			     const struct ops_core_acc *a, double gbw, int double_buffer,
+			     const struct ops_core_acc *a, double gbw, int active, int double_buffer,
 			     int one_pass, const struct ops_kernel_cost *kc, struct core_terms *ct)
 {
 	double comp = 0.0;
@@ -112,7 +134,7 @@ static inline void core_time(const struct ops_envelope *env, const struct ops_mo
 	ct->comp = comp;
 	ct->s = (double)a->shared_bytes / env->shared_bw_gbps;
 	ct->sd = (double)(a->shared_bytes - a->shared_compute_bytes) / env->shared_bw_gbps;
-	ct->g = (double)a->global_bytes / gbw;
+	ct->g = global_term(env, a, gbw, active);
 	ct->d = (double)a->transfers * env->dma_setup_ns / env->dma_engines;
 	if (kc) {
 		/* a GPU family's measured cost: its body runs at `efficiency` of
@@ -237,7 +259,7 @@ void ops_model_launch(const struct ops_envelope *env, const struct ops_model_con
 		for (uint64_t m = act[w]; m; m &= m - 1) {
 			struct core_terms ct;
 			const int c = 64 * w + __builtin_ctzll(m);
-			core_time(env, mc, &acc[c], gbw, double_buffer, one_pass, kc, &ct);
+			core_time(env, mc, &acc[c], gbw, active, double_buffer, one_pass, kc, &ct);
 			if (ct.t > best) {
 				best = ct.t;
 				slow = c;
@@ -267,7 +289,7 @@ void ops_model_launch_one(const struct ops_envelope *env, const struct ops_model
 	rec->shared_bytes = a->shared_bytes;
 	rec->transfers = a->transfers;
 	rec->work = a->work;
-	core_time(env, mc, a, mc ? mc->gbw[1] : env->global_bw_gbps, double_buffer, one_pass,
+	core_time(env, mc, a, mc ? mc->gbw[1] : env->global_bw_gbps, 1, double_buffer, one_pass,
 		  family_cost(env, fam), &ct);
 	rec->overhead_ns = launch_cost_ns(env, first);
 	rec->model_ns = rec->overhead_ns + ct.t;

@@ -126,7 +126,17 @@ struct ops_envelope {
 	double clock_ghz;
 	double clock_scale;       /* low 0.7, nominal 1.0, boost 1.2: scales compute */
 	int cores;
-	double global_bw_gbps;    /* off-chip, shared by all cores */
+	double global_bw_gbps;    /* off-chip, shared by all cores: a byte read
+				   * plus a byte written, the round trip */
+	/* Per direction, where the envelope has them (a host calibration): a
+	 * byte read from GLOBAL costs 1 / global_read_bw_gbps, a byte written
+	 * 1 / global_write_bw_gbps, each shared by the active cores like the
+	 * round trip. 0 (unset, as in every envelope without
+	 * global.read_gbps / global.write_gbps): that direction is priced at
+	 * global_bw_gbps; both unset, the GLOBAL term is the single-bandwidth
+	 * one, bit for bit (ops/model.c). */
+	double global_read_bw_gbps;
+	double global_write_bw_gbps;
 	double global_capacity_gib;
 	double shared_capacity_kib; /* per core */
 	double shared_bw_gbps;      /* per core */

@@ -58,14 +58,15 @@ rc=$(code env OPREVIEW_ISA=scalar $OPR run --profile fixtures/profiles/quick.yam
 check "the portable path runs quick.yaml (verdict exit)" sh -c "case $rc in 0|10|11|12) exit 0;; *) exit 1;; esac"
 check "its findings and packet name the portable path" sh -c "grep -q '\"kernel_isa\": \"scalar' $T/qs/findings.json && grep -q '\"kernel_paths\": \"conv2d scalar; gemm_f32 scalar; qgemm scalar' $T/qs/findings.json && grep -q '^| host kernel path | scalar' $T/qs/packet.md"
 # Outside the functions of ops/kern_avx2.c, ops/kern_avx512.c and calibrate's
-# target-attributed peak loops, the binary holds no VEX or EVEX instruction
+# target-attributed peak and read-stream loops, the binary holds no VEX or EVEX instruction
 # (mnemonics v*, mask k*, ymm/zmm/k registers): it runs on a CPU without AVX.
 KB=${B:-build}
 if command -v objdump >/dev/null && command -v nm >/dev/null && [ -f "$KB/ops/kern_avx2.o" ]; then
 	objdump -d --no-show-raw-insn "$OPR" | awk '/^[0-9a-f]+ <.*>:$/ { fn = $2 }
 		/\t(v[a-z0-9]+|k[a-z]+[bwdq])[ \t]/ || /%[yz]mm|%k[0-7]/ { print fn }' | sort -u >"$T/vexfns"
 	nm "$KB"/ops/kern_avx2*.o "$KB"/ops/kern_avx512*.o | awk '$2 ~ /^[tT]$/ { print "<" $3 ">:" }' >"$T/allowed"
-	printf '%s\n' '<fma_rate_avx2>:' '<fma_rate_avx512>:' '<int8_rate_avx2>:' '<int8_rate_avx512>:' >>"$T/allowed"
+	printf '%s\n' '<fma_rate_avx2>:' '<fma_rate_avx512>:' '<int8_rate_avx2>:' '<int8_rate_avx512>:' \
+		'<read_avx2>:' '<read_avx512>:' >>"$T/allowed"
 	check "no AVX instruction outside the dispatched kernels" sh -c "test -s $T/vexfns && ! grep -vxFf $T/allowed $T/vexfns"
 else
 	ok "no AVX instruction outside the dispatched kernels # SKIP objdump, nm or $KB/ops/kern_avx2.o missing"

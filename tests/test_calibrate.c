@@ -71,12 +71,14 @@ static void test_calibrated_envelope_loads(void **state)
 		assert_true(isfinite(v[i]) && v[i] > 0);
 	assert_true(back.tops[OPS_U8] == back.tops[OPS_S8]);
 	assert_true(cback.present);
-	assert_int_equal(cback.nv, 11);
+	assert_int_equal(cback.nv, 14);
 	assert_true(back.vector_half_tops > 0 && back.vector_tops > 0);
 	assert_true(cback.cpus_online >= 1);
 	assert_true(cback.host[0] && cback.date[0]);
 	static const char *const keys[] = {"fp32_tops", "int8_peak_tops", "fp16_tops", "bf16_tops", "int8_tops",
-		"global_bandwidth_gbps", "shared_bandwidth_gbps", "dma_setup_ns", "launch_overhead_us"};
+		"global_bandwidth_gbps", "global_read_gbps", "global_write_gbps",
+		"global_write_stream_gbps", "shared_bandwidth_gbps", "dma_setup_ns",
+		"launch_overhead_us"};
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
 		const struct col_cal_value *c = col_cal_find(&cback, keys[i]);
 		assert_non_null(c);
@@ -95,6 +97,16 @@ static void test_calibrated_envelope_loads(void **state)
 		    1e-5 * back.global_bw_gbps);
 	assert_true(fabs(col_cal_find(&cback, "int8_tops")->median - back.tops[OPS_S8]) <=
 		    1e-5 * back.tops[OPS_S8]);
+	/* GLOBAL per direction: the read stream's median, and the write rate
+	 * that makes the staged round trip cost what it was measured to:
+	 * 2 / round trip = 1 / read + 1 / write (each write sample from one
+	 * round-trip sample, so the medians agree to the printed digits) */
+	double rd = back.global_read_bw_gbps, wr = back.global_write_bw_gbps, rt = back.global_bw_gbps;
+	assert_true(rd > 0 && wr > 0);
+	assert_true(fabs(col_cal_find(&cback, "global_read_gbps")->median - rd) <= 1e-5 * rd);
+	assert_true(fabs(2.0 / rt - (1.0 / rd + 1.0 / wr)) <= 1e-4 * (2.0 / rt));
+	/* the direct write-only stream is recorded, not in the envelope */
+	assert_true(col_cal_find(&cback, "global_write_stream_gbps")->median > 0);
 	/* no overwrite without force */
 	assert_int_equal(col_write_atomic(path, "name: x\n", 0, &err), OPR_EEXIST);
 	char *again = NULL;

@@ -826,6 +826,54 @@ static void test_model(void **state)
 	assert_int_equal(ops_device_new(&ev, 1, &dv, &err), OPR_EINPUT);
 }
 
+/* GLOBAL priced per direction (global_read/write_bw_gbps, a host
+ * calibration): reads at the read rate, writes at the write rate, each
+ * shared by the active cores; a direction left at 0 at the round trip's
+ * rate; both at 0 the single-bandwidth term. 4000 bytes each way. */
+static double dir_global_ns(double rd, double wr, int both_cores)
+{
+	struct ops_envelope e = test_env();
+	struct opr_error err = { 0 };
+	struct ops_dma_desc d0 = { .rank = 1, .shape = { 1000 }, .src_stride = { 1 },
+				   .dst_stride = { 1 }, .elem_bytes = 4 };
+	size_t n;
+
+	e.global_read_bw_gbps = rd;
+	e.global_write_bw_gbps = wr;
+	struct ops_device *dev = new_dev(&e, 1);
+	assert_int_equal(ops_launch_begin(dev, "dir", 0, &err), 0);
+	for (int c = 0; c < 1 + both_cores; c++) {
+		ops_tile_begin(dev, c);
+		assert_int_equal(ops_dma(dev, OPS_SHARED, NULL, OPS_GLOBAL, NULL, &d0, &err), 0);
+		assert_int_equal(ops_dma(dev, OPS_GLOBAL, NULL, OPS_SHARED, NULL, &d0, &err), 0);
+	}
+	assert_int_equal(ops_launch_end(dev, &err), 0);
+	const struct ops_launch_rec *r = ops_device_launches(dev, &n);
+	assert_int_equal(n, 1);
+	assert_true(r[0].global_bytes == 8000u * (1u + (unsigned)both_cores));
+	double g = r[0].global_ns;
+	ops_device_free(dev);
+	return g;
+}
+
+static void test_model_directions(void **state)
+{
+	(void)state;
+	assert_true(fabs(dir_global_ns(0, 0, 0) - 8000.0 / 100.0) < 1e-9);
+	assert_true(fabs(dir_global_ns(200, 50, 0) - (4000.0 / 200.0 + 4000.0 / 50.0)) < 1e-9);
+	assert_true(fabs(dir_global_ns(200, 0, 0) - (4000.0 / 200.0 + 4000.0 / 100.0)) < 1e-9);
+	assert_true(fabs(dir_global_ns(0, 50, 0) - (4000.0 / 100.0 + 4000.0 / 50.0)) < 1e-9);
+	/* two active cores share each direction's bandwidth */
+	assert_true(fabs(dir_global_ns(200, 50, 1) - (4000.0 / 100.0 + 4000.0 / 25.0)) < 1e-9);
+	/* a negative rate is refused */
+	struct ops_envelope e = test_env();
+	struct ops_device *dev = NULL;
+	struct opr_error err = { 0 };
+	e.global_read_bw_gbps = -1;
+	assert_int_equal(ops_device_new(&e, 1, &dev, &err), OPR_EINPUT);
+	assert_null(dev);
+}
+
 static void fill_x(float *x, size_t n, uint64_t seed)
 {
 	ops_rng_fill_f32(ops_rng_key(seed, "t", "x"), x, n, -2.0f, 2.0f);
@@ -948,6 +996,7 @@ int main(void)
 		cmocka_unit_test(test_dma_limit_split),
 		cmocka_unit_test(test_capacity),
 		cmocka_unit_test(test_model),
+		cmocka_unit_test(test_model_directions),
 		cmocka_unit_test(test_dry_equals_real),
 		cmocka_unit_test(test_sde_papi),
 	};

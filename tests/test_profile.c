@@ -272,6 +272,30 @@ static void test_shipped_envelopes(void **state)
 	assert_true(env.clock_scale == 0.7);
 	assert_true(env.global_bw_gbps < 900);
 	assert_true(env.tops[OPS_S32] == env.tops[OPS_S8]);
+	/* no GLOBAL bandwidth per direction: both unset, the round trip prices it */
+	assert_true(env.global_read_bw_gbps == 0 && env.global_write_bw_gbps == 0);
+	assert_int_equal(col_envelope_load("fixtures/envelopes/h200.yaml", &env, &err), 0);
+	assert_true(env.global_read_bw_gbps == 0 && env.global_write_bw_gbps == 0);
+	/* an older host calibration, written before the directions: it loads,
+	 * with both unset */
+	assert_int_equal(col_envelope_load("fixtures/envelopes/host-example.yaml", &env, &err), 0);
+	assert_true(env.global_read_bw_gbps == 0 && env.global_write_bw_gbps == 0);
+	/* per direction, as `opreview calibrate` writes them now; one alone */
+	char path[128], text[512];
+	snprintf(path, sizeof path, "%s/dir.yaml", tmpdir);
+	snprintf(text, sizeof text, "%s", envelope_yaml);
+	char *g = strstr(text, "capacity_gib");
+	assert_non_null(g);
+	memmove(g + 31, g, strlen(g) + 1);
+	memcpy(g, "read_gbps: 12.5, write_gbps: 7,", 31);
+	write_file(path, text);
+	assert_int_equal(col_envelope_load(path, &env, &err), 0);
+	assert_true(env.global_bw_gbps == 100 && env.global_read_bw_gbps == 12.5 &&
+		    env.global_write_bw_gbps == 7);
+	memcpy(g, "read_gbps: 12.5,               ", 31);
+	write_file(path, text);
+	assert_int_equal(col_envelope_load(path, &env, &err), 0);
+	assert_true(env.global_read_bw_gbps == 12.5 && env.global_write_bw_gbps == 0);
 }
 
 /* ---- seeded random profiles read back ------------------------------------- */
