@@ -206,7 +206,13 @@ struct ana_planner_row {
 	double tau;              /* Kendall's tau-a, modelled vs measured ranking; NAN if < 2 */
 	char choice_plan[160], best_plan[160];
 	double choice_ns, best_ns;
-	double slowdown;         /* choice_ns / best_ns - 1 (0: the planner chose the best) */
+	double slowdown;         /* choice_ns / best_ns - 1 (0: the planner chose the best);
+				  * from paired rounds where the run kept them: the
+				  * median over rounds of the choice's time over the
+				  * best plan's in the same round, minus 1 */
+	double slowdown_lo, slowdown_hi; /* its distribution-free 95% CI (paired
+				  * rounds only; NAN otherwise) */
+	int paired;              /* slowdown is from paired rounds */
 	int within;              /* slowdown within ANA_CHK_PLANNER's limit */
 };
 

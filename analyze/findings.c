@@ -784,6 +784,14 @@ static json_t *model_validation_json(const struct ana_findings *f)
 				      r->best_plan, "best_ns", num(r->best_ns), "slowdown",
 				      num(r->slowdown), "within", r->within, "limit",
 				      num(ana_check_rule(ANA_CHK_PLANNER)->limit)));
+		/* from paired rounds: the slowdown's 95% CI, and whether the
+		 * choice is measurably slower than the best (the CI above 0) */
+		if (r->paired) {
+			json_t *x = json_array_get(pl, json_array_size(pl) - 1);
+			put(&bad, x, "paired", json_true());
+			put(&bad, x, "slowdown_ci95", json_pack("[o,o]", num(r->slowdown_lo), num(r->slowdown_hi)));
+			put(&bad, x, "measurably_slower", json_boolean(r->slowdown_lo > 0));
+		}
 	}
 	put(&bad, o, "planner", pl);
 	return done(bad, o);

@@ -169,6 +169,28 @@ static void planner_row(const struct col_block_run *br, int b, int v, struct ana
 		ops_plan_describe(g, &vr->alts[choice].plan, p->choice_plan, sizeof p->choice_plan);
 	ops_plan_describe(g, &vr->alts[best].plan, p->best_plan, sizeof p->best_plan);
 	p->slowdown = p->best_ns > 0 ? p->choice_ns / p->best_ns - 1.0 : NAN;
+	p->slowdown_lo = p->slowdown_hi = NAN;
+	/* Paired, where the run kept the rounds (collect.h, alt_vs_choice): each
+	 * round timed every plan once, so the choice's time over another plan's
+	 * in the same round cancels what drifted between rounds; the best plan is
+	 * the one the choice was slowest against (the choice itself, ratio 1,
+	 * when none was faster), and the slowdown that median ratio - 1, with
+	 * its CI. The unpaired medians above took the least of four noisy
+	 * medians for the best, so tied plans showed a slowdown by chance (the
+	 * same plans, 0-37% apart run to run). */
+	const double *vc = vr->alt_vs_choice;
+	if (vc && choice >= 0 && isfinite(vc[3 * choice])) {
+		int pb = choice;
+		for (size_t i = 0; i < vr->nalts; i++)
+			if (vr->alts[i].fits && isfinite(vc[3 * i]) && vc[3 * i] > vc[3 * pb])
+				pb = (int)i;
+		p->paired = 1;
+		p->slowdown = vc[3 * pb] - 1.0;
+		p->slowdown_lo = vc[3 * pb + 1] - 1.0;
+		p->slowdown_hi = vc[3 * pb + 2] - 1.0;
+		p->best_ns = vr->alt_measured_ns[pb];
+		ops_plan_describe(g, &vr->alts[pb].plan, p->best_plan, sizeof p->best_plan);
+	}
 	p->within = isfinite(p->slowdown) && p->slowdown <= ana_check_rule(ANA_CHK_PLANNER)->limit;
 }
 

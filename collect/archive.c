@@ -119,7 +119,8 @@ static json_t *launch_json(const struct ops_launch_rec *r)
 			 jreal(r->model_ns), "shared_dma_ns", jreal(r->shared_dma_ns));
 }
 
-static json_t *alt_json(enum ops_group g, const struct ops_plan_eval *e, double measured_ns)
+static json_t *alt_json(enum ops_group g, const struct ops_plan_eval *e, double measured_ns,
+			const double *vs_choice)
 {
 	int bad = 0;
 	json_t *o = json_pack("{s:o,s:b,s:b,s:s,s:o,s:I,s:I,s:I,s:o}", "plan", plan_json(g, &e->plan),
@@ -128,6 +129,12 @@ static json_t *alt_json(enum ops_group g, const struct ops_plan_eval *e, double 
 			      "global_bytes", (json_int_t)e->global_bytes, "footprint_bytes",
 			      (json_int_t)e->footprint_bytes, "reuse_ratio", jreal(e->reuse_ratio));
 	put(&bad, o, "measured_ns", jreal(measured_ns));
+	/* the paired rounds (collect.h, alt_vs_choice): only where measured */
+	if (vs_choice && isfinite(vs_choice[0])) {
+		put(&bad, o, "vs_choice", jreal(vs_choice[0]));
+		put(&bad, o, "vs_choice_lo", jreal(vs_choice[1]));
+		put(&bad, o, "vs_choice_hi", jreal(vs_choice[2]));
+	}
 	put(&bad, o, "counters", counters_json(&e->counters, 0));
 	return done(bad, o);
 }
@@ -145,7 +152,8 @@ static json_t *variant_json(const struct col_run *run, const struct col_block_ru
 	json_t *alts = json_array();
 	for (size_t i = 0; i < vr->nalts; i++)
 		add(&bad, alts, alt_json(g, &vr->alts[i],
-						     vr->alt_measured_ns ? vr->alt_measured_ns[i] : NAN));
+					 vr->alt_measured_ns ? vr->alt_measured_ns[i] : NAN,
+					 vr->alt_vs_choice ? &vr->alt_vs_choice[3 * i] : NULL));
 	put(&bad, o, "alternatives", alts);
 	put(&bad, o, "counters", counters_json(&vr->counters, run->profile->envelope.cores));
 	json_t *ls = json_array();
@@ -897,7 +905,7 @@ static void load_counters(struct col_jr *r, json_t *o, const char *key, struct o
 }
 
 static void load_alt(struct col_jr *r, json_t *a, enum ops_group g, struct ops_plan_eval *e,
-		     double *measured_ns)
+		     double *measured_ns, double *vs_choice)
 {
 	load_plan(r, a, "plan", g, &e->plan);
 	e->rejected = col_jr_bool(r, a, "rejected");
@@ -910,6 +918,10 @@ static void load_alt(struct col_jr *r, json_t *a, enum ops_group g, struct ops_p
 	e->reuse_ratio = col_jr_num(r, a, "reuse_ratio");
 	/* null when not measured (absent before model validation: the same) */
 	*measured_ns = col_jr_num_opt(r, a, "measured_ns", NAN);
+	/* absent before the paired rounds were kept, and where not measured */
+	vs_choice[0] = col_jr_num_opt(r, a, "vs_choice", NAN);
+	vs_choice[1] = col_jr_num_opt(r, a, "vs_choice_lo", NAN);
+	vs_choice[2] = col_jr_num_opt(r, a, "vs_choice_hi", NAN);
 	if (json_object_get(a, "counters"))
 		load_counters(r, a, "counters", &e->counters);
 }
@@ -951,17 +963,20 @@ static void load_variant(struct col_jr *r, json_t *j, const struct col_run *run,
 	vr->nalts = json_array_size(alts);
 	vr->alts = calloc(vr->nalts ? vr->nalts : 1, sizeof *vr->alts);
 	vr->alt_measured_ns = calloc(vr->nalts ? vr->nalts : 1, sizeof *vr->alt_measured_ns);
+	vr->alt_vs_choice = calloc(vr->nalts ? 3 * vr->nalts : 1, sizeof *vr->alt_vs_choice);
 	vr->nlaunches = json_array_size(ls);
 	vr->launches = calloc(vr->nlaunches ? vr->nlaunches : 1, sizeof *vr->launches);
 	vr->event_totals = calloc(run->nevents ? run->nevents : 1, sizeof(long long));
-	if (!vr->alts || !vr->alt_measured_ns || !vr->launches || !vr->event_totals) {
+	if (!vr->alts || !vr->alt_measured_ns || !vr->alt_vs_choice || !vr->launches ||
+	    !vr->event_totals) {
 		r->rc = opr_error_set(r->err, OPR_ENOMEM, "out of memory loading the archive");
 		return;
 	}
 	size_t mark = col_jr_enter(r, "alternatives");
 	for (size_t i = 0; !r->rc && i < vr->nalts; i++) {
 		size_t m2 = col_jr_enter_i(r, i);
-		load_alt(r, json_array_get(alts, i), g, &vr->alts[i], &vr->alt_measured_ns[i]);
+		load_alt(r, json_array_get(alts, i), g, &vr->alts[i], &vr->alt_measured_ns[i],
+			 &vr->alt_vs_choice[3 * i]);
 		col_jr_leave(r, m2);
 	}
 	col_jr_leave(r, mark);

@@ -35,6 +35,12 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
 /* Relative half-width of the distribution-free 95% CI of the q-quantile, with
  * the normal approximation of the binomial ranks (n q +- 1.96 sqrt(n q (1-q)));
  * the analyzer computes the exact interval. Returns INFINITY when n is too
@@ -271,6 +277,22 @@ static int measure_alts(const struct col_profile *p, const struct col_block *b,
 		}
 		rounds++;
 	}
+	/* paired: the choice (idx[0], the first fitting plan) over each plan,
+	 * round by round, so that what drifts between rounds cancels */
+	vr->alt_vs_choice = malloc((vr->nalts ? vr->nalts : 1) * 3 * sizeof *vr->alt_vs_choice);
+	if (!rc && !vr->alt_vs_choice)
+		rc = opr_error_set(err, OPR_ENOMEM, "out of memory");
+	for (size_t i = 0; vr->alt_vs_choice && i < 3 * vr->nalts; i++)
+		vr->alt_vs_choice[i] = NAN;
+	for (int k = 0; k < n && !rc && rounds > 0; k++) {
+		double q[ALT_ROUNDS], *o = &vr->alt_vs_choice[3 * idx[k]];
+		for (int i = 0; i < rounds; i++)
+			q[i] = t[k][i] > 0 ? (double)t[0][i] / (double)t[k][i] : NAN;
+		qsort(q, (size_t)rounds, sizeof q[0], cmp_double);
+		o[0] = rounds % 2 ? q[rounds / 2] : 0.5 * (q[rounds / 2 - 1] + q[rounds / 2]);
+		if (col_quantile_ci95(q, (size_t)rounds, 0.5, &o[1], &o[2]))
+			o[1] = o[2] = NAN;
+	}
 	for (int k = 0; k < n && !rc && rounds > 0; k++) {
 		qsort(t[k], (size_t)rounds, sizeof t[k][0], cmp_i64);
 		vr->alt_measured_ns[idx[k]] = rounds % 2 ? (double)t[k][rounds / 2]
@@ -481,12 +503,6 @@ out:
 
 /* Turns the device model's launch records into the pipeline's service
  * description: per launch, overhead, on-chip time and GLOBAL bytes. */
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static int pipeline_cis(struct col_variant_run *vr, struct opr_error *err)
 {
 	size_t n = (size_t)vr->pipe.n;
@@ -839,6 +855,7 @@ static void variant_release(struct col_variant_run *vr)
 {
 	free(vr->alts);
 	free(vr->alt_measured_ns);
+	free(vr->alt_vs_choice);
 	free(vr->launches);
 	free(vr->samples_ns);
 	free(vr->round);

@@ -118,6 +118,12 @@ struct col_variant_run {
 	 * measured only when the envelope is calibrated, for the planner's top
 	 * COL_MEASURED_ALTS fitting plans and the plan that ran (owned, [nalts]) */
 	double *alt_measured_ns;
+	/* the same rounds paired: for alts[i], the median over rounds of the
+	 * planner's choice's time (the first fitting alternative) over alts[i]'s
+	 * time in the same round, and that median's distribution-free 95% CI:
+	 * [3 i] median, [3 i + 1] low, [3 i + 2] high; > 1 the choice was slower.
+	 * NAN where not measured; NULL when nothing was (owned, [3 nalts]) */
+	double *alt_vs_choice;
 	struct ops_counters counters;    /* simulated, one execution */
 	struct ops_launch_rec *launches; /* simulated, one execution (owned) */
 	size_t nlaunches;

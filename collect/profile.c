@@ -408,7 +408,7 @@ static const double power_scale[] = {0.7, 1.0, 1.2}; /* clock_scale by mode */
 /* The measured values a calibration may describe (collect/calibrate.c). */
 static const char *const cal_names[] = {"fp32_tops", "int8_peak_tops", "fp16_tops",
 	"bf16_tops", "int8_tops", "vector_tops", "vector_half_tops", "global_bandwidth_gbps",
-	"global_read_gbps", "global_write_gbps", "global_write_stream_gbps",
+	"global_read_gbps", "global_write_gbps",
 	"shared_bandwidth_gbps", "dma_setup_ns", "launch_overhead_us",
 	/* measured on a GPU (calibrate --device cuda) */
 	"l2_bandwidth_gbps", "int8_mma_tops", "launch_first_us",
@@ -449,7 +449,7 @@ static int parse_calibration(const struct ld *c, const struct col_ynode *m,
 			     struct col_calibration *cal)
 {
 	static const char *const keys[] = {"host", "date", "cpu", "cpus_online", "kernel_isa",
-					   "device", "gpu", "values", NULL};
+					   "device", "gpu", "retried_samples", "values", NULL};
 	static const char *const devices[] = {"host", "cuda", NULL};
 	static const char *const vkeys[] = {"median", "spread", "samples", "method", NULL};
 	struct col_ynode *v, *vals;
@@ -464,7 +464,8 @@ static int parse_calibration(const struct ld *c, const struct col_ynode *m,
 	if ((v = col_ymap_get(m, "cpu", NULL)) &&
 	    (rc = get_str(c, v, "cpu", cal->cpu, sizeof cal->cpu, 1)))
 		return rc;
-	if ((rc = opt_int(c, m, "cpus_online", 1, 1 << 20, &cal->cpus_online)))
+	if ((rc = opt_int(c, m, "cpus_online", 1, 1 << 20, &cal->cpus_online)) ||
+	    (rc = opt_int(c, m, "retried_samples", 0, INT32_MAX, &cal->retried)))
 		return rc;
 	if ((v = col_ymap_get(m, "kernel_isa", NULL))) {
 		enum ops_isa isa;

@@ -37,6 +37,8 @@ struct col_calibration {
 	char kernel_isa[COL_NAME_MAX]; /* the host kernel path measured ("" if not said) */
 	int device;                /* enum col_device_kind the values were measured on */
 	char gpu[COL_TEXT_MAX];    /* device cuda: "NVIDIA H200, 132 SMs, cc 9.0, ..." */
+	int64_t retried;           /* host samples taken again because another
+				    * process had the CPU (0 when not said) */
 	struct col_cal_value v[COL_CAL_MAX_VALUES];
 	int nv;
 };

@@ -1879,7 +1879,18 @@ static void view_model(struct rep_vb *vb, json_t *view, json_t *f)
 		f_us(b, sizeof b, rep_vnum(x, "best_ns") / 1e3);
 		rep_vsetf(vb, r, "times", "%s / %s", a, b);
 		double sd = rep_vnum(x, "slowdown");
-		rep_vsetf(vb, r, "slowdown", "%+.1f%%", 100 * sd);
+		json_t *ci = rep_vget(x, "slowdown_ci95");
+		if (json_is_array(ci) && json_is_number(json_array_get(ci, 0)) &&
+		    json_is_number(json_array_get(ci, 1)))
+			/* paired rounds: the CI, and whether the choice is
+			 * measurably slower than the best at all */
+			rep_vsetf(vb, r, "slowdown", "%+.1f%% (95%% CI %+.1f%% to %+.1f%%%s)", 100 * sd,
+				  100 * json_number_value(json_array_get(ci, 0)),
+				  100 * json_number_value(json_array_get(ci, 1)),
+				  json_is_true(rep_vget(x, "measurably_slower")) ? ""
+										  : "; not measurably slower");
+		else
+			rep_vsetf(vb, r, "slowdown", "%+.1f%%", 100 * sd);
 		rep_vsetf(vb, r, "verdict", "%s %.0f%%", !isfinite(sd) ? "n/a:" : json_is_true(rep_vget(x, "within")) ? "within" : "beyond",
 		     100 * rep_vnum(x, "limit"));
 	}

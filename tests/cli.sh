@@ -51,6 +51,14 @@ ok=ok and all(abs(r['ratio']-r['model_ns']/r['measured_ns'])<1e-9*r['ratio'] for
 sys.exit(0 if ok else 1)"
 check "its packet has the model validation table" sh -c "grep -q '^## Model validation' $T/qh/packet.md && grep -q 'median error is' $T/qh/packet.md && grep -q 'Model validation: modelled vs measured' $T/qh/packet.html"
 check "the archive records measured alternatives" grep -q '"measured_ns": [0-9]' "$T/qh/run/manifest.json"
+check "and their paired rounds against the choice, which analyze reads back" /usr/bin/python3 -c "
+import json,sys
+m=json.load(open('$T/qh/run/manifest.json'))
+alts=[a for b in m['blocks'] for v in ('baseline','candidate') for a in b['variants'][v]['alternatives'] if 'vs_choice' in a]
+ok=len(alts)>=2 and all(a['vs_choice_lo']<=a['vs_choice']<=a['vs_choice_hi'] for a in alts)
+p=json.load(open('$T/qh/findings.json'))['model_validation']['planner']
+ok=ok and all(r.get('paired') and r['slowdown_ci95'][0]<=r['slowdown']<=r['slowdown_ci95'][1] and r['slowdown']>=0 for r in p)
+sys.exit(0 if ok else 1)"
 
 # --- host kernel paths: OPREVIEW_ISA, the portable path, no stray AVX ------------
 check "OPREVIEW_ISA naming no path exits 2 with one line" sh -c "test \$(OPREVIEW_ISA=avx1024 $OPR ops 2>$T/e >/dev/null; echo \$?) = 2 && test \$(wc -l <$T/e) = 1 && grep -q \"^opreview: OPREVIEW_ISA: 'avx1024' is not a kernel path\" $T/e"
