@@ -870,19 +870,17 @@ static int host_values(struct host_rig *r, int ns, struct ops_envelope *env, str
  * measured, and a write stream sampled in the rounds left 64-256 MiB of
  * dirty lines for the next round trip to write back (it fell to 6.2 GB/s,
  * spread 0.67).
- * When R is at or below half of T (noise; never seen), W is left unset
+ * A round whose read came out at or below half its round trip (the read
+ * alone contended) gives no write sample; with none left, W stays unset
  * (the round trip's rate). */
 static void host_write_rate(struct host_rig *r, struct ops_envelope *env, struct col_calibration *cal)
 {
 	double x[MAX_SAMPLES];
 	int n = 0;
 	for (int i = 0; i < r->ntrip; i++) {
-		if (!(r->rd[i] > 0))
-			return;
 		double inv = 2.0 / r->trip[i] - 1.0 / r->rd[i];
-		if (!(inv > 0))
-			return;
-		x[n++] = 1.0 / inv;
+		if (r->rd[i] > 0 && inv > 0)
+			x[n++] = 1.0 / inv;
 	}
 	if (!n)
 		return;

@@ -14,6 +14,10 @@ OPR=${OPREVIEW:-./opreview}
 T=$(mktemp -d); [ -n "$KEEP" ] && echo "bench_model: keeping $T" >&2
 trap '[ -n "$KEEP" ] || rm -rf "$T"' EXIT
 echo "== model validation on this host (opreview calibrate + default profile)"
+# the host's load (1-minute average) before and after: on a shared VM the
+# neighbours' work shows in both the calibration and the measured times
+echo "load average before: $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo unknown)"
+trap '[ -n "$KEEP" ] || rm -rf "$T"; echo "load average after: $(cut -d" " -f1 /proc/loadavg 2>/dev/null || echo unknown)"' EXIT
 "$OPR" calibrate --name host --out "$T/host.yaml" >/dev/null
 grep -v 'method:' "$T/host.yaml" | sed -n '/^global:/,/^launch_overhead_us/p;/retried_samples/p;/^  values:/,$p'
 sed -e 's/^envelope: .*/envelope: host/' -e 's/^  seconds: .*/  seconds: 8/' \

@@ -105,7 +105,10 @@ static void test_calibrated_envelope_loads(void **state)
 	assert_true(rd > 0 && isfinite(wr) && wr > 0);
 	assert_true(fabs(col_cal_find(&cback, "global_read_gbps")->median - rd) <= 1e-5 * rd);
 	assert_true(fabs(col_cal_find(&cback, "global_write_gbps")->median - wr) <= 1e-5 * wr);
-	assert_int_equal(col_cal_find(&cback, "global_write_gbps")->samples, 5);
+	/* one sample a round, but for a round whose read came out below half
+	 * its round trip (contended) */
+	assert_true(col_cal_find(&cback, "global_write_gbps")->samples >= 1 &&
+		    col_cal_find(&cback, "global_write_gbps")->samples <= 5);
 	/* no overwrite without force */
 	assert_int_equal(col_write_atomic(path, "name: x\n", 0, &err), OPR_EEXIST);
 	char *again = NULL;
