@@ -18,7 +18,12 @@ __device__ __forceinline__ void outer_offsets(const struct pouter &p, int64_t i,
 {
 	int64_t a = 0, b = 0;
 	for (int k = p.r - 1; k >= 0; k--) {
-		int64_t q = i / p.d[k], c = i - q * p.d[k];
+		/* 32-bit division where both fit: the 64-bit one is a
+		 * subroutine of some 70 instructions, paid per row */
+		int64_t q = (uint64_t)i >> 32 == 0 && (uint64_t)p.d[k] >> 32 == 0
+				    ? (int64_t)((uint32_t)i / (uint32_t)p.d[k])
+				    : i / p.d[k];
+		int64_t c = i - q * p.d[k];
 		a += c * p.is[k];
 		b += c * p.os[k];
 		i = q;
@@ -35,48 +40,58 @@ template <typename T, int A> __device__ __forceinline__ T maybe_act(T v)
 		return v;
 }
 
-/* Row copy: rows of L elements, contiguous in both x and y; blockIdx.x a
- * chunk of the row, blockIdx.y (striding by gridDim.y <= 65535) the row. */
-template <typename T, int A>
-__global__ void __launch_bounds__(256) k_perm_rows(const T *__restrict__ x, T *__restrict__ y,
-						   int64_t L, int64_t rows, int64_t chunk,
+/* The activation over a load unit E of elements T (E = T, or a 16-byte
+ * vector of them). */
+template <typename T, typename E, int A> __device__ __forceinline__ E act_unit(E u)
+{
+	if constexpr (sizeof(E) == sizeof(T)) {
+		return maybe_act<T, A>(u);
+	} else if constexpr (A == OPS_ACT_NONE) {
+		return u;
+	} else {
+		constexpr int V = sizeof(E) / sizeof(T);
+		T e[V];
+		memcpy(e, &u, sizeof e);
+#pragma unroll
+		for (int k = 0; k < V; k++)
+			e[k] = maybe_act<T, A>(e[k]);
+		memcpy(&u, e, sizeof e);
+		return u;
+	}
+}
+
+/* Row copy: rows of L units E, contiguous in both x and y (L, the strides
+ * and both bases in units). Long rows (rb 0): blockIdx.x a chunk of the
+ * row, blockIdx.y (striding by gridDim.y <= 65535) the row. Short rows
+ * (rb = blockDim.x / L >= 2 rows a block): thread t copies unit t % L of
+ * row t / L of the block's group of rb rows, groups striding by gridDim.y;
+ * the earlier kernel gave each short row a whole block, and a 256-byte
+ * row (the attention permute's head_dim 128 in fp16, 16 vectors) kept 16
+ * of its 256 threads busy: [8,128,32,128] (0,2,1,3) ran at 0.23 TB/s. */
+template <typename T, typename E, int A>
+__global__ void __launch_bounds__(256) k_perm_rows(const E *__restrict__ x, E *__restrict__ y,
+						   int64_t L, int64_t rows, int64_t chunk, int rb,
 						   struct pouter po)
 {
+	if (rb) {
+		const int lr = (int)threadIdx.x / (int)L, i = (int)threadIdx.x - lr * (int)L;
+		if (lr >= rb)
+			return;
+		for (int64_t row = (int64_t)blockIdx.y * rb + lr; row < rows;
+		     row += (int64_t)gridDim.y * rb) {
+			int64_t xo, yo;
+			outer_offsets(po, row, &xo, &yo);
+			__stcs(y + yo + i, act_unit<T, E, A>(__ldcs(x + xo + i)));
+		}
+		return;
+	}
 	for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
 		int64_t xo, yo;
 		outer_offsets(po, row, &xo, &yo);
 		const int64_t c0 = (int64_t)blockIdx.x * chunk;
 		const int64_t c1 = c0 + chunk < L ? c0 + chunk : L;
 		for (int64_t i = c0 + threadIdx.x; i < c1; i += blockDim.x)
-			y[yo + i] = maybe_act<T, A>(x[xo + i]);
-	}
-}
-
-/* The same on 16-byte vectors (L, the strides and both bases in vectors). */
-template <typename T, int A>
-__global__ void __launch_bounds__(256) k_perm_rows_vec(const uint4 *__restrict__ x,
-						       uint4 *__restrict__ y, int64_t L,
-						       int64_t rows, int64_t chunk,
-						       struct pouter po)
-{
-	constexpr int V = 16 / sizeof(T);
-	for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
-		int64_t xo, yo;
-		outer_offsets(po, row, &xo, &yo);
-		const int64_t c0 = (int64_t)blockIdx.x * chunk;
-		const int64_t c1 = c0 + chunk < L ? c0 + chunk : L;
-		for (int64_t i = c0 + threadIdx.x; i < c1; i += blockDim.x) {
-			uint4 u = __ldcs(x + xo + i);
-			if constexpr (A != OPS_ACT_NONE) {
-				T e[V];
-				memcpy(e, &u, 16);
-#pragma unroll
-				for (int k = 0; k < V; k++)
-					e[k] = maybe_act<T, A>(e[k]);
-				memcpy(&u, e, 16);
-			}
-			__stcs(y + yo + i, u);
-		}
+			__stcs(y + yo + i, act_unit<T, E, A>(__ldcs(x + xo + i)));
 	}
 }
 
@@ -195,17 +210,20 @@ static int perm_launch(cudaStream_t s, const struct ops_permute_dims *g, const v
 			po.os[k] = g->os[k] / unit;
 		}
 		int64_t Lu = L / unit, chunk = 256 * 8;
-		int64_t nx = (Lu + chunk - 1) / chunk;
-		dim3 grid((unsigned)nx, (unsigned)(rows < 65535 ? rows : 65535)), block(256);
+		int rb = Lu <= 128 ? (int)(256 / Lu) : 0;
+		int64_t nx = rb ? 1 : (Lu + chunk - 1) / chunk;
+		int64_t ny = rb ? (rows + rb - 1) / rb : rows;
+		dim3 grid((unsigned)nx, (unsigned)(ny < 65535 ? ny : 65535)), block(256);
 		if (vec)
-			k_perm_rows_vec<T, A><<<grid, block, 0, s>>>((const uint4 *)x, (uint4 *)y, Lu,
-								    rows, chunk, po);
+			k_perm_rows<T, uint4, A><<<grid, block, 0, s>>>((const uint4 *)x, (uint4 *)y,
+								       Lu, rows, chunk, rb, po);
 		else
-			k_perm_rows<T, A><<<grid, block, 0, s>>>((const T *)x, (T *)y, Lu, rows, chunk,
-								po);
+			k_perm_rows<T, T, A><<<grid, block, 0, s>>>((const T *)x, (T *)y, Lu, rows,
+								   chunk, rb, po);
 		if (shape)
-			snprintf(shape, shape_len, "perm_rows%s grid %ux%u block 256 (rows %lld)",
-				 vec ? "_vec" : "", grid.x, grid.y, (long long)rows);
+			snprintf(shape, shape_len,
+				 "perm_rows%s grid %ux%u block 256 (rows %lld, %d a block)",
+				 vec ? "_vec" : "", grid.x, grid.y, (long long)rows, rb ? rb : 1);
 		CU_LAUNCHED("permute row kernel");
 		return 0;
 	}
