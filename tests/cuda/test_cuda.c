@@ -306,6 +306,11 @@ static void test_permute_limits(void **state)
 	permute_case(OPS_F32, 3, d4, p4, 0, 1, 32);
 	int64_t d5[] = { 2, 3, 70001 };
 	permute_case(OPS_BF16, 3, d5, p4, 1, 1, 32);
+	/* short rows, several a block (2 of 2048 bytes), more row groups
+	 * than grid y holds: 132000 rows */
+	int64_t d6[] = { 1, 1100, 120, 2048 };
+	int p6[] = { 0, 2, 1, 3 };
+	permute_case(OPS_S8, 4, d6, p6, 0, 1, 32);
 }
 
 /* The transpose's vector path (16-byte loads and stores, or 8/4 where a
@@ -326,6 +331,16 @@ static void test_permute_vector(void **state)
 		permute_case(OPS_F32, 2, d1, p2, 1, 1, ts);
 		permute_case(OPS_F16, 2, d2, p2, 1, 0, ts);
 	}
+	/* row copies of short rows, several a block: the attention heads'
+	 * (0,2,1,3) with head_dim 128 in fp16 (16 vectors a row), 12 floats
+	 * (3 vectors: 85 rows a block, one thread idle), fused and not */
+	int p4[] = { 0, 2, 1, 3 };
+	int64_t d5[] = { 3, 7, 5, 128 }, d6[] = { 3, 7, 5, 12 };
+	permute_case(OPS_F16, 4, d5, p4, 0, 1, 32);
+	permute_case(OPS_F16, 4, d5, p4, 1, 1, 32);
+	permute_case(OPS_F16, 4, d5, p4, 1, 0, 32);
+	permute_case(OPS_F32, 4, d6, p4, 1, 1, 32);
+	permute_case(OPS_BF16, 4, d6, p4, 0, 1, 32);
 }
 
 /* ---- qgemm ----------------------------------------------------------------------- */
