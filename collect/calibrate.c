@@ -343,8 +343,14 @@ __attribute__((target("avx512f"))) static uint64_t read_avx512(const unsigned ch
 		a2 = _mm512_add_epi64(a2, _mm512_load_si512((const void *)(p + i + 128)));
 		a3 = _mm512_add_epi64(a3, _mm512_load_si512((const void *)(p + i + 192)));
 	}
-	return (uint64_t)_mm512_reduce_add_epi64(
-		_mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3)));
+	/* the lanes summed unsigned: _mm512_reduce_add_epi64 adds them as
+	 * signed long long, which wraps (undefined) over a 256 MiB array */
+	uint64_t lane[8], sum = 0;
+	_mm512_storeu_si512((void *)lane,
+			    _mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3)));
+	for (int i = 0; i < 8; i++)
+		sum += lane[i];
+	return sum;
 }
 
 static volatile uint64_t sink_u;
