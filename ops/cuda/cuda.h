@@ -84,10 +84,11 @@
  *               shifts break the alignment cp.async needs), the next
  *               chunk's issued before the current one is computed; the
  *               weights as 16-byte loads (2-byte where K % 8 != 0), kept in
- *               shared memory across the tiles of a persistent grid (at
- *               most the blocks the SMs hold) when the group's channels are
- *               one chunk; the epilogue staged through shared memory and
- *               written along output rows. None of these tile shapes is in
+ *               shared memory across the tiles of a persistent grid (the
+ *               blocks the SMs hold, tiles striding over them) when the
+ *               group's channels are one chunk; the epilogue staged
+ *               through shared memory and written along output rows.
+ *               None of these tile shapes is in
  *               the plan, whose conv tiles are the direct strategy's; a
  *               shape whose weights chunk does not fit (over 36 taps) runs
  *               the FFMA kernel. fp32 (and that fallback): 64x64 block
@@ -98,8 +99,10 @@
  *               K over blocks (the tensor-core kernel by chunks; fp32
  *               partial tiles in a scratch, added in part order by the
  *               tile's last part, so the output is the same on every run;
- *               0 does not split: an automatic split for n = 1 measured
- *               slower on the H200).
+ *               0, the default, does not split the tensor-core kernel
+ *               (an automatic split for n = 1 measured slower on the
+ *               H200) and splits an FFMA grid of fewer tiles than SMs to
+ *               about two blocks an SM, at least 4 K steps a part).
  *   fused groups  fused: one kernel, the epilogue applied to the tile in
  *               registers; unfused: a kernel per op, intermediates in HBM
  *               (as on the host, in the storage dtype).
