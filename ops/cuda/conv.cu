@@ -869,13 +869,13 @@ static int mma_launch(cudaStream_t s, const struct cdims &cd, const struct ig_sh
 	}
 	const int64_t cap = (int64_t)occ * sms / ((int64_t)sh.gy * sh.gz);
 	unsigned g = sh.gx;
-	/* every block the SMs hold, not just as many as the longest block's
-	 * items need: at n = 32 (896 tiles, two blocks an SM) 224 blocks of 4
-	 * tiles left 40 SMs with one block, while 264 blocks stride so that
-	 * blocks 0 .. 103, one an SM, take the fourth tile (7 tiles an SM at
-	 * most, not 8) */
-	if (cap >= 1 && (int64_t)g > cap)
-		g = (unsigned)cap;
+	if (cap >= 1 && (int64_t)g > cap) {
+		/* as many blocks as the longest block's items need, no more: every
+		 * block the SMs hold (n = 32: 264, at most 7 tiles an SM instead
+		 * of 8 on 224) measured 94.1 against 92.3 us in fp16 on the H200 */
+		const int64_t per = ((int64_t)g + cap - 1) / cap;
+		g = (unsigned)(((int64_t)g + per - 1) / per);
+	}
 	*gx = g;
 	kern<<<dim3(g, sh.gy, sh.gz), MT, sh.smem, s>>>(x, wt, bias, y, cd, sh.P, epi, act, wsp, tk);
 	return 0;

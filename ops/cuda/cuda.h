@@ -84,11 +84,10 @@
  *               shifts break the alignment cp.async needs), the next
  *               chunk's issued before the current one is computed; the
  *               weights as 16-byte loads (2-byte where K % 8 != 0), kept in
- *               shared memory across the tiles of a persistent grid (the
- *               blocks the SMs hold, tiles striding over them) when the
- *               group's channels are one chunk; the epilogue staged
- *               through shared memory and written along output rows.
- *               None of these tile shapes is in
+ *               shared memory across the tiles of a persistent grid (at
+ *               most the blocks the SMs hold) when the group's channels are
+ *               one chunk; the epilogue staged through shared memory and
+ *               written along output rows. None of these tile shapes is in
  *               the plan, whose conv tiles are the direct strategy's; a
  *               shape whose weights chunk does not fit (over 36 taps) runs
  *               the FFMA kernel. fp32 (and that fallback): 64x64 block

@@ -481,9 +481,8 @@ static void test_conv_paths(void **state)
 	 * them): group channels over two and three 64-channel chunks, the last
 	 * partial, with 16-byte weight rows (C 80) and without (C 130, K 1170,
 	 * stride 2, no padding), a second tile of output channels (k 72);
-	 * 128-row tiles with the weights resident and a persistent grid whose
-	 * blocks take a second tile (n 10: 280 tiles on the H200's 264 blocks,
-	 * two an SM); groups with a dilation along h
+	 * 128-row tiles with the weights resident and a persistent grid of two
+	 * tiles a block (n 10: 280 tiles); groups with a dilation along h
 	 * only; each split into 3 parts of 16-channel chunks as well */
 	static const struct ops_conv_shape mshapes[] = {
 		{ 3, 80, 20, 22, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1 },
