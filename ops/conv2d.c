@@ -570,15 +570,16 @@ static void wq_fill(struct conv_ctx *cx)
 		int64_t kend = min64(min64(kt * cx->t.tk + cx->t.tk, d->kpg), kfirst + DIRECT_KB);
 		int64_t c0 = cbk * cx->t.tc, nc = min64(cx->t.tc, d->cpg - c0);
 
-		memset(blk, 0, (size_t)cx->wqblk * sizeof *blk);
+		/* zeros where the block is not full (channels or k) */
+		if (kend - kfirst < DIRECT_KB || nc % 32)
+			memset(blk, 0, (size_t)cx->wqblk * sizeof *blk);
+		/* for each k and 32-channel block, [c][tap] of KCRS transposed to
+		 * the A tiles' [tap][..][c] by the path's 16-bit transpose */
 		for (int64_t k = kfirst; k < kend; k++)
-			for (int64_t c = 0; c < nc; c++) {
-				const uint16_t *src = w + ((g * d->kpg + k) * d->cpg + c0 + c) * rs;
-				uint16_t *dst = blk + ((c / 32) * rs * 16 + (k - kfirst)) * 32 + c % 32;
-
-				for (int64_t t = 0; t < rs; t++)
-					dst[t * 512] = src[t];
-			}
+			for (int64_t cb = 0; cb * 32 < nc; cb++)
+				ops_kern->transpose[1](w + ((g * d->kpg + k) * d->cpg + c0 + 32 * cb) * rs,
+						       rs, blk + cb * rs * 512 + (k - kfirst) * 32, 512,
+						       min64(32, nc - 32 * cb), rs);
 	}
 }
 
