@@ -36,9 +36,10 @@ int cmd_calibrate(int argc, char **argv)
 		"copy bandwidth (read + written), shared-memory bandwidth per SM, FFMA, fp16/bf16\n"
 		"mma.sync, int8 dp4a and mma.sync peaks, the SiLU element rate, one HBM load's\n"
 		"latency, the first and each further launch of a run (L2 flushed, CUDA events), and\n"
-		"our own kernels per family (conv, qgemm, permute, permute_rows, elementwise): the\n"
-		"planner's top plans timed and fitted into the envelope's kernels: efficiency and\n"
-		"transfer_ns; cores = SMs, SHARED from the device.",
+		"our own kernels per family (conv, conv_gemm, qgemm, permute, permute_rows,\n"
+		"elementwise): the planner's top plans timed and fitted, on the relative error, into\n"
+		"the envelope's kernels: efficiency and transfer_ns; cores = SMs, SHARED from the\n"
+		"device.",
 		"Exit status: 0 written, 1 failure, 2 bad usage, 5 FILE exists (pass --force) or is\n"
 		"being written by another opreview, 6 --device cuda without the CUDA backend or\n"
 		"without a usable GPU, 130/143 interrupted (nothing left behind).", opts};

@@ -413,14 +413,15 @@ static const char *const cal_names[] = {"fp32_tops", "int8_peak_tops", "fp16_top
 	"l2_bandwidth_gbps", "int8_mma_tops", "launch_first_us",
 	/* our own kernels, two plans a family (collect/gpu.c, gpu_kern) */
 	"conv_a_us", "conv_b_us", "qgemm_a_us", "qgemm_b_us", "permute_a_us", "permute_b_us",
-	"permute_rows_a_us", "permute_rows_b_us", "elementwise_a_us", "elementwise_b_us", NULL};
+	"permute_rows_a_us", "permute_rows_b_us", "elementwise_a_us", "elementwise_b_us",
+	"conv_gemm_a_us", "conv_gemm_b_us", NULL};
 
 /* kernels: {FAMILY: {efficiency, transfer_ns}} (GPU envelopes: ops.h,
  * ops_envelope.kern), each family at most once. */
 static int parse_kernels(const struct ld *c, const struct col_ynode *m, struct ops_envelope *env)
 {
-	static const char *const fkeys[] = {"conv", "qgemm", "permute", "permute_rows",
-					    "elementwise", NULL};
+	static const char *const fkeys[] = {"conv",	    "qgemm",	 "permute", "permute_rows",
+					    "elementwise", "conv_gemm", NULL};
 	static const char *const ckeys[] = {"efficiency", "transfer_ns", NULL};
 	int rc;
 

@@ -968,6 +968,8 @@ static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 	rc = ops_launch_begin(cx->dev, name, cx->db, err);
 	if (rc < 0)
 		goto free_off;
+	if (cx->strat == OPS_STRAT_IM2COL)
+		ops_launch_alt_kernel(cx->dev); /* a GPU runs it on tensor cores */
 	for (i = 0; i < cx->ntiles; i++) {
 		int64_t t = tile_order(i, cx->ntiles, cores);
 		struct tile_pos tp;

@@ -784,7 +784,7 @@ int ops_launch_begin(struct ops_device *dev, const char *name, int double_buffer
 	dev->core = 0;
 	dev->double_buffer = double_buffer != 0;
 	dev->one_pass = 0;
-	dev->permute_rows = 0;
+	dev->alt_kernel = 0;
 	dev->stream_global = 0;
 	copy_name(dev->launch_name, sizeof dev->launch_name, name ? name : "");
 	/* acc[] is all zero here: ops_device_reset clears it, nothing outside a
@@ -850,7 +850,7 @@ int ops_launch_end(struct ops_device *dev, struct opr_error *err)
 	memcpy(rec->name, dev->launch_name, sizeof rec->name); /* both zero-padded */
 	rec->double_buffer = dev->double_buffer;
 	ops_model_launch(&dev->env, &dev->mc, dev->acc, dev->acc_mask, dev->double_buffer,
-			 dev->one_pass, ops_kernel_class_of(dev->launch_name, dev->permute_rows),
+			 dev->one_pass, ops_kernel_class_of(dev->launch_name, dev->alt_kernel),
 			 dev->nrecs == 1, rec);
 	/* only the cores this launch touched are non-zero: every write to
 	 * acc[c] sets acc[c].active and bit c of acc_mask */
@@ -863,15 +863,15 @@ int ops_launch_end(struct ops_device *dev, struct opr_error *err)
 	dev->in_launch = 0;
 	dev->core = 0;
 	dev->one_pass = 0;
-	dev->permute_rows = 0;
+	dev->alt_kernel = 0;
 	dev->stream_global = 0;
 	return 0;
 }
 
-void ops_launch_permute_rows(struct ops_device *dev)
+void ops_launch_alt_kernel(struct ops_device *dev)
 {
 	if (dev->in_launch)
-		dev->permute_rows = 1;
+		dev->alt_kernel = 1;
 }
 
 /* ---- one-tile launches (device_int.h) --------------------------------------- */

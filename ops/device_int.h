@@ -73,7 +73,7 @@ struct ops_device {
 	char launch_name[48];
 	int double_buffer;
 	int one_pass;           /* ops_launch_one_pass was called */
-	int permute_rows;       /* ops_launch_permute_rows was called */
+	int alt_kernel;         /* ops_launch_alt_kernel was called */
 	struct ops_core_acc acc[OPS_MAX_CORES];
 	uint64_t acc_mask[OPS_CORE_WORDS]; /* bit c: acc[c].active (the others are all zero) */
 	int tile1_off;          /* tests only: ops_launch_tile1 always declines */
@@ -159,12 +159,13 @@ static inline int ops_launch_streams_global(const struct ops_device *dev)
  * and ops_launch_end. */
 void ops_launch_one_pass(struct ops_device *dev);
 
-/* Marks the open launch a permute whose output rows are contiguous runs of
- * the input (no transpose): on a GPU it is another kernel than the transposing
- * one (ops/cuda/permute.cu), so a GPU envelope prices it as the permute-rows
- * family. No effect on counters; cleared by ops_launch_begin and
- * ops_launch_end. */
-void ops_launch_permute_rows(struct ops_device *dev);
+/* Marks the open launch as its family's other kernel: a permute whose output
+ * rows are contiguous runs of the input (no transpose), or a conv2d as an
+ * implicit GEMM. On a GPU each is another kernel (ops/cuda/permute.cu, the
+ * row copy; ops/cuda/conv.cu, the tensor-core GEMM), so a GPU envelope
+ * prices it as the permute-rows or conv-gemm family (ops.h). No effect on
+ * counters; cleared by ops_launch_begin and ops_launch_end. */
+void ops_launch_alt_kernel(struct ops_device *dev);
 
 /* Counts one transfer exactly as ops_dma_split does (the same checks,
  * splits, counters and errors), moving nothing: for a one-pass kernel, which

@@ -171,10 +171,12 @@ static void set_terms(struct ops_launch_rec *rec, const struct core_terms *ct)
 }
 
 /* The family's cost where the envelope has one (a GPU envelope), else NULL:
- * the host's model is unchanged. */
+ * the host's model is unchanged. conv-gemm falls back to conv's cost. */
 static const struct ops_kernel_cost *family_cost(const struct ops_envelope *env,
 						 enum ops_kernel_class fam)
 {
+	if (fam == OPS_KC_CONV_GEMM && !(env->kern[fam].efficiency > 0))
+		fam = OPS_KC_CONV;
 	if ((unsigned)fam >= OPS_NKCLASSES || !(env->kern[fam].efficiency > 0))
 		return NULL;
 	return &env->kern[fam];
@@ -300,22 +302,23 @@ double ops_model_onchip_ns(const struct ops_envelope *env, const struct ops_laun
 	return onchip + r->dma_ns;
 }
 
-static const char *const family_names[OPS_NKCLASSES] = {"conv", "qgemm", "permute",
-							 "permute_rows", "elementwise"};
+static const char *const family_names[OPS_NKCLASSES] = {"conv",	      "qgemm",
+							 "permute",   "permute_rows",
+							 "elementwise", "conv_gemm"};
 
 const char *ops_kernel_class_name(enum ops_kernel_class f)
 {
 	return (unsigned)f < OPS_NKCLASSES ? family_names[f] : "?";
 }
 
-enum ops_kernel_class ops_kernel_class_of(const char *name, int rows)
+enum ops_kernel_class ops_kernel_class_of(const char *name, int alt)
 {
 	if (!strncmp(name, "conv2d", 6))
-		return OPS_KC_CONV;
+		return alt ? OPS_KC_CONV_GEMM : OPS_KC_CONV;
 	if (!strncmp(name, "qgemm", 5))
 		return OPS_KC_QGEMM;
 	if (!strncmp(name, "permute", 7))
-		return rows ? OPS_KC_PERMUTE_ROWS : OPS_KC_PERMUTE;
+		return alt ? OPS_KC_PERMUTE_ROWS : OPS_KC_PERMUTE;
 	return OPS_KC_ELEMENTWISE;
 }
 

@@ -104,15 +104,19 @@ uint64_t ops_xoshiro_next(struct ops_xoshiro *g);
 
 /* Kernel families a GPU envelope prices apart (ops_envelope.kern): a launch's
  * family follows from its name (conv2d..., qgemm..., permute..., anything
- * else element-wise); a permute whose output rows are contiguous runs in the
- * input (no transpose) is permute-rows (ops_launch_permute_rows). */
+ * else element-wise) and, where its family has two kernels, from which one
+ * ran (ops_launch_alt_kernel): a permute whose output rows are contiguous
+ * runs in the input (no transpose) is permute-rows, a conv2d as an implicit
+ * GEMM (im2col: tensor cores on a GPU) is conv-gemm, the direct and untiled
+ * ones conv. A conv-gemm launch an envelope has no cost for is priced as
+ * conv (the envelopes calibrated before the split). */
 enum ops_kernel_class {
 	OPS_KC_CONV, OPS_KC_QGEMM, OPS_KC_PERMUTE, OPS_KC_PERMUTE_ROWS, OPS_KC_ELEMENTWISE,
-	OPS_NKCLASSES
+	OPS_KC_CONV_GEMM, OPS_NKCLASSES
 };
 const char *ops_kernel_class_name(enum ops_kernel_class f); /* "conv", ... */
-/* The family of a launch named name (rows: a permute without a transpose). */
-enum ops_kernel_class ops_kernel_class_of(const char *name, int rows);
+/* The family of a launch named name (alt: its family's other kernel ran). */
+enum ops_kernel_class ops_kernel_class_of(const char *name, int alt);
 
 /* 256 covers an H200 (132 SMs) with room; the device keeps its active cores
  * in a bitset of OPS_CORE_WORDS words, so a launch's model still visits only

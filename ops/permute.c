@@ -377,7 +377,7 @@ static int permute_launch(struct ops_device *dev, const struct ops_permute_job *
 	if (rc)
 		return rc;
 	if (!g->transposed)
-		ops_launch_permute_rows(dev);
+		ops_launch_alt_kernel(dev);
 	ops_launch_stream_hint(dev, (uint64_t)g->n * g->es);
 	if (one_pass)
 		ops_launch_one_pass(dev);
@@ -427,7 +427,7 @@ static int act_launch(struct ops_device *dev, const struct ops_permute_job *j,
 	if (rc)
 		return rc;
 	if (!g->transposed)
-		ops_launch_permute_rows(dev);
+		ops_launch_alt_kernel(dev);
 	ops_launch_stream_hint(dev, (uint64_t)g->n * g->es);
 	for (int64_t off = 0; off < g->n; off += e, tile++) {
 		int64_t k = min64(e, g->n - off);

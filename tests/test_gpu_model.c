@@ -57,13 +57,13 @@ static struct ops_envelope gpu_env(void)
 
 /* One launch named name: tiles on cores 0 and 1, each a GLOBAL -> SHARED
  * transfer of bytes[c] and fp32 MACs macs[c] (a dry run). */
-static void launch(struct ops_device *dev, const char *name, int db, int rows, const int64_t *elems,
+static void launch(struct ops_device *dev, const char *name, int db, int alt, const int64_t *elems,
 		   const uint64_t *macs)
 {
 	struct opr_error err = { 0 };
 	assert_int_equal(ops_launch_begin(dev, name, db, &err), 0);
-	if (rows)
-		ops_launch_permute_rows(dev);
+	if (alt)
+		ops_launch_alt_kernel(dev);
 	for (int c = 0; c < 2; c++) {
 		struct ops_dma_desc d = { .rank = 1, .shape = { elems[c] }, .src_stride = { 1 },
 					  .dst_stride = { 1 }, .elem_bytes = 4 };
@@ -78,11 +78,14 @@ static void launch(struct ops_device *dev, const char *name, int db, int rows, c
  * (tops / cores), S = bytes / shared_bw, G = bytes / (bw / 2 active cores),
  * one transfer; a family with a cost: T_c = efficiency max(C, S, G') +
  * transfer_ns, whatever the buffering, G' = bytes / (bw / cores); else double-buffered max(C, S, G) +
- * setup / engines, single-buffered C + S + G + setup / engines. */
+ * setup / engines, single-buffered C + S + G + setup / engines. conv-gemm
+ * without a cost of its own has conv's. */
 static double expect(const struct ops_envelope *e, enum ops_kernel_class f, int db, int first,
 		     const int64_t *elems, const uint64_t *macs)
 {
 	double best = 0;
+	if (f == OPS_KC_CONV_GEMM && !(e->kern[f].efficiency > 0))
+		f = OPS_KC_CONV;
 	for (int c = 0; c < 2; c++) {
 		double bytes = 4.0 * (double)elems[c];
 		double C = 2.0 * (double)macs[c] / (e->tops[OPS_F32] * 1e3 / e->cores);
@@ -105,38 +108,42 @@ static double expect(const struct ops_envelope *e, enum ops_kernel_class f, int 
 static void test_family_pricing(void **state)
 {
 	(void)state;
-	static const char *const names[] = { "conv2d+bias+act", "qgemm", "permute", "permute",
-					     "activation" };
-	static const enum ops_kernel_class fam[] = { OPS_KC_CONV, OPS_KC_QGEMM, OPS_KC_PERMUTE,
-						     OPS_KC_PERMUTE_ROWS, OPS_KC_ELEMENTWISE };
+	enum { NL = 6 };
+	static const char *const names[NL] = { "conv2d+bias+act", "qgemm",	"permute",
+					       "permute",	  "activation", "conv2d" };
+	static const enum ops_kernel_class fam[NL] = { OPS_KC_CONV,	    OPS_KC_QGEMM,
+						       OPS_KC_PERMUTE,	    OPS_KC_PERMUTE_ROWS,
+						       OPS_KC_ELEMENTWISE, OPS_KC_CONV_GEMM };
 	struct opr_error err = { 0 };
-	for (int trial = 0; trial < 20; trial++) {
+	for (int trial = 0; trial < 24; trial++) {
 		struct ops_envelope host = gpu_env(), gpu = host;
 		gpu.launch_first_us = urand(3, 8);
 		for (int f = 0; f < OPS_NKCLASSES; f++)
-			if (trial % 5 != f) { /* one family left at the peaks */
+			if (trial % NL != f) { /* one family left at the peaks (conv-gemm: conv's) */
 				gpu.kern[f].efficiency = urand(0.5, 40);
-				gpu.kern[f].transfer_ns = trial % 2 ? urand(0, 2000) : 0;
+				gpu.kern[f].transfer_ns = trial / NL % 2 ? urand(0, 2000) : 0;
 			}
 		for (int pass = 0; pass < 2; pass++) {
 			const struct ops_envelope *e = pass ? &gpu : &host;
 			struct ops_device *dev = NULL;
 			assert_int_equal(ops_device_new(e, 1, &dev, &err), 0);
-			int64_t elems[5][2];
-			uint64_t macs[5][2];
-			int db[5];
-			for (int k = 0; k < 5; k++) {
+			int64_t elems[NL][2];
+			uint64_t macs[NL][2];
+			int db[NL];
+			for (int k = 0; k < NL; k++) {
 				for (int c = 0; c < 2; c++) {
 					elems[k][c] = (int64_t)urand(1000, 500000);
 					macs[k][c] = (uint64_t)urand(0, 5e6);
 				}
 				db[k] = urand(0, 1) < 0.5;
-				launch(dev, names[k], db[k], fam[k] == OPS_KC_PERMUTE_ROWS, elems[k], macs[k]);
+				launch(dev, names[k], db[k],
+				       fam[k] == OPS_KC_PERMUTE_ROWS || fam[k] == OPS_KC_CONV_GEMM, elems[k],
+				       macs[k]);
 			}
 			size_t n;
 			const struct ops_launch_rec *r = ops_device_launches(dev, &n);
-			assert_int_equal(n, 5);
-			for (int k = 0; k < 5; k++) {
+			assert_int_equal(n, NL);
+			for (int k = 0; k < NL; k++) {
 				double want = expect(e, fam[k], db[k], k == 0, elems[k], macs[k]);
 				if (fabs(r[k].model_ns - want) > 1e-9 * want)
 					fail_msg("trial %d %s launch %d (%s): model %.6f want %.6f", trial,
@@ -159,6 +166,7 @@ static void test_family_names(void **state)
 	(void)state;
 	assert_int_equal(ops_kernel_class_of("conv2d", 0), OPS_KC_CONV);
 	assert_int_equal(ops_kernel_class_of("conv2d+bias+act", 0), OPS_KC_CONV);
+	assert_int_equal(ops_kernel_class_of("conv2d+bias+act", 1), OPS_KC_CONV_GEMM);
 	assert_int_equal(ops_kernel_class_of("qgemm+dequant+bias+act", 0), OPS_KC_QGEMM);
 	assert_int_equal(ops_kernel_class_of("permute+activation", 0), OPS_KC_PERMUTE);
 	assert_int_equal(ops_kernel_class_of("permute", 1), OPS_KC_PERMUTE_ROWS);
@@ -195,6 +203,44 @@ static void test_family_names(void **state)
 	ops_device_free(dev);
 	/* the same bytes: only the row-copy permute paid its family's cost */
 	assert_true(rows_ns > 20 * t_ns);
+
+	/* the conv kernels: the implicit GEMM is conv-gemm, the direct one conv */
+	struct ops_workload w;
+	memset(&w, 0, sizeof w);
+	w.group = OPS_G_CONV_BIAS_ACT;
+	w.act = OPS_ACT_RELU;
+	w.dtype = OPS_F16;
+	w.conv = (struct ops_conv_shape){ 1, 64, 28, 28, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1 };
+	/* the first fitting plan of each strategy, on the peaks */
+	struct ops_envelope g = gpu_env();
+	struct ops_plan_eval *alts = NULL;
+	size_t nalts = 0;
+	struct ops_plan plan[2];
+	int have[2] = { 0, 0 };
+	assert_int_equal(ops_plan_search(&g, &w, 1, &alts, &nalts, &err), 0);
+	for (size_t i = 0; i < nalts; i++) {
+		int k = alts[i].plan.strategy == OPS_STRAT_IM2COL ? 1
+			: alts[i].plan.strategy == OPS_STRAT_DIRECT ? 0 : -1;
+		if (k >= 0 && alts[i].fits && !have[k]) {
+			plan[k] = alts[i].plan;
+			have[k] = 1;
+		}
+	}
+	free(alts);
+	assert_true(have[0] && have[1]);
+	double ns[2][2];
+	for (int pass = 0; pass < 2; pass++) {
+		g.kern[OPS_KC_CONV].efficiency = 1;
+		g.kern[OPS_KC_CONV_GEMM].efficiency = pass ? 1000 : 0; /* 0: conv's */
+		for (int k = 0; k < 2; k++) {
+			struct ops_plan_eval ev;
+			assert_int_equal(ops_plan_evaluate(&g, &w, &plan[k], &ev, &err), 0);
+			assert_true(ev.fits);
+			ns[pass][k] = ev.model_ns;
+		}
+	}
+	assert_true(ns[1][0] == ns[0][0]);     /* the direct plan: conv's cost both times */
+	assert_true(ns[1][1] > 20 * ns[0][1]); /* the GEMM plan: its own */
 }
 
 /* The H200 archive's fused candidates ran one launch each: their CUDA-event
