@@ -405,6 +405,38 @@ static int bufs_get(const struct conv_ctx *cx, struct conv_bufs *bs,
 
 /* ---- the tiled conv launch ------------------------------------------------------ */
 
+/* Zeros what the patch's DMA will not write of nc planes [plane] of rows
+ * pwm apart in xb (elements of es bytes): everything but rows [r0, r0+nr)
+ * x columns [c0, c0+ncv) of each plane, as a memset of the whole patch did
+ * before the DMA. The cells to zero between two rows of the box are one
+ * run (the right halo of a row and the left one of the next), of a few
+ * elements on a 3x3 filter: one 16-byte store covers such a run, spilling
+ * into cells the DMA writes next, where the memset wrote the whole patch
+ * (a quarter of the patch's copy time on 28-wide fp32 tiles). */
+static void zero_halo(void *xb, size_t es, int64_t nc, int64_t plane, int64_t pwm,
+		      int64_t r0, int64_t nr, int64_t c0, int64_t ncv)
+{
+	unsigned char *b = xb;
+	static const unsigned char z16[16];
+	size_t prev = 0, end = (size_t)(nc * plane) * es;
+
+	if (nr <= 0 || ncv <= 0) {
+		memset(b, 0, end);
+		return;
+	}
+	for (int64_t c = 0; c < nc; c++)
+		for (int64_t i = 0; i < nr; i++) {
+			size_t start = (size_t)(c * plane + (r0 + i) * pwm + c0) * es;
+
+			if (start - prev <= sizeof z16 && prev + sizeof z16 <= end)
+				memcpy(b + prev, z16, sizeof z16);
+			else
+				memset(b + prev, 0, start - prev);
+			prev = start + (size_t)ncv * es;
+		}
+	memset(b + prev, 0, end - prev);
+}
+
 /* Brings channels [c0, c0+nc) of the tile's input patch into xb (layout
  * [nc][phm][pwm]) with the halo zeroed; widens to x32 when stored narrow. */
 static int load_patch(struct conv_ctx *cx, const struct tile_pos *tp,
@@ -422,7 +454,8 @@ static int load_patch(struct conv_ctx *cx, const struct tile_pos *tp,
 	if (valid < all) {
 		/* zero-fill of the halo (padding) on chip */
 		if (!cx->dry)
-			memset(xb, 0, (size_t)(nc * cx->phm * cx->pwm) * cx->es);
+			zero_halo(xb, cx->es, nc, cx->phm * cx->pwm, cx->pwm, rv0 - rs, rnv,
+				  cv0 - cs, cnv);
 		ops_compute(cx->dev, cx->dt, 0, 0, 0, (uint64_t)(all - valid) * cx->es);
 	}
 	if (valid > 0) {
