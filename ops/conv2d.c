@@ -872,7 +872,8 @@ static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
 			rd += (uint64_t)(npb * GEMM_PB * terms) * 4;
 		}
 		if (!cx->dry) {
-			fill_offsets(cx, nc);
+			if (!cx->pairs) /* (the channel-pair kernel takes cx->toff) */
+				fill_offsets(cx, nc);
 			if (cx->pairs) {
 				int64_t np = cx->phm * cx->pwm;
 
