@@ -1,11 +1,13 @@
 /* ops/cuda/conv.cu: conv2d on the GPU, NCHW input, KCRS weights, NCHW
  * output in the storage dtype, fp32 accumulation: untiled (a thread per
  * output), direct (patch and weights staged in shared memory) and im2col as
- * an implicit GEMM (tensor cores for fp16/bf16, FFMA for fp32), each with
- * the bias + activation epilogue for the fused group. Units: elements. */
+ * an implicit GEMM (tensor cores for fp16/bf16 over a shared-memory input
+ * patch, FFMA for fp32 over a gathered A tile), each with the bias +
+ * activation epilogue for the fused group. Units: elements. */
 #include "cuda_int.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* The shape as kernels read it (by value). */
 struct cdims {
@@ -154,10 +156,12 @@ __global__ void k_conv_direct(const T *__restrict__ x, const T *__restrict__ wt,
 
 /* ---- im2col as an implicit GEMM -----------------------------------------------
  * Per group: C[m][n] = sum_q A[m][q] B[q][n], m = (image, oy, ox), n = the
- * output channel in the group, q = (c, r, s) in the weights' own order, so
- * B's row for channel n is the contiguous weight row w[n][q]. Block tile
- * 64 x 64, K step 32 (16 for fp32); the next K step's loads are issued into
- * registers before the current one is computed (register double buffering). */
+ * output channel in the group, q = the (c, r, s) of the weights. The FFMA
+ * kernel (fp32, and the fallback of the tensor-core one) takes q in the
+ * weights' own order, so B's row for channel n is the contiguous weight row
+ * w[n][q]: block tile 64 x 64, K step 16, the next K step's loads issued
+ * into registers before the current one is computed (register double
+ * buffering). The tensor-core kernel (below) takes q tap-major. */
 
 #define IG_BM 64
 #define IG_BN 64
@@ -231,15 +235,15 @@ __device__ __forceinline__ void ig_store(T *y, const struct cdims &d, int g, int
  * order, so the result does not depend on which part came last (the GPU
  * review path checks that the output is the same on every run), and resets
  * the ticket. Returns 1 in the block that holds the sums in v. */
-template <int NV>
-__device__ __forceinline__ int sk_reduce(float *v, const int *li, float *ws, unsigned *tickets,
+template <int NV, typename LI>
+__device__ __forceinline__ int sk_reduce(float *v, LI li, float *ws, unsigned *tickets,
 					 int64_t tile, int part, int S, int te)
 {
 	__shared__ int last;
 	float *base = ws + tile * S * te;
 #pragma unroll
 	for (int i = 0; i < NV; i++)
-		__stcg(base + (int64_t)part * te + li[i], v[i]);
+		__stcg(base + (int64_t)part * te + li(i), v[i]);
 	__threadfence();
 	__syncthreads();
 	if (threadIdx.x == 0)
@@ -252,7 +256,7 @@ __device__ __forceinline__ int sk_reduce(float *v, const int *li, float *ws, uns
 	for (int i = 0; i < NV; i++) {
 		float a = 0.0f;
 		for (int q = 0; q < S; q++)
-			a += __ldcg(base + (int64_t)q * te + li[i]);
+			a += __ldcg(base + (int64_t)q * te + li(i));
 		v[i] = a;
 	}
 	if (threadIdx.x == 0)
@@ -280,154 +284,325 @@ template <> struct mma_op<__nv_bfloat16> {
 	}
 };
 
-/* Tensor cores: 128 threads, four warps of 32x32 (2 x 4 mma tiles of
- * m16n8k16). Shared rows padded to 40 elements: the fragment reads of a warp
- * (8 rows x 4 words) then fall in 32 distinct banks. */
-#define IG_BK 32
-#define IG_LD (IG_BK + 8)
-template <typename T, int BM>
-__global__ void __launch_bounds__(128) k_conv_igemm_mma(const T *__restrict__ x, const T *__restrict__ wt,
-							const float *__restrict__ bias, T *__restrict__ y,
-							struct cdims d, int epi, int act, int S,
-							float *ws, unsigned *tickets)
-{
-	constexpr int WM = BM / 32;       /* warps along M: 2 (BM 64) or 1 (BM 32) */
-	constexpr int NI = 2 * WM;        /* n8 tiles a warp: 64 / (4 / WM) / 8 */
-	constexpr int NA = BM / 4;        /* A elements a thread loads per K step */
-	__shared__ __align__(16) T As[BM][IG_LD];
-	__shared__ __align__(16) T Bs[IG_BN][IG_LD];
-	__shared__ struct ig_tab tab;
-	const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-	const int gq = lane / 4, tq = lane % 4;
-	const int wm = warp % WM, wn = warp / WM;
-	const int g = blockIdx.z / S, part = blockIdx.z % S;
-	const int M = d.n * d.oh * d.ow, Kg = d.cpg * d.r * d.s;
-	const int m0 = blockIdx.x * BM, n0 = blockIdx.y * IG_BN;
-	const int steps = (Kg + IG_BK - 1) / IG_BK;
-	const int kbeg = part * steps / S * IG_BK;
-	const int kend = min((part + 1) * steps / S * IG_BK, Kg);
-	/* this thread's A row: fixed pixel, K columns tid/BM + (128/BM) i */
-	const int am = tid % BM, akc = tid / BM;
-	const int mpix = m0 + am;
-	const bool mvalid = mpix < M;
-	int iyb = 0, ixb = 0;
-	const T *xg = x;
-	if (mvalid) {
-		const int ox = mpix % d.ow, oy = (mpix / d.ow) % d.oh, nn = mpix / (d.ow * d.oh);
-		iyb = oy * d.sh - d.ph;
-		ixb = ox * d.sw - d.pw;
-		xg = x + ((int64_t)nn * d.c + (int64_t)g * d.cpg) * d.h * d.w;
-	}
-	const T *wg = wt + (int64_t)g * d.kpg * Kg;
-	const bool use_tab = Kg <= IG_TAB;
-	/* weight rows of 8-element multiples: 16-byte loads (2 per thread) */
-	const bool bvec = Kg % 8 == 0;
-	T ra[NA], rb[16];
-	uint4 rbv[2];
-	float acc[2][NI][4];
-	ig_tab_fill(&tab, d, Kg);
-	__syncthreads();
-#pragma unroll
-	for (int i = 0; i < 2; i++)
-#pragma unroll
-		for (int j = 0; j < NI; j++)
-#pragma unroll
-			for (int e = 0; e < 4; e++)
-				acc[i][j][e] = 0.0f;
+/* Tensor cores (fp16, bf16): a block of 256 threads (8 warps) computes
+ * output tiles of th x tw pixels of one image (BM >= th*tw GEMM rows) by 64
+ * output channels. Per step (one chunk of CK input channels of the group)
+ * the input patch the tile needs, (th-1)*sh + (r-1)*dh + 1 rows by
+ * (tw-1)*sw + (s-1)*dw + 1 columns, zero outside the image, is stored in
+ * shared memory channel-innermost ([pixel][channel], 16 bytes a store) and
+ * the chunk's weights as [n][tap][channel]: the A rows of tap (r, s) are
+ * then the patch's pixel rows shifted by (r*dh, s*dw), read with ldmatrix
+ * with no im2col copy (K = the chunk's channels x the taps, in tap-major
+ * order, which the sum does not depend on), B's rows with ldmatrix as well.
+ * Rows of 64 channels are XOR-swizzled in 16-byte units (no bank conflicts
+ * for ldmatrix over 8 consecutive pixels or output channels), rows of 16
+ * padded to 24. The next step's patch is loaded into registers (PG groups
+ * of 8 channels a thread; more is loaded when it is stored) while the
+ * current one is computed: NCHW gives no 16-byte runs along the channels and
+ * the taps' shifts break the alignment cp.async needs, so the patch comes
+ * through registers as coalesced 2-byte loads along the pixels. The grid is
+ * persistent over the tiles (x) and the split-K parts; the weights of the
+ * block's 64 channels stay in shared memory across tiles when the group's
+ * channels are one chunk and K is not split. The epilogue stages the tile
+ * through shared memory so that the output is written along its rows. */
+#define MT 256        /* threads of the mma kernel */
+#define MN 64         /* output channels a block */
 
-	auto load = [&](int k0) {
+struct mplan {
+	int th, tw, pph, ppw, pp; /* tile, patch rows, cols, pixels */
+	int tpr, tpi, tiles;      /* tiles a row of tiles, an image; per (group, n tile) */
+	int nch, split, items;    /* chunks of CK channels, K parts, tiles * split */
+	int resident, vecw;       /* weights kept across tiles; 16-byte weight loads */
+};
+
+template <int CK> __device__ __forceinline__ int m_off(int row, int chunk)
+{
+	if (CK == 64)
+		return row * 64 + ((chunk ^ (row & 7)) << 3);
+	return row * (CK + 8) + (chunk << 3);
+}
+
+__device__ __forceinline__ void m_ldsm4(unsigned *r, const void *p)
+{
+	const unsigned a = (unsigned)__cvta_generic_to_shared(p);
+	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+		     : "r"(a));
+}
+
+/* Where tile t's patch starts: image nn, input row iy0 and column ix0, and
+ * its output origin oy0, ox0. */
+struct mtile {
+	int nn, oy0, ox0, iy0, ix0;
+};
+__device__ __forceinline__ struct mtile m_tile(const struct cdims &d, const struct mplan &P, int t)
+{
+	struct mtile r;
+	r.nn = t / P.tpi;
+	const int rt = t - r.nn * P.tpi, ty = rt / P.tpr;
+	r.oy0 = ty * P.th;
+	r.ox0 = (rt - ty * P.tpr) * P.tw;
+	r.iy0 = r.oy0 * d.sh - d.ph;
+	r.ix0 = r.ox0 * d.sw - d.pw;
+	return r;
+}
+
+/* A group of the patch of tile tl, chunk ci: pixel (py, px), channels
+ * 8j .. 8j+7 of the chunk, as 2-byte loads, 0 outside the image or the
+ * group. */
+template <int CK>
+__device__ __forceinline__ uint4 m_patch_group(const unsigned short *xs, const struct cdims &d,
+					       const struct mtile &tl, int g, int ci, int py, int px,
+					       int j)
+{
+	const int iy = tl.iy0 + py, ix = tl.ix0 + px;
+	const int c8 = ci * CK + j * 8;
+	int cv = d.cpg - c8;
+	if (iy < 0 || iy >= d.h || ix < 0 || ix >= d.w)
+		cv = 0;
+	unsigned short v[8];
+	const int64_t hw = (int64_t)d.h * d.w;
+	const unsigned short *src =
+		xs + (((int64_t)tl.nn * d.c + (int64_t)g * d.cpg + c8) * d.h + iy) * d.w + ix;
 #pragma unroll
-		for (int i = 0; i < NA; i++)
-			ra[i] = ig_ld_a(xg, d, iyb, ixb, k0 + akc + (128 / BM) * i, Kg, mvalid, &tab, use_tab);
-		if (bvec) {
+	for (int u = 0; u < 8; u++)
+		v[u] = u < cv ? __ldg(src + u * hw) : (unsigned short)0;
+	return make_uint4(v[0] | (unsigned)v[1] << 16, v[2] | (unsigned)v[3] << 16,
+			  v[4] | (unsigned)v[5] << 16, v[6] | (unsigned)v[7] << 16);
+}
+
+/* Group e of a step's patch: pixel p = e % pp, channels 8 (e / pp) ..., as
+ * (py, px, j) packed 10 | 12 | 3 bits (the host keeps patches inside), -1
+ * past the groups; the same for every tile. */
+__device__ __forceinline__ int m_group_pack(const struct mplan &P, int G, int e)
+{
+	if (e >= G)
+		return -1;
+	const int j = e / P.pp, p = e - j * P.pp, py = p / P.ppw;
+	return py | (p - py * P.ppw) << 10 | j << 22;
+}
+#define M_PY(k) ((k) & 1023)
+#define M_PX(k) (((k) >> 10) & 4095)
+#define M_J(k) ((k) >> 22)
+
+/* The chunk's weights of output channels n0 .. n0+63 into wsm as
+ * [n][tap][channel], 0 past the group's channels or kpg; WB 16-byte loads
+ * in flight a thread. */
+template <int CK, int WB>
+__device__ __forceinline__ void m_weights(unsigned short *wsm, const unsigned short *wg,
+					  const struct cdims &d, const struct mplan &P, int n0,
+					  int ci)
+{
+	const int RS = d.r * d.s, Kg = d.cpg * RS, rowq = CK * RS, q0 = ci * CK * RS;
+	const int tid = threadIdx.x;
+	if (P.vecw) {
+		/* Kg % 8 == 0: a vector of 8 is all inside K or all past it */
+		const int vpr = rowq / 8, nv = MN * vpr;
+		for (int v0 = 0; v0 < nv; v0 += WB * MT) {
+			uint4 r[WB];
 #pragma unroll
-			for (int i = 0; i < 2; i++) {
-				const int e = tid + 128 * i, n = e / 4, q = k0 + (e % 4) * 8, nc = n0 + n;
-				rbv[i] = q < Kg && nc < d.kpg
-						 ? __ldg((const uint4 *)(wg + (int64_t)nc * Kg + q))
-						 : make_uint4(0, 0, 0, 0);
+			for (int u = 0; u < WB; u++) {
+				const int v = v0 + u * MT + tid, n = v / vpr, q = q0 + (v - n * vpr) * 8;
+				r[u] = v < nv && n0 + n < d.kpg && q < Kg
+					       ? __ldg((const uint4 *)(wg + (int64_t)(n0 + n) * Kg + q))
+					       : make_uint4(0, 0, 0, 0);
 			}
-			return;
+#pragma unroll
+			for (int u = 0; u < WB; u++) {
+				const int v = v0 + u * MT + tid;
+				if (v >= nv)
+					break;
+				const int n = v / vpr, q = (v - n * vpr) * 8;
+				int cl = q / RS, tap = q - cl * RS;
+				const unsigned hv[4] = { r[u].x, r[u].y, r[u].z, r[u].w };
+#pragma unroll
+				for (int k = 0; k < 8; k++) {
+					wsm[m_off<CK>(n * RS + tap, cl >> 3) + (cl & 7)] =
+						(unsigned short)(hv[k / 2] >> (16 * (k % 2)));
+					if (++tap == RS) {
+						tap = 0;
+						cl++;
+					}
+				}
+			}
 		}
-#pragma unroll
-		for (int i = 0; i < 16; i++) {
-			const int e = tid + 128 * i, kc = e % 32, n = e / 32;
-			const int q = k0 + kc, nc = n0 + n;
-			rb[i] = q < Kg && nc < d.kpg ? wg[(int64_t)nc * Kg + q] : cu_from_f<T>(0.0f);
-		}
-	};
-	load(kbeg);
-	for (int k0 = kbeg; k0 < kend; k0 += IG_BK) {
-#pragma unroll
-		for (int i = 0; i < NA; i++)
-			As[am][akc + (128 / BM) * i] = ra[i];
-		if (bvec) {
-#pragma unroll
-			for (int i = 0; i < 2; i++) {
-				const int e = tid + 128 * i;
-				*(uint4 *)&Bs[e / 4][(e % 4) * 8] = rbv[i];
-			}
-		} else {
-#pragma unroll
-			for (int i = 0; i < 16; i++) {
-				const int e = tid + 128 * i;
-				Bs[e / 32][e % 32] = rb[i];
-			}
-		}
-		__syncthreads();
-		if (k0 + IG_BK < kend)
-			load(k0 + IG_BK);
-#pragma unroll
-		for (int ks = 0; ks < IG_BK; ks += 16) {
-			unsigned af[2][4], bf[NI][2];
-#pragma unroll
-			for (int mi = 0; mi < 2; mi++) {
-				const int rb0 = wm * 32 + mi * 16;
-				af[mi][0] = *(const unsigned *)&As[rb0 + gq][ks + 2 * tq];
-				af[mi][1] = *(const unsigned *)&As[rb0 + gq + 8][ks + 2 * tq];
-				af[mi][2] = *(const unsigned *)&As[rb0 + gq][ks + 2 * tq + 8];
-				af[mi][3] = *(const unsigned *)&As[rb0 + gq + 8][ks + 2 * tq + 8];
-			}
-#pragma unroll
-			for (int ni = 0; ni < NI; ni++) {
-				const int cb = wn * NI * 8 + ni * 8;
-				bf[ni][0] = *(const unsigned *)&Bs[cb + gq][ks + 2 * tq];
-				bf[ni][1] = *(const unsigned *)&Bs[cb + gq][ks + 2 * tq + 8];
-			}
-#pragma unroll
-			for (int mi = 0; mi < 2; mi++)
-#pragma unroll
-				for (int ni = 0; ni < NI; ni++)
-					mma_op<T>::run(acc[mi][ni], af[mi], bf[ni]);
-		}
-		__syncthreads();
+		return;
 	}
-	if (S > 1) {
-		int li[2 * NI * 4];
-#pragma unroll
-		for (int mi = 0; mi < 2; mi++)
-#pragma unroll
-			for (int ni = 0; ni < NI; ni++)
-#pragma unroll
-				for (int e = 0; e < 4; e++)
-					li[(mi * NI + ni) * 4 + e] =
-						(wm * 32 + mi * 16 + gq + (e / 2) * 8) * IG_BN +
-						wn * NI * 8 + ni * 8 + 2 * tq + e % 2;
-		const int64_t tile = ((int64_t)g * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
-		if (!sk_reduce<2 * NI * 4>(&acc[0][0][0], li, ws, tickets, tile, part, S, BM * IG_BN))
-			return;
-	}
-#pragma unroll
-	for (int mi = 0; mi < 2; mi++)
-#pragma unroll
-		for (int ni = 0; ni < NI; ni++) {
-			const int mr = m0 + wm * 32 + mi * 16 + gq;
-			const int nc = n0 + wn * NI * 8 + ni * 8 + 2 * tq;
-			ig_store(y, d, g, mr, nc, acc[mi][ni][0], epi, bias, act);
-			ig_store(y, d, g, mr, nc + 1, acc[mi][ni][1], epi, bias, act);
-			ig_store(y, d, g, mr + 8, nc, acc[mi][ni][2], epi, bias, act);
-			ig_store(y, d, g, mr + 8, nc + 1, acc[mi][ni][3], epi, bias, act);
+	for (int n = tid / 32; n < MN; n += MT / 32)
+		for (int q = tid % 32; q < rowq; q += 32) {
+			const int cl = q / RS, tap = q - cl * RS;
+			wsm[m_off<CK>(n * RS + tap, cl >> 3) + (cl & 7)] =
+				n0 + n < d.kpg && q0 + q < Kg ? wg[(int64_t)(n0 + n) * Kg + q0 + q]
+							      : (unsigned short)0;
 		}
+}
+
+template <typename T, int BM, int WMW, int CK>
+__global__ void __launch_bounds__(MT, 2)
+	k_conv_igemm_mma(const T *__restrict__ x, const T *__restrict__ wt,
+			 const float *__restrict__ bias, T *__restrict__ y, struct cdims d,
+			 struct mplan P, int epi, int act, float *ws, unsigned *tickets)
+{
+	constexpr int WNW = 8 / WMW;           /* warps along N */
+	constexpr int MI = BM / WMW / 16;      /* m16 tiles a warp */
+	constexpr int NJ = MN / WNW / 8;       /* n8 tiles a warp (even) */
+	constexpr int PG = BM == 128 ? 8 : 4;  /* patch groups a thread prefetched */
+	constexpr int WB = BM == 128 ? 4 : 8;  /* weight vectors a thread in flight (registers) */
+	constexpr int CS = BM + 8;             /* epilogue row stride */
+	extern __shared__ uint4 m_smem[];
+	const int RS = d.r * d.s;
+	unsigned short *wsm = (unsigned short *)m_smem;
+	unsigned short *psm = wsm + MN * RS * (CK == 64 ? 64 : CK + 8);
+	const unsigned short *xs = (const unsigned short *)x;
+	const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+	const int wm = warp % WMW, wn = warp / WMW, gq = lane / 4, tq = lane % 4;
+	const int g = blockIdx.z, n0 = blockIdx.y * MN;
+	const int Kg = d.cpg * RS;
+	const unsigned short *wg = (const unsigned short *)wt + (int64_t)g * d.kpg * Kg;
+	const int G = P.pp * (CK / 8); /* patch groups a step */
+	/* this lane's ldmatrix row of each m16 tile: its pixel in the patch */
+	int pa[MI];
+#pragma unroll
+	for (int mi = 0; mi < MI; mi++) {
+		const int m = wm * MI * 16 + mi * 16 + (lane & 15);
+		const int ty = m / P.tw, tx = m - ty * P.tw;
+		pa[mi] = m < P.th * P.tw ? ty * d.sh * P.ppw + tx * d.sw : 0;
+	}
+	float acc[MI][NJ][4];
+	uint4 pre[PG];
+	int gk[PG]; /* this thread's prefetched groups, packed */
+#pragma unroll
+	for (int i = 0; i < PG; i++)
+		gk[i] = m_group_pack(P, G, tid + i * MT);
+
+	int w = blockIdx.x;
+	int cb = w % P.split * P.nch / P.split, ce = (w % P.split + 1) * P.nch / P.split;
+	int ci = cb;
+	struct mtile tl = m_tile(d, P, w / P.split);
+#pragma unroll
+	for (int i = 0; i < PG; i++)
+		if (gk[i] >= 0)
+			pre[i] = m_patch_group<CK>(xs, d, tl, g, ci, M_PY(gk[i]), M_PX(gk[i]), M_J(gk[i]));
+	if (P.resident)
+		m_weights<CK, WB>(wsm, wg, d, P, n0, 0);
+	for (;;) {
+		__syncthreads(); /* the last step's reads of the patch (and weights) are done */
+#pragma unroll
+		for (int i = 0; i < PG; i++)
+			if (gk[i] >= 0)
+				*(uint4 *)(psm + m_off<CK>(M_PY(gk[i]) * P.ppw + M_PX(gk[i]), M_J(gk[i]))) = pre[i];
+		for (int e = tid + PG * MT; e < G; e += MT) {
+			const int k = m_group_pack(P, G, e);
+			*(uint4 *)(psm + m_off<CK>(M_PY(k) * P.ppw + M_PX(k), M_J(k))) =
+				m_patch_group<CK>(xs, d, tl, g, ci, M_PY(k), M_PX(k), M_J(k));
+		}
+		if (!P.resident)
+			m_weights<CK, WB>(wsm, wg, d, P, n0, ci);
+		__syncthreads();
+		/* the next step: the next chunk, else this block's next item */
+		int nw = w, nci = ci + 1, ncb = cb, nce = ce;
+		struct mtile ntl = tl;
+		if (nci >= ce) {
+			nw = w + gridDim.x;
+			ncb = nw % P.split * P.nch / P.split;
+			nce = (nw % P.split + 1) * P.nch / P.split;
+			nci = ncb;
+			if (nw < P.items)
+				ntl = m_tile(d, P, nw / P.split);
+		}
+		if (nw < P.items) {
+#pragma unroll
+			for (int i = 0; i < PG; i++)
+				if (gk[i] >= 0)
+					pre[i] = m_patch_group<CK>(xs, d, ntl, g, nci, M_PY(gk[i]),
+								   M_PX(gk[i]), M_J(gk[i]));
+		}
+		if (ci == cb) {
+#pragma unroll
+			for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+				for (int nj = 0; nj < NJ; nj++)
+#pragma unroll
+					for (int e = 0; e < 4; e++)
+						acc[mi][nj][e] = 0.0f;
+		}
+		for (int r = 0; r < d.r; r++)
+			for (int s = 0; s < d.s; s++) {
+				const int poff = r * d.dh * P.ppw + s * d.dw, tap = r * d.s + s;
+#pragma unroll
+				for (int kk = 0; kk < CK / 16; kk++) {
+					unsigned af[MI][4], bf[NJ][2];
+#pragma unroll
+					for (int mi = 0; mi < MI; mi++)
+						m_ldsm4(af[mi], psm + m_off<CK>(pa[mi] + poff, 2 * kk + (lane >> 4)));
+#pragma unroll
+					for (int nb = 0; nb < NJ / 2; nb++) {
+						const int nr = wn * NJ * 8 + nb * 16 + ((lane >> 4) << 3) + (lane & 7);
+						unsigned b4[4];
+						m_ldsm4(b4, wsm + m_off<CK>(nr * RS + tap, 2 * kk + ((lane >> 3) & 1)));
+						bf[2 * nb][0] = b4[0];
+						bf[2 * nb][1] = b4[1];
+						bf[2 * nb + 1][0] = b4[2];
+						bf[2 * nb + 1][1] = b4[3];
+					}
+#pragma unroll
+					for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+						for (int nj = 0; nj < NJ; nj++)
+							mma_op<T>::run(acc[mi][nj], af[mi], bf[nj]);
+				}
+			}
+		if (ci + 1 == ce) {
+			/* the item's last chunk: its part of the tile is summed */
+			int keep = 1;
+			if (P.split > 1) {
+				/* value i = (mi, nj, e) of this thread at its place in the tile */
+				auto li = [&](int i) {
+					const int mi = i / (NJ * 4), nj = i / 4 % NJ, e = i % 4;
+					return (wm * MI * 16 + mi * 16 + gq + (e / 2) * 8) * MN + wn * NJ * 8 +
+					       nj * 8 + 2 * tq + e % 2;
+				};
+				const int64_t tile =
+					((int64_t)g * gridDim.y + blockIdx.y) * P.tiles + w / P.split;
+				keep = sk_reduce<MI * NJ * 4>(&acc[0][0][0], li, ws, tickets, tile,
+							      w % P.split, P.split, BM * MN);
+			}
+			if (keep) {
+				/* bias + activation, stored as T into [n][m], then out along rows */
+				__syncthreads();
+				T *cs = (T *)psm;
+#pragma unroll
+				for (int mi = 0; mi < MI; mi++)
+#pragma unroll
+					for (int nj = 0; nj < NJ; nj++)
+#pragma unroll
+						for (int e = 0; e < 4; e++) {
+							const int m = wm * MI * 16 + mi * 16 + gq + (e / 2) * 8;
+							const int n = wn * NJ * 8 + nj * 8 + 2 * tq + e % 2;
+							float v = acc[mi][nj][e];
+							if (epi && n0 + n < d.kpg)
+								v = cu_act(act, v + bias[g * d.kpg + n0 + n]);
+							cs[n * CS + m] = cu_from_f<T>(v);
+						}
+				__syncthreads();
+				for (int rr = warp; rr < MN * P.th; rr += MT / 32) {
+					const int n = rr / P.th, ty = rr - n * P.th, oy = tl.oy0 + ty;
+					if (n0 + n >= d.kpg || oy >= d.oh)
+						continue;
+					T *yr = y + (((int64_t)tl.nn * d.k + g * d.kpg + n0 + n) * d.oh + oy) * d.ow;
+					for (int tx = lane; tx < P.tw && tl.ox0 + tx < d.ow; tx += 32)
+						yr[tl.ox0 + tx] = cs[n * CS + ty * P.tw + tx];
+				}
+			}
+		}
+		if (nw >= P.items)
+			break;
+		w = nw;
+		ci = nci;
+		cb = ncb;
+		ce = nce;
+		tl = ntl;
+	}
 }
 
 /* FFMA: 256 threads, each a 4 x 4 block of the 64 x 64 tile, K step 16. */
@@ -507,12 +682,7 @@ __global__ void __launch_bounds__(256) k_conv_igemm_ffma(const T *__restrict__ x
 		__syncthreads();
 	}
 	if (S > 1) {
-		int li[16];
-#pragma unroll
-		for (int i = 0; i < 4; i++)
-#pragma unroll
-			for (int j = 0; j < 4; j++)
-				li[i * 4 + j] = (ty * 4 + i) * IG_BN + tx * 4 + j;
+		auto li = [&](int i) { return (ty * 4 + i / 4) * IG_BN + tx * 4 + i % 4; };
 		const int64_t tile = ((int64_t)g * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
 		if (!sk_reduce<16>(&acc[0][0], li, ws, tickets, tile, part, S, IG_BM * IG_BN))
 			return;
@@ -526,31 +696,112 @@ __global__ void __launch_bounds__(256) k_conv_igemm_ffma(const T *__restrict__ x
 
 /* ---- dispatch ------------------------------------------------------------------ */
 
-/* The implicit GEMM's launch: block tile rows bm (16-bit: 32 when 64-row
- * tiles would give fewer blocks than two an SM, as at n = 1: 49 blocks on
- * 132 SMs), the grid, and the split-K S: the plan's split_k (clamped to the
- * K steps), else 1. No split is chosen on its own: at n = 1 on the H200,
- * enough parts for about four blocks an SM (fp16: 98 tiles x 6 parts of 3 K
- * steps; fp32: 49 x 11) ran slower than no split, 47.1 against 40.3 us in
- * fp16 and 53.4 against 48.6 us in fp32, so the per-step latency the split
- * was to hide is not what bounds these blocks. */
+/* The implicit GEMM's launch, a function of the shape, dtype and the
+ * plan's split_k only (cu_conv_ws_size and the launch agree on it):
+ * fp16/bf16 on the tensor-core kernel: BM 128 or 32 rows, the larger
+ * whose tiles give at least two blocks an SM (else the one with the most
+ * tiles: at n = 1, 56 x 56, BM 32 as 28-pixel tiles, 112 blocks), each tile
+ * th x tw with the least padded work; CK 64 channels a chunk when the group
+ * has at least 48 and K is not split, else 16 (a split then parts the
+ * chunks); shared memory at most M_SMEM, so that two blocks fit an SM.
+ * A shape that does not fit (over 36 taps) and fp32 take the FFMA kernel.
+ * The split S: the plan's split_k clamped to the chunks (FFMA: K steps), 1
+ * when 0. No split is chosen on its own: at n = 1 on the H200 an automatic
+ * split for about four blocks an SM ran slower than none (47.1 against
+ * 40.3 us in fp16, on the tensor-core kernel before this one). */
+#define M_SMEM (110 * 1024)
 struct ig_shape {
-	int bm, split;
+	int mma, bm, wmw, ck, split;
+	struct mplan P;
+	size_t smem;
 	unsigned gx, gy, gz;
-	int64_t tiles;
+	int64_t tiles; /* all tiles: per (group, n tile) times gy * gz */
 };
 
 static void ig_shape_of(const struct cdims &cd, int es, int split_req, int sms, struct ig_shape *sh)
 {
 	const int64_t M = (int64_t)cd.n * cd.oh * cd.ow;
-	const int Kg = cd.cpg * cd.r * cd.s, bk = es == 2 ? IG_BK : IF_BK;
-	const int steps = (Kg + bk - 1) / bk;
-	sh->gy = (unsigned)((cd.kpg + IG_BN - 1) / IG_BN);
+	const int RS = cd.r * cd.s, Kg = cd.cpg * RS;
+	memset(sh, 0, sizeof *sh);
+	sh->gy = (unsigned)((cd.kpg + MN - 1) / MN);
 	sh->gz = (unsigned)cd.groups;
-	sh->bm = 64;
-	if (es == 2 && (M + 63) / 64 * sh->gy * sh->gz < 2 * (int64_t)sms)
-		sh->bm = 32;
-	sh->gx = (unsigned)((M + sh->bm - 1) / sh->bm);
+	if (es == 2) {
+		static const int bms[2] = { 128, 32 };
+		const int cks[2] = { split_req <= 1 && cd.cpg >= 48 ? 64 : 16, 16 };
+		for (int ki = 0; ki < 2 && !sh->mma; ki++) {
+			const int ck = cks[ki], cks_ = ck == 64 ? 64 : ck + 8;
+			const size_t wbytes = (size_t)MN * RS * cks_ * 2;
+			int64_t best_blocks = -1;
+			for (int bi = 0; bi < 2; bi++) {
+				const int bm = bms[bi];
+				int bth = 0, btw = 0;
+				int64_t bt = 0;
+				size_t bsm = 0;
+				for (int tw = 1; tw <= bm && tw <= cd.ow; tw++) {
+					const int th = bm / tw < cd.oh ? bm / tw : cd.oh;
+					const int pph = (th - 1) * cd.sh + (cd.r - 1) * cd.dh + 1;
+					const int ppw = (tw - 1) * cd.sw + (cd.s - 1) * cd.dw + 1;
+					if (pph >= 1024 || ppw >= 4096) /* m_group_pack's fields */
+						continue;
+					size_t buf = (size_t)pph * ppw * cks_;
+					if (buf < (size_t)MN * (bm + 8))
+						buf = (size_t)MN * (bm + 8);
+					const size_t smem = wbytes + buf * 2;
+					if (smem > M_SMEM)
+						continue;
+					const int64_t t = (int64_t)cd.n * ((cd.oh + th - 1) / th) *
+							  ((cd.ow + tw - 1) / tw);
+					if (!bth || t <= bt) {
+						bth = th;
+						btw = tw;
+						bt = t;
+						bsm = smem;
+					}
+				}
+				if (!bth)
+					continue;
+				const int64_t blocks = bt * sh->gy * sh->gz;
+				/* the largest BM with two blocks an SM, else the most blocks */
+				if (best_blocks >= 2 * (int64_t)sms)
+					break;
+				if (blocks <= best_blocks)
+					continue;
+				best_blocks = blocks;
+				sh->mma = 1;
+				sh->bm = bm;
+				sh->wmw = bm == 128 ? 4 : 2;
+				sh->ck = ck;
+				sh->smem = bsm;
+				struct mplan *P = &sh->P;
+				P->th = bth;
+				P->tw = btw;
+				P->pph = (bth - 1) * cd.sh + (cd.r - 1) * cd.dh + 1;
+				P->ppw = (btw - 1) * cd.sw + (cd.s - 1) * cd.dw + 1;
+				P->pp = P->pph * P->ppw;
+				P->tpr = (cd.ow + btw - 1) / btw;
+				P->tpi = P->tpr * ((cd.oh + bth - 1) / bth);
+				P->tiles = (int)bt;
+				P->nch = (cd.cpg + ck - 1) / ck;
+			}
+		}
+	}
+	if (sh->mma) {
+		struct mplan *P = &sh->P;
+		int S = split_req > 0 ? split_req : 1;
+		if (S > P->nch)
+			S = P->nch;
+		P->split = S;
+		P->items = P->tiles * S;
+		P->resident = P->nch == 1 && S == 1;
+		P->vecw = Kg % 8 == 0;
+		sh->split = S;
+		sh->gx = (unsigned)P->items;
+		sh->tiles = (int64_t)P->tiles * sh->gy * sh->gz;
+		return;
+	}
+	const int steps = (Kg + IF_BK - 1) / IF_BK;
+	sh->bm = IG_BM;
+	sh->gx = (unsigned)((M + IG_BM - 1) / IG_BM);
 	sh->tiles = (int64_t)sh->gx * sh->gy * sh->gz;
 	int S = split_req > 0 ? split_req : 1;
 	if (S > steps)
@@ -579,6 +830,35 @@ int cu_conv_ws_size(const struct ops_workload *w, const struct ops_plan *p, int 
 		*ws_floats = (size_t)sh.tiles * (size_t)sh.split * (size_t)sh.bm * IG_BN;
 		*ntickets = (size_t)sh.tiles;
 	}
+	return 0;
+}
+
+/* Launches the tensor-core kernel of sh on a persistent grid: at most the
+ * blocks the SMs hold at once (the occupancy, asked once per kernel). */
+template <typename T, int BM, int WMW, int CK>
+static int mma_launch(cudaStream_t s, const struct cdims &cd, const struct ig_shape &sh,
+		      const T *x, const T *wt, const float *bias, T *y, int epi, int act, int sms,
+		      float *wsp, unsigned *tk, unsigned *gx, struct opr_error *err)
+{
+	static int occ = 0; /* blocks an SM at M_SMEM, set with the attribute once */
+	auto kern = k_conv_igemm_mma<T, BM, WMW, CK>;
+	if (!occ) {
+		CU_TRY(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, M_SMEM),
+		       "shared memory attribute");
+		int o = 0;
+		CU_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o, kern, MT, M_SMEM),
+		       "occupancy");
+		occ = o < 1 ? 1 : o;
+	}
+	const int64_t cap = (int64_t)occ * sms / ((int64_t)sh.gy * sh.gz);
+	unsigned g = sh.gx;
+	if (cap >= 1 && (int64_t)g > cap) {
+		/* as many blocks as the longest block's items need, no more */
+		const int64_t per = ((int64_t)g + cap - 1) / cap;
+		g = (unsigned)(((int64_t)g + per - 1) / per);
+	}
+	*gx = g;
+	kern<<<dim3(g, sh.gy, sh.gz), MT, sh.smem, s>>>(x, wt, bias, y, cd, sh.P, epi, act, wsp, tk);
 	return 0;
 }
 
@@ -661,23 +941,35 @@ static int conv_launch(cudaStream_t s, const struct cdims &cd, const struct ops_
 				     sh.split);
 	float *wsp = sh.split > 1 ? ws->ws : NULL;
 	unsigned *tk = sh.split > 1 ? ws->tickets : NULL;
-	dim3 g(sh.gx, sh.gy, sh.gz * (unsigned)sh.split);
 	if constexpr (sizeof(T) == 2) {
-		if (sh.bm == 32)
-			k_conv_igemm_mma<T, 32><<<g, 128, 0, s>>>(x, wt, bias, y, cd, epi, act, sh.split, wsp, tk);
-		else
-			k_conv_igemm_mma<T, 64><<<g, 128, 0, s>>>(x, wt, bias, y, cd, epi, act, sh.split, wsp, tk);
-		if (shape)
-			snprintf(shape, shape_len,
-				 "conv_igemm_mma m16n8k16 grid %ux%ux%u block 128 tile %dx64x32 split_k %d",
-				 g.x, g.y, g.z, sh.bm, sh.split);
-	} else {
-		k_conv_igemm_ffma<T><<<g, 256, 0, s>>>(x, wt, bias, y, cd, epi, act, sh.split, wsp, tk);
-		if (shape)
-			snprintf(shape, shape_len,
-				 "conv_igemm_ffma grid %ux%ux%u block 256 tile 64x64x16 split_k %d", g.x,
-				 g.y, g.z, sh.split);
+		if (sh.mma) {
+			unsigned gx = 0;
+			int rc = 0;
+#define L_MMA(BM, WMW, CK)                                                                \
+	rc = mma_launch<T, BM, WMW, CK>(s, cd, sh, x, wt, bias, y, epi, act, sms, wsp, tk, &gx, err)
+			if (sh.bm == 128)
+				sh.ck == 64 ? L_MMA(128, 4, 64) : L_MMA(128, 4, 16);
+			else
+				sh.ck == 64 ? L_MMA(32, 2, 64) : L_MMA(32, 2, 16);
+#undef L_MMA
+			if (rc < 0)
+				return rc;
+			if (shape)
+				snprintf(shape, shape_len,
+					 "conv_igemm_mma ldmatrix m16n8k16 grid %ux%ux%u block %d tile %dx%d "
+					 "(%d rows) x64 chunk %d split_k %d items %d smem %zu%s",
+					 gx, sh.gy, sh.gz, MT, sh.P.th, sh.P.tw, sh.bm, sh.ck, sh.split,
+					 sh.P.items, sh.smem, sh.P.resident ? " weights resident" : "");
+			CU_LAUNCHED("conv2d implicit GEMM kernel");
+			return 0;
+		}
 	}
+	dim3 g(sh.gx, sh.gy, sh.gz * (unsigned)sh.split);
+	k_conv_igemm_ffma<T><<<g, 256, 0, s>>>(x, wt, bias, y, cd, epi, act, sh.split, wsp, tk);
+	if (shape)
+		snprintf(shape, shape_len,
+			 "conv_igemm_ffma grid %ux%ux%u block 256 tile 64x64x16 split_k %d", g.x, g.y,
+			 g.z, sh.split);
 	CU_LAUNCHED("conv2d implicit GEMM kernel");
 	return 0;
 }

@@ -19,7 +19,8 @@
  *             copy engine adds a trip through shared memory for nothing, or
  *             gathers (conv's implicit GEMM, padded/strided patches) in
  *             shapes a TMA box (<= 256 elements per dimension, no
- *             dilation) does not describe.
+ *             dilation) does not describe and with 2-byte NCHW elements
+ *             that cp.async (4, 8 or 16 aligned bytes) cannot move.
  *
  * Per kernel (the plan parameters are those of ops_plan_params; launch
  * parameters the plan does not name are said so, with why):
@@ -66,19 +67,39 @@
  *               tile_oh x tile_ow threads, tile_k output channels per
  *               thread in registers, the input patch and the weights of
  *               tile_c channels staged in shared memory; im2col: an
- *               implicit GEMM (M = n*oh*ow, N = k/groups, K = c/groups*r*s)
- *               in 64x64x32 block tiles (32x64 when 64-row tiles would give
- *               fewer than two blocks an SM; not in the plan, whose conv
- *               tiles are the direct strategy's) gathered into shared memory
- *               through a (c, r, s) offset table, weight rows as 16-byte
- *               vectors; the plan's split_k splits K over blocks (fp32
+ *               implicit GEMM (M = n*oh*ow, N = k/groups, K = c/groups*r*s).
+ *               fp16/bf16 on the tensor cores (ldmatrix + mma.sync
+ *               m16n8k16, fp32 accumulators), 256 threads a block, a
+ *               block tile of th x tw output pixels of one image (128 or
+ *               32 GEMM rows: 128 when that gives two blocks an SM, else
+ *               32; at n = 1 on 56x56 4x8 tiles, 98 blocks) by 64 output
+ *               channels; per chunk of 64 (16 when the group has under 48
+ *               channels or K is split) input channels the tile's input
+ *               patch goes to shared memory channel-innermost and the
+ *               weights as [n][tap][channel], so that each tap's A rows are
+ *               the patch's pixel rows shifted, read by ldmatrix with no
+ *               im2col copy. DMA: plain loads through registers, the
+ *               patch's as 2-byte loads coalesced along the pixels (NCHW
+ *               has no 16-byte runs along the channels, and the taps'
+ *               shifts break the alignment cp.async needs), the next
+ *               chunk's issued before the current one is computed; the
+ *               weights as 16-byte loads (2-byte where K % 8 != 0), kept in
+ *               shared memory across the tiles of a persistent grid (at
+ *               most the blocks the SMs hold) when the group's channels are
+ *               one chunk; the epilogue staged through shared memory and
+ *               written along output rows. None of these tile shapes is in
+ *               the plan, whose conv tiles are the direct strategy's; a
+ *               shape whose weights chunk does not fit (over 36 taps) runs
+ *               the FFMA kernel. fp32 (and that fallback): 64x64 block
+ *               tiles of FFMA, K step 16, gathered into shared memory
+ *               through a (c, r, s) offset table, register double
+ *               buffering (TF32 off: it would change the numerics the
+ *               references hold fp32 to). Both: the plan's split_k splits
+ *               K over blocks (the tensor-core kernel by chunks; fp32
  *               partial tiles in a scratch, added in part order by the
  *               tile's last part, so the output is the same on every run;
  *               0 does not split: an automatic split for n = 1 measured
- *               slower on the H200); fp16 and
- *               bf16 on the tensor cores (mma.sync m16n8k16, fp32
- *               accumulators), fp32 with FFMA (TF32 off: it would change
- *               the numerics the references hold fp32 to).
+ *               slower on the H200).
  *   fused groups  fused: one kernel, the epilogue applied to the tile in
  *               registers; unfused: a kernel per op, intermediates in HBM
  *               (as on the host, in the storage dtype).

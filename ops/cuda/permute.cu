@@ -18,7 +18,12 @@ __device__ __forceinline__ void outer_offsets(const struct pouter &p, int64_t i,
 {
 	int64_t a = 0, b = 0;
 	for (int k = p.r - 1; k >= 0; k--) {
-		int64_t q = i / p.d[k], c = i - q * p.d[k];
+		/* 32-bit division where both fit: the 64-bit one is a
+		 * subroutine of some 70 instructions, paid per row */
+		int64_t q = (uint64_t)i >> 32 == 0 && (uint64_t)p.d[k] >> 32 == 0
+				    ? (int64_t)((uint32_t)i / (uint32_t)p.d[k])
+				    : i / p.d[k];
+		int64_t c = i - q * p.d[k];
 		a += c * p.is[k];
 		b += c * p.os[k];
 		i = q;
@@ -35,48 +40,58 @@ template <typename T, int A> __device__ __forceinline__ T maybe_act(T v)
 		return v;
 }
 
-/* Row copy: rows of L elements, contiguous in both x and y; blockIdx.x a
- * chunk of the row, blockIdx.y (striding by gridDim.y <= 65535) the row. */
-template <typename T, int A>
-__global__ void __launch_bounds__(256) k_perm_rows(const T *__restrict__ x, T *__restrict__ y,
-						   int64_t L, int64_t rows, int64_t chunk,
+/* The activation over a load unit E of elements T (E = T, or a 16-byte
+ * vector of them). */
+template <typename T, typename E, int A> __device__ __forceinline__ E act_unit(E u)
+{
+	if constexpr (sizeof(E) == sizeof(T)) {
+		return maybe_act<T, A>(u);
+	} else if constexpr (A == OPS_ACT_NONE) {
+		return u;
+	} else {
+		constexpr int V = sizeof(E) / sizeof(T);
+		T e[V];
+		memcpy(e, &u, sizeof e);
+#pragma unroll
+		for (int k = 0; k < V; k++)
+			e[k] = maybe_act<T, A>(e[k]);
+		memcpy(&u, e, sizeof e);
+		return u;
+	}
+}
+
+/* Row copy: rows of L units E, contiguous in both x and y (L, the strides
+ * and both bases in units). Long rows (rb 0): blockIdx.x a chunk of the
+ * row, blockIdx.y (striding by gridDim.y <= 65535) the row. Short rows
+ * (rb = blockDim.x / L >= 2 rows a block): thread t copies unit t % L of
+ * row t / L of the block's group of rb rows, groups striding by gridDim.y;
+ * the earlier kernel gave each short row a whole block, and a 256-byte
+ * row (the attention permute's head_dim 128 in fp16, 16 vectors) kept 16
+ * of its 256 threads busy: [8,128,32,128] (0,2,1,3) ran at 0.23 TB/s. */
+template <typename T, typename E, int A>
+__global__ void __launch_bounds__(256) k_perm_rows(const E *__restrict__ x, E *__restrict__ y,
+						   int64_t L, int64_t rows, int64_t chunk, int rb,
 						   struct pouter po)
 {
+	if (rb) {
+		const int lr = (int)threadIdx.x / (int)L, i = (int)threadIdx.x - lr * (int)L;
+		if (lr >= rb)
+			return;
+		for (int64_t row = (int64_t)blockIdx.y * rb + lr; row < rows;
+		     row += (int64_t)gridDim.y * rb) {
+			int64_t xo, yo;
+			outer_offsets(po, row, &xo, &yo);
+			__stcs(y + yo + i, act_unit<T, E, A>(__ldcs(x + xo + i)));
+		}
+		return;
+	}
 	for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
 		int64_t xo, yo;
 		outer_offsets(po, row, &xo, &yo);
 		const int64_t c0 = (int64_t)blockIdx.x * chunk;
 		const int64_t c1 = c0 + chunk < L ? c0 + chunk : L;
 		for (int64_t i = c0 + threadIdx.x; i < c1; i += blockDim.x)
-			y[yo + i] = maybe_act<T, A>(x[xo + i]);
-	}
-}
-
-/* The same on 16-byte vectors (L, the strides and both bases in vectors). */
-template <typename T, int A>
-__global__ void __launch_bounds__(256) k_perm_rows_vec(const uint4 *__restrict__ x,
-						       uint4 *__restrict__ y, int64_t L,
-						       int64_t rows, int64_t chunk,
-						       struct pouter po)
-{
-	constexpr int V = 16 / sizeof(T);
-	for (int64_t row = blockIdx.y; row < rows; row += gridDim.y) {
-		int64_t xo, yo;
-		outer_offsets(po, row, &xo, &yo);
-		const int64_t c0 = (int64_t)blockIdx.x * chunk;
-		const int64_t c1 = c0 + chunk < L ? c0 + chunk : L;
-		for (int64_t i = c0 + threadIdx.x; i < c1; i += blockDim.x) {
-			uint4 u = __ldcs(x + xo + i);
-			if constexpr (A != OPS_ACT_NONE) {
-				T e[V];
-				memcpy(e, &u, 16);
-#pragma unroll
-				for (int k = 0; k < V; k++)
-					e[k] = maybe_act<T, A>(e[k]);
-				memcpy(&u, e, 16);
-			}
-			__stcs(y + yo + i, u);
-		}
+			__stcs(y + yo + i, act_unit<T, E, A>(__ldcs(x + xo + i)));
 	}
 }
 
@@ -112,19 +127,23 @@ template <typename V> __device__ __forceinline__ void pt_store(V *p, V v) { *p =
  * worst). The loops have compile-time trip counts: the earlier version,
  * with loops starting at threadIdx and int64 bounds per element, kept one
  * 4-byte load a thread in flight and ran [4096,70000] at 0.44 of copy.
- * blockIdx.x: tiles of a, so that neighbouring blocks read neighbouring
+ * NT threads: 256, or fewer where a 32-wide tile of 16-byte vectors has
+ * fewer (128 for 2-byte elements, 64 for bytes): with 256 threads a pass had
+ * to cover whole rows, so those tiles moved 8 or 4 bytes a load, and the
+ * lm-head's [64,152064] bf16 (1,0) ran in 20.8 us with 32-wide tiles
+ * against 13.2 us with 64-wide ones. blockIdx.x: tiles of a, so that neighbouring blocks read neighbouring
  * stretches of each input row; blockIdx.y: tiles of b, blockIdx.z: the
  * outer index, both striding past 65535. */
-template <typename T, int A, int TS, int VW>
-__global__ void __launch_bounds__(PT_THREADS) k_perm_tile(const T *__restrict__ x, T *__restrict__ y,
+template <typename T, int A, int TS, int VW, int NT>
+__global__ void __launch_bounds__(NT) k_perm_tile(const T *__restrict__ x, T *__restrict__ y,
 							  int64_t oa, int64_t osa, int64_t ob, int64_t sb,
 							  int64_t nb, int64_t nouter, struct pouter po)
 {
 	typedef typename pvec<VW * sizeof(T)>::t V;
 	constexpr int VPR = TS / VW;              /* vectors per tile row */
-	constexpr int RPP = PT_THREADS / VPR;     /* rows per pass */
+	constexpr int RPP = NT / VPR;             /* rows per pass */
 	constexpr int PASSES = TS / RPP;
-	static_assert(RPP * VPR == PT_THREADS && PASSES * RPP == TS && PASSES >= 1,
+	static_assert(RPP * VPR == NT && PASSES * RPP == TS && PASSES >= 1,
 		      "tile shape and vector width do not cover the tile");
 	__shared__ T tile[TS][TS + 1];
 	const int64_t a0 = (int64_t)blockIdx.x * TS;
@@ -195,17 +214,20 @@ static int perm_launch(cudaStream_t s, const struct ops_permute_dims *g, const v
 			po.os[k] = g->os[k] / unit;
 		}
 		int64_t Lu = L / unit, chunk = 256 * 8;
-		int64_t nx = (Lu + chunk - 1) / chunk;
-		dim3 grid((unsigned)nx, (unsigned)(rows < 65535 ? rows : 65535)), block(256);
+		int rb = Lu <= 128 ? (int)(256 / Lu) : 0;
+		int64_t nx = rb ? 1 : (Lu + chunk - 1) / chunk;
+		int64_t ny = rb ? (rows + rb - 1) / rb : rows;
+		dim3 grid((unsigned)nx, (unsigned)(ny < 65535 ? ny : 65535)), block(256);
 		if (vec)
-			k_perm_rows_vec<T, A><<<grid, block, 0, s>>>((const uint4 *)x, (uint4 *)y, Lu,
-								    rows, chunk, po);
+			k_perm_rows<T, uint4, A><<<grid, block, 0, s>>>((const uint4 *)x, (uint4 *)y,
+								       Lu, rows, chunk, rb, po);
 		else
-			k_perm_rows<T, A><<<grid, block, 0, s>>>((const T *)x, (T *)y, Lu, rows, chunk,
-								po);
+			k_perm_rows<T, T, A><<<grid, block, 0, s>>>((const T *)x, (T *)y, Lu, rows,
+								   chunk, rb, po);
 		if (shape)
-			snprintf(shape, shape_len, "perm_rows%s grid %ux%u block 256 (rows %lld)",
-				 vec ? "_vec" : "", grid.x, grid.y, (long long)rows);
+			snprintf(shape, shape_len,
+				 "perm_rows%s grid %ux%u block 256 (rows %lld, %d a block)",
+				 vec ? "_vec" : "", grid.x, grid.y, (long long)rows, rb ? rb : 1);
 		CU_LAUNCHED("permute row kernel");
 		return 0;
 	}
@@ -231,44 +253,48 @@ static int perm_launch(cudaStream_t s, const struct ops_permute_dims *g, const v
 	int64_t na = (oa + TS - 1) / TS, nb = (ob + TS - 1) / TS;
 	if (na > 2147483647LL)
 		return opr_error_set(err, OPR_ELIMIT, "permute: %lld tiles in grid x", (long long)na);
-	/* the vector width: 16 bytes, at most TS*TS/256 elements (so a pass
-	 * covers whole rows), when every vector lies inside both tensors and
-	 * is aligned in both */
-	int vw = 16 / es;
-	if (vw > TS * TS / PT_THREADS)
-		vw = TS * TS / PT_THREADS;
-	int vec = oa % vw == 0 && ob % vw == 0 && g->s[b] % vw == 0 && g->os[a] % vw == 0 &&
-		  (uintptr_t)x % (uintptr_t)(vw * es) == 0 && (uintptr_t)y % (uintptr_t)(vw * es) == 0;
-	for (int k = 0; k < po.r; k++)
-		vec = vec && po.is[k] % vw == 0 && po.os[k] % vw == 0;
-	if (!vec)
-		vw = 1;
+	/* the vector width: 16 bytes where every vector lies inside both
+	 * tensors and is aligned in both; else, for 32-wide tiles, 4 elements
+	 * (the width that keeps 256 threads' passes on whole rows), else one.
+	 * 64-wide tiles take 16 bytes at 256 threads. */
+	const int v16 = 16 / es;
+	int vw = 1;
+	for (int cand = v16; cand > 1 && vw == 1; cand = cand > 4 && TS == 32 ? 4 : 1) {
+		int ok = oa % cand == 0 && ob % cand == 0 && g->s[b] % cand == 0 &&
+			 g->os[a] % cand == 0 && (uintptr_t)x % (uintptr_t)(cand * es) == 0 &&
+			 (uintptr_t)y % (uintptr_t)(cand * es) == 0;
+		for (int k = 0; k < po.r; k++)
+			ok = ok && po.is[k] % cand == 0 && po.os[k] % cand == 0;
+		if (ok)
+			vw = cand;
+	}
+	constexpr int V16 = 16 / sizeof(T);
+	int nt = TS == 64 || vw == 1 ? PT_THREADS : TS * TS / vw;
+	if (nt > PT_THREADS)
+		nt = PT_THREADS;
 	dim3 grid((unsigned)na, (unsigned)(nb < 65535 ? nb : 65535),
 		  (unsigned)(nouter < 65535 ? nouter : 65535)),
-		block(PT_THREADS);
-#define L_TILE(TSZ, W)                                                                       \
-	k_perm_tile<T, A, TSZ, W><<<grid, block, 0, s>>>((const T *)x, (T *)y, oa, g->os[a], ob, \
-							 g->s[b], nb, nouter, po)
-	if (TS == 64) {
-		if (vw == 1)
-			L_TILE(64, 1);
-		else if (vw * es == 16)
-			L_TILE(64, 16 / sizeof(T));
-		else
-			return opr_error_set(err, OPR_EINTERNAL, "permute: vector width %d", vw);
-	} else {
-		if (vw == 1)
-			L_TILE(32, 1);
-		else if (vw == 4)
-			L_TILE(32, 4);
-		else
-			return opr_error_set(err, OPR_EINTERNAL, "permute: vector width %d", vw);
-	}
+		block((unsigned)nt);
+#define L_TILE(TSZ, W, N)                                                                     \
+	k_perm_tile<T, A, TSZ, W, N><<<grid, block, 0, s>>>((const T *)x, (T *)y, oa, g->os[a], ob, \
+							    g->s[b], nb, nouter, po)
+	if (TS == 64 && vw == 1)
+		L_TILE(64, 1, PT_THREADS);
+	else if (TS == 64 && vw == V16)
+		L_TILE(64, V16, PT_THREADS);
+	else if (TS == 32 && vw == 1)
+		L_TILE(32, 1, PT_THREADS);
+	else if (TS == 32 && vw == V16)
+		L_TILE(32, V16, 32 * 32 / V16 < PT_THREADS ? 32 * 32 / V16 : PT_THREADS);
+	else if (TS == 32 && vw == 4)
+		L_TILE(32, 4, PT_THREADS);
+	else
+		return opr_error_set(err, OPR_EINTERNAL, "permute: vector width %d", vw);
 #undef L_TILE
 	if (shape)
 		snprintf(shape, shape_len,
 			 "perm_tile<%d,vec %d> grid %ux%ux%u block %d (b tiles %lld, outer %lld%s)", TS,
-			 vw, grid.x, grid.y, grid.z, PT_THREADS, (long long)nb, (long long)nouter,
+			 vw, grid.x, grid.y, grid.z, nt, (long long)nb, (long long)nouter,
 			 nb > 65535 || nouter > 65535 ? ", strided past 65535" : "");
 	CU_LAUNCHED("permute tile kernel");
 	return 0;

@@ -628,12 +628,15 @@ int main(int argc, char **argv)
 		snprintf(key, sizeof key, "conv n1 %s", ops_dtype_name(cdt[d]));
 		run_case(label, v, 2, 0, 2.0 * 56 * 56 * 64 * 64 * 9, 1, key);
 	}
-	{
+	for (int d = 0; d < 3; d++) {
+		char label[96], key[64];
 		struct variant v[1] = {
-			{ .name = "im2col", .w = conv_w(OPS_G_CONV, OPS_F16, 32), .plan = plan(1, OPS_STRAT_IM2COL, 0, 0, 0, 0) },
+			{ .name = "im2col", .w = conv_w(OPS_G_CONV, cdt[(d + 1) % 3], 32), .plan = plan(1, OPS_STRAT_IM2COL, 0, 0, 0, 0) },
 		};
-		run_case("conv2d n32 64x56x56 k64 3x3 fp16", v, 1, 0, 32 * 2.0 * 56 * 56 * 64 * 64 * 9, 0,
-			 "conv n32 fp16");
+		/* fp16 first: the target row of the table; then bf16 and fp32 */
+		snprintf(label, sizeof label, "conv2d n32 64x56x56 k64 3x3 %s", ops_dtype_name(cdt[(d + 1) % 3]));
+		snprintf(key, sizeof key, "conv n32 %s", ops_dtype_name(cdt[(d + 1) % 3]));
+		run_case(label, v, 1, 0, 32 * 2.0 * 56 * 56 * 64 * 64 * 9, 0, key);
 	}
 	/* the fused groups: unfused (baseline) against fused (candidate) */
 	{

@@ -306,6 +306,11 @@ static void test_permute_limits(void **state)
 	permute_case(OPS_F32, 3, d4, p4, 0, 1, 32);
 	int64_t d5[] = { 2, 3, 70001 };
 	permute_case(OPS_BF16, 3, d5, p4, 1, 1, 32);
+	/* short rows, several a block (2 of 2048 bytes), more row groups
+	 * than grid y holds: 132000 rows */
+	int64_t d6[] = { 1, 1100, 120, 2048 };
+	int p6[] = { 0, 2, 1, 3 };
+	permute_case(OPS_S8, 4, d6, p6, 0, 1, 32);
 }
 
 /* The transpose's vector path (16-byte loads and stores, or 8/4 where a
@@ -326,6 +331,16 @@ static void test_permute_vector(void **state)
 		permute_case(OPS_F32, 2, d1, p2, 1, 1, ts);
 		permute_case(OPS_F16, 2, d2, p2, 1, 0, ts);
 	}
+	/* row copies of short rows, several a block: the attention heads'
+	 * (0,2,1,3) with head_dim 128 in fp16 (16 vectors a row), 12 floats
+	 * (3 vectors: 85 rows a block, one thread idle), fused and not */
+	int p4[] = { 0, 2, 1, 3 };
+	int64_t d5[] = { 3, 7, 5, 128 }, d6[] = { 3, 7, 5, 12 };
+	permute_case(OPS_F16, 4, d5, p4, 0, 1, 32);
+	permute_case(OPS_F16, 4, d5, p4, 1, 1, 32);
+	permute_case(OPS_F16, 4, d5, p4, 1, 0, 32);
+	permute_case(OPS_F32, 4, d6, p4, 1, 1, 32);
+	permute_case(OPS_BF16, 4, d6, p4, 0, 1, 32);
 }
 
 /* ---- qgemm ----------------------------------------------------------------------- */
@@ -456,6 +471,35 @@ static void test_conv(void **state)
 	conv_split_k = 0;
 }
 
+static void test_conv_paths(void **state)
+{
+	static const enum ops_dtype dts[] = { OPS_F32, OPS_F16, OPS_BF16 };
+	(void)state;
+	NEED_GPU();
+	/* the tensor-core kernel's own paths (im2col, FFMA for fp32 beside
+	 * them): group channels over two and three 64-channel chunks, the last
+	 * partial, with 16-byte weight rows (C 80) and without (C 130, K 1170,
+	 * stride 2, no padding), a second tile of output channels (k 72);
+	 * 128-row tiles with the weights resident and a persistent grid of two
+	 * tiles a block (n 10: 280 tiles); groups with a dilation along h
+	 * only; each split into 3 parts of 16-channel chunks as well */
+	static const struct ops_conv_shape mshapes[] = {
+		{ 3, 80, 20, 22, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1 },
+		{ 2, 130, 9, 10, 20, 3, 3, 2, 2, 0, 0, 1, 1, 1 },
+		{ 10, 48, 56, 56, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1 },
+		{ 2, 64, 15, 9, 64, 3, 3, 1, 1, 1, 1, 3, 1, 2 },
+	};
+	for (int k = 0; k < 2; k++) {
+		conv_split_k = k ? 3 : 0;
+		for (size_t si = 0; si < sizeof mshapes / sizeof mshapes[0]; si++)
+			for (int di = 0; di < 3; di++) {
+				conv_case(OPS_G_CONV, dts[di], OPS_STRAT_IM2COL, 1, &mshapes[si]);
+				conv_case(OPS_G_CONV_BIAS_ACT, dts[di], OPS_STRAT_IM2COL, 1, &mshapes[si]);
+			}
+	}
+	conv_split_k = 0;
+}
+
 /* ---- counters -------------------------------------------------------------------- */
 
 struct cnt_ctx {
@@ -579,7 +623,9 @@ static void test_probes(void **state)
 	assert_true(med[OPS_CUDA_P_LAUNCH] > 0.5 && med[OPS_CUDA_P_LAUNCH] < 20);
 }
 
-int main(void)
+/* argv[1], when given: run only the tests whose name matches it (cmocka's
+ * pattern: * and ?), e.g. test_conv */
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_activation_contiguous),
@@ -590,9 +636,12 @@ int main(void)
 		cmocka_unit_test(test_permute_vector),
 		cmocka_unit_test(test_qgemm),
 		cmocka_unit_test(test_conv),
+		cmocka_unit_test(test_conv_paths),
 		cmocka_unit_test(test_counters_streaming),
 		cmocka_unit_test(test_envelope_plans),
 		cmocka_unit_test(test_probes),
 	};
+	if (argc > 1)
+		cmocka_set_test_filter(argv[1]);
 	return cmocka_run_group_tests_name("cuda", tests, group_setup, group_teardown);
 }
