@@ -271,6 +271,18 @@ struct conv_ctx {
 				 * not widened: weights as rows in wa */
 	uint16_t *wa;           /* DIRECT_KB x lda bf16 (amx only) */
 	int64_t lda;            /* tc*r*s rounded up to 32 */
+	/* amx by channel pairs (ops_kern.conv_bf16_pairs): the patch re-laid
+	 * once per channel block in xp (npair pairs, plane positions apart),
+	 * the filter taps toff[] apart in it, and every weight block of the
+	 * launch laid out once in wq (see wq_block) */
+	int pairs;
+	uint16_t *xp;
+	int64_t plane, npair;
+	int32_t *toff;
+	uint16_t *wq;
+	int64_t nkbt, ncblk, wqblk; /* 16-channel blocks per tile, channel
+				     * blocks, elements per weight block */
+	int64_t cur_kt, cur_cblk;   /* the tile and channel block computed */
 };
 
 /* The on-chip buffers of one core. */
@@ -393,6 +405,38 @@ static int bufs_get(const struct conv_ctx *cx, struct conv_bufs *bs,
 
 /* ---- the tiled conv launch ------------------------------------------------------ */
 
+/* Zeros what the patch's DMA will not write of nc planes [plane] of rows
+ * pwm apart in xb (elements of es bytes): everything but rows [r0, r0+nr)
+ * x columns [c0, c0+ncv) of each plane, as a memset of the whole patch did
+ * before the DMA. The cells to zero between two rows of the box are one
+ * run (the right halo of a row and the left one of the next), of a few
+ * elements on a 3x3 filter: one 16-byte store covers such a run, spilling
+ * into cells the DMA writes next, where the memset wrote the whole patch
+ * (a quarter of the patch's copy time on 28-wide fp32 tiles). */
+static void zero_halo(void *xb, size_t es, int64_t nc, int64_t plane, int64_t pwm,
+		      int64_t r0, int64_t nr, int64_t c0, int64_t ncv)
+{
+	unsigned char *b = xb;
+	static const unsigned char z16[16];
+	size_t prev = 0, end = (size_t)(nc * plane) * es;
+
+	if (nr <= 0 || ncv <= 0) {
+		memset(b, 0, end);
+		return;
+	}
+	for (int64_t c = 0; c < nc; c++)
+		for (int64_t i = 0; i < nr; i++) {
+			size_t start = (size_t)(c * plane + (r0 + i) * pwm + c0) * es;
+
+			if (start - prev <= sizeof z16 && prev + sizeof z16 <= end)
+				memcpy(b + prev, z16, sizeof z16);
+			else
+				memset(b + prev, 0, start - prev);
+			prev = start + (size_t)ncv * es;
+		}
+	memset(b + prev, 0, end - prev);
+}
+
 /* Brings channels [c0, c0+nc) of the tile's input patch into xb (layout
  * [nc][phm][pwm]) with the halo zeroed; widens to x32 when stored narrow. */
 static int load_patch(struct conv_ctx *cx, const struct tile_pos *tp,
@@ -410,7 +454,8 @@ static int load_patch(struct conv_ctx *cx, const struct tile_pos *tp,
 	if (valid < all) {
 		/* zero-fill of the halo (padding) on chip */
 		if (!cx->dry)
-			memset(xb, 0, (size_t)(nc * cx->phm * cx->pwm) * cx->es);
+			zero_halo(xb, cx->es, nc, cx->phm * cx->pwm, cx->pwm, rv0 - rs, rnv,
+				  cv0 - cs, cnv);
 		ops_compute(cx->dev, cx->dt, 0, 0, 0, (uint64_t)(all - valid) * cx->es);
 	}
 	if (valid > 0) {
@@ -489,7 +534,7 @@ static int load_weights(struct conv_ctx *cx, const struct tile_pos *tp,
 		if (rc < 0)
 			return rc;
 	}
-	if (cx->amx && !cx->dry) {
+	if (cx->amx && !cx->pairs && !cx->dry) {
 		/* the rows of the bf16 kernel's A tiles, straight from KCRS */
 		const uint16_t *ws = (const uint16_t *)cx->w + src;
 		int64_t l;
@@ -529,13 +574,46 @@ static void fill_offsets(struct conv_ctx *cx, int64_t nc)
 							 i * d->dh * cx->pwm + j * d->dw);
 }
 
-/* n floats from s to d: a loop the compiler vectorises (gcc inlined the
- * memcpy of these 28-float rows as rep movsq, which cost more than the
- * copy itself). */
-static void copy_f32(float *restrict d, const float *restrict s, int64_t n)
+/* The weights of 16-channel block kb of tile tp and channel block
+ * cx->cur_cblk in wq: [ncb 32-channel blocks][r*s taps][16 k][32 c]. */
+static const uint16_t *wq_block(const struct conv_ctx *cx, const struct tile_pos *tp,
+				int64_t kb)
 {
-	for (int64_t j = 0; j < n; j++)
-		d[j] = s[j];
+	return cx->wq + (((tp->g * cx->ntk + cx->cur_kt) * cx->nkbt + kb) * cx->ncblk +
+			 cx->cur_cblk) * cx->wqblk;
+}
+
+/* Lays out every weight block of the launch for conv_bf16_pairs once:
+ * the weights are the same GLOBAL tensor for every tile, and the tiles'
+ * transfers are counted as they are (load_weights); packing them per tile
+ * cost more than the tile's tdpbf16ps. */
+static void wq_fill(struct conv_ctx *cx)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	const uint16_t *w = cx->w;
+	int64_t rs = d->r * d->s;
+
+	for (int64_t g = 0; g < d->groups; g++)
+	for (int64_t kt = 0; kt < cx->ntk; kt++)
+	for (int64_t kb = 0; kb < cx->nkbt; kb++)
+	for (int64_t cbk = 0; cbk < cx->ncblk; cbk++) {
+		uint16_t *blk = cx->wq + (((g * cx->ntk + kt) * cx->nkbt + kb) * cx->ncblk + cbk) *
+					 cx->wqblk;
+		int64_t kfirst = kt * cx->t.tk + kb * DIRECT_KB;
+		int64_t kend = min64(min64(kt * cx->t.tk + cx->t.tk, d->kpg), kfirst + DIRECT_KB);
+		int64_t c0 = cbk * cx->t.tc, nc = min64(cx->t.tc, d->cpg - c0);
+
+		/* zeros where the block is not full (channels or k) */
+		if (kend - kfirst < DIRECT_KB || nc % 32)
+			memset(blk, 0, (size_t)cx->wqblk * sizeof *blk);
+		/* for each k and 32-channel block, [c][tap] of KCRS transposed to
+		 * the A tiles' [tap][..][c] by the path's 16-bit transpose */
+		for (int64_t k = kfirst; k < kend; k++)
+			for (int64_t cb = 0; cb * 32 < nc; cb++)
+				ops_kern->transpose[1](w + ((g * d->kpg + k) * d->cpg + c0 + 32 * cb) * rs,
+						       rs, blk + cb * rs * 512 + (k - kfirst) * 32, 512,
+						       min64(32, nc - 32 * cb), rs);
+	}
 }
 
 /* compute_direct by the path's pixel-vector kernel (unit stride along w).
@@ -567,7 +645,13 @@ static void compute_direct_px(const struct conv_ctx *cx, const struct tile_pos *
 				int64_t ncol = min64(now - c0, PX_RUN_MAX);
 				int64_t nq = (nr - 1) * pitch + ncol, l, rr, j;
 
-				if (cx->amx)
+				if (cx->pairs)
+					kern->conv_bf16_pairs(cx->xp + (r0 * pitch + c0) * 2, cx->plane,
+							      (int)ceil_div(terms / (cx->d.r * cx->d.s), 32),
+							      cx->toff, (int)(cx->d.r * cx->d.s),
+							      wq_block(cx, tp, kb), nkl, nq, tmp,
+							      PX_RUN_MAX);
+				else if (cx->amx)
 					kern->conv_direct_bf16((const uint16_t *)xs + r0 * pitch + c0,
 							       cx->off, terms,
 							       cx->wa + kb * DIRECT_KB * cx->lda, cx->lda,
@@ -576,18 +660,25 @@ static void compute_direct_px(const struct conv_ctx *cx, const struct tile_pos *
 					kern->conv_direct_px((const float *)xs + r0 * pitch + c0,
 							     cx->off, terms, wp, nkl, nq, tmp,
 							     PX_RUN_MAX);
-				for (l = 0; l < nkl; l++)
+				for (l = 0; l < nkl; l++) {
+					float *row0 = acc + (kb * DIRECT_KB + l) * tp->npix + r0 * now + c0;
+
+					if (first) { /* nr rows of ncol, one call */
+						kern->copy_rows((unsigned char *)row0,
+								now * (int64_t)sizeof *row0,
+								(const unsigned char *)(tmp + l * PX_RUN_MAX),
+								pitch * (int64_t)sizeof *tmp,
+								(size_t)ncol * sizeof *tmp, nr);
+						continue;
+					}
 					for (rr = 0; rr < nr; rr++) {
 						const float *src = tmp + l * PX_RUN_MAX + rr * pitch;
-						float *row = acc + (kb * DIRECT_KB + l) * tp->npix +
-							     (r0 + rr) * now + c0;
+						float *row = row0 + rr * now;
 
-						if (first)
-							copy_f32(row, src, ncol);
-						else
-							for (j = 0; j < ncol; j++)
-								row[j] += src[j];
+						for (j = 0; j < ncol; j++)
+							row[j] += src[j];
 					}
+				}
 			}
 			r0 += nr;
 		}
@@ -781,7 +872,16 @@ static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
 			rd += (uint64_t)(npb * GEMM_PB * terms) * 4;
 		}
 		if (!cx->dry) {
-			fill_offsets(cx, nc);
+			if (!cx->pairs) /* (the channel-pair kernel takes cx->toff) */
+				fill_offsets(cx, nc);
+			if (cx->pairs) {
+				int64_t np = cx->phm * cx->pwm;
+
+				cx->cur_kt = tp->k0 / cx->t.tk;
+				cx->cur_cblk = c0 / cx->t.tc;
+				ops_kern->conv_bf16_pack_pairs(xb, np, nc, np, cx->xp, cx->plane,
+							       ceil_div(nc, 32) * 16);
+			}
 			if (cx->amx)
 				compute_direct_px(cx, tp, terms, xb, wb, acc, c0 == 0);
 			else if (direct)
@@ -813,6 +913,42 @@ static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
 			    (cx->act != OPS_ACT_NONE ? 2 * n : n) * 4);
 	}
 	return store_tile(cx, tp, acc, bs->b[B_OUT].data, err);
+}
+
+/* Channel blocks of at least 16 channels take the channel-pair kernel
+ * (fewer than 16 would be more than half zeros in its 32-channel blocks):
+ * its scratch, the tap offsets and the launch's weights laid out once.
+ * Larger than WQ_MAX_ELEMS weights stay with the per-term kernel. */
+#define WQ_MAX_ELEMS ((int64_t)1 << 26)
+static int pairs_setup(struct conv_ctx *cx, struct opr_error *err)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	const struct ops_kern *kn = ops_kern;
+	int64_t rs = d->r * d->s, nq, i, j;
+
+	cx->nkbt = ceil_div(cx->t.tk, DIRECT_KB);
+	cx->ncblk = ceil_div(d->cpg, cx->t.tc);
+	cx->wqblk = ceil_div(cx->t.tc, 32) * rs * 512;
+	if (!kn->conv_bf16_pairs || !kn->conv_bf16_pack_pairs || cx->t.tc < 16 ||
+	    prod4_over(d->groups * cx->ntk, cx->nkbt, cx->ncblk, cx->wqblk, &nq) ||
+	    nq > WQ_MAX_ELEMS)
+		return 0;
+	cx->npair = ceil_div(cx->t.tc, 32) * 16;
+	/* reads reach 15 positions past the patch (isa_int.h) */
+	cx->plane = ceil_div(cx->phm * cx->pwm + 16, 16) * 16;
+	cx->xp = calloc((size_t)(cx->npair * cx->plane * 2), sizeof *cx->xp);
+	cx->toff = malloc(sizeof *cx->toff * (size_t)rs);
+	/* 64-byte aligned: an A tile load of unaligned rows was slower
+	 * (22 against 26 ns a tdpbf16ps with aligned A rows, this host) */
+	cx->wq = aligned_alloc(64, (size_t)ceil_div(nq * (int64_t)sizeof *cx->wq, 64) * 64);
+	if (!cx->xp || !cx->toff || !cx->wq)
+		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the kernel's scratch");
+	for (i = 0; i < d->r; i++)
+		for (j = 0; j < d->s; j++)
+			cx->toff[i * d->s + j] = (int32_t)(i * d->dh * cx->pwm + j * d->dw);
+	wq_fill(cx);
+	cx->pairs = 1;
+	return 0;
 }
 
 /* Walks the tiles core by core (see tile_order), one buffer set per core. */
@@ -860,6 +996,8 @@ static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 				return opr_error_set(err, OPR_ENOMEM,
 						     "conv2d: out of memory for the kernel's scratch");
 			}
+			if (cx->amx && (rc = pairs_setup(cx, err)) < 0)
+				goto free_off;
 		}
 	}
 	memset(&bs, 0, sizeof bs);
@@ -897,10 +1035,17 @@ free_off:
 	free(cx->off);
 	free(cx->px);
 	free(cx->wa);
+	free(cx->xp);
+	free(cx->toff);
+	free(cx->wq);
 	cx->off = NULL;
 	cx->px = NULL;
 	cx->wa = NULL;
+	cx->xp = NULL;
+	cx->toff = NULL;
+	cx->wq = NULL;
 	cx->amx = 0;
+	cx->pairs = 0;
 	return rc;
 }
 

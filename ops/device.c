@@ -476,6 +476,24 @@ static void dma_copy(void *dst, const void *src, const struct ops_dma_desc *d, i
 			ds[k] = d->dst_stride[k - pad];
 		}
 	}
+	/* rows contiguous on both sides and laid end to end on both sides are
+	 * one row (a whole-width tile); then, innermost contiguous, whole
+	 * planes of rows go to the path's row copy in one call */
+	if (ss[3] == 1 && ds[3] == 1 && ss[2] == sh[3] && ds[2] == sh[3]) {
+		sh[3] *= sh[2];
+		sh[2] = 1;
+	}
+	if (ss[3] == 1 && ds[3] == 1 && !(stream && (size_t)sh[3] * eb >= STREAM_MIN_ROW)) {
+		const int64_t e1 = (int64_t)eb;
+
+		for (int64_t i0 = 0; i0 < sh[0]; i0++)
+			for (int64_t i1 = 0; i1 < sh[1]; i1++)
+				ops_kern->copy_rows((unsigned char *)dst + (i0 * ds[0] + i1 * ds[1]) * e1,
+						    ds[2] * e1,
+						    (const unsigned char *)src + (i0 * ss[0] + i1 * ss[1]) * e1,
+						    ss[2] * e1, (size_t)sh[3] * eb, sh[2]);
+		return;
+	}
 	int tr_read = ss[3] == 1 && ds[2] == 1 && ds[3] != 1 && sh[2] > 1 && sh[3] > 1;
 	int tr_write = ds[3] == 1 && ss[2] == 1 && ss[3] != 1 && sh[2] > 1 && sh[3] > 1;
 	const int64_t e = (int64_t)eb;

@@ -45,6 +45,24 @@ struct ops_kern {
 				 const uint16_t *a, int64_t lda, int nk, int64_t nq, float *out,
 				 int64_t ldo);
 	int (*conv_bf16_ready)(void);
+	/* The same by channel pairs (where conv_bf16_ready() says so; NULL:
+	 * none): pack_pairs lays channels [0, nc) of a bf16 patch
+	 * x[c*plane_in + p] (p < np) out as xp[(pair*plane + p)*2 + j] =
+	 * channel 2*pair + j, the channels from nc to 2*npair zero; then, with
+	 * x[c][p] that patch and a[((cb*ntap + t)*16 + k)*32 + c%32] the
+	 * weights of channel block cb = c/32 and tap t (16 rows of 32, zero
+	 * past nk and past nc), for k < nk (1..16), q < nq:
+	 *   out[k*ldo + q] = sum_{cb < ncb, t < ntap, c} x[32*cb + c][toff[t] + q]
+	 *                                             * a[((cb*ntap + t)*16 + k)*32 + c]
+	 * reading xp up to pair 16*ncb - 1 at position toff[t] + nq rounded up
+	 * to 16 (the caller keeps that in the buffer and finite); writing only
+	 * k < nk, q < nq. One packing serves every tap, where conv_direct_bf16
+	 * packs each term. */
+	void (*conv_bf16_pack_pairs)(const uint16_t *x, int64_t plane_in, int64_t nc, int64_t np,
+				     uint16_t *xp, int64_t plane, int64_t npair);
+	void (*conv_bf16_pairs)(const uint16_t *xp, int64_t plane, int ncb, const int32_t *toff,
+				int ntap, const uint16_t *a, int nk, int64_t nq, float *out,
+				int64_t ldo);
 	/* fp32 GEMM of the im2col strategy: 6 rows x gemm_nw (16 or 32) columns,
 	 *   out[r*ldo + c] (=, or += when accumulate) sum_i a[6*i + r] * b[16*i + c]
 	 * for c < 16, and b[bstride + 16*i + c - 16] for 16 <= c < 32 (nw 32). */
@@ -76,6 +94,12 @@ struct ops_kern {
 	void (*transpose_nt[3])(const void *src, int64_t lds, void *dst, int64_t ldd,
 				int64_t rows, int64_t cols);
 	void (*stream_bytes)(unsigned char *d, const unsigned char *s, size_t n);
+	/* rows of n bytes: memcpy(d + r*ldd, s + r*lds, n) for r < rows (byte
+	 * strides; no overlap). What a DMA's short contiguous rows cost is the
+	 * library call per row, not the bytes (a conv patch row is 30 floats),
+	 * so the vector paths copy them inline. */
+	void (*copy_rows)(unsigned char *d, int64_t ldd, const unsigned char *s, int64_t lds,
+			  size_t n, int64_t rows);
 
 	/* fp16/bf16 <-> fp32 of n elements (t is OPS_F16 or OPS_BF16), rounding
 	 * as the scalar conversions of ops.h, bit for bit. */
@@ -100,6 +124,11 @@ void ops_avx512_conv_direct_px(const float *x, const int32_t *off, int64_t nterm
 void ops_avx512_conv_direct_bf16(const uint16_t *x, const int32_t *off, int64_t nterm,
 				 const uint16_t *a, int64_t lda, int nk, int64_t nq, float *out,
 				 int64_t ldo);
+void ops_avx512_conv_bf16_pack_pairs(const uint16_t *x, int64_t plane_in, int64_t nc,
+				     int64_t np, uint16_t *xp, int64_t plane, int64_t npair);
+void ops_avx512_conv_bf16_pairs(const uint16_t *xp, int64_t plane, int ncb,
+				const int32_t *toff, int ntap, const uint16_t *a, int nk,
+				int64_t nq, float *out, int64_t ldo);
 int ops_amx_bf16_ready(void);
 
 /* The chosen table: never NULL (the portable one until start-up chooses). */

@@ -562,6 +562,44 @@ void ops_avx2_transpose_f32(const void *s, int64_t lds, void *d, int64_t ldd, in
 	transpose_f32(s, lds, d, ldd, r, c);
 }
 
+/* Rows of n bytes by 32-byte moves, the last one overlapping the one before
+ * (n >= 32), or two overlapping moves of the largest power of two <= n. */
+static void avx2_copy_rows(unsigned char *d, int64_t ldd, const unsigned char *s, int64_t lds,
+			   size_t n, int64_t rows)
+{
+	for (int64_t r = 0; r < rows; r++, d += ldd, s += lds) {
+		if (n >= 32) {
+			size_t j = 0;
+
+			for (; j + 32 < n; j += 32)
+				_mm256_storeu_si256((__m256i *)(d + j),
+						    _mm256_loadu_si256((const __m256i *)(s + j)));
+			_mm256_storeu_si256((__m256i *)(d + n - 32),
+					    _mm256_loadu_si256((const __m256i *)(s + n - 32)));
+		} else if (n >= 16) {
+			__m128i a = _mm_loadu_si128((const __m128i *)s);
+			__m128i b = _mm_loadu_si128((const __m128i *)(s + n - 16));
+			_mm_storeu_si128((__m128i *)d, a);
+			_mm_storeu_si128((__m128i *)(d + n - 16), b);
+		} else if (n >= 8) {
+			uint64_t a, b;
+			memcpy(&a, s, 8);
+			memcpy(&b, s + n - 8, 8);
+			memcpy(d, &a, 8);
+			memcpy(d + n - 8, &b, 8);
+		} else if (n >= 4) {
+			uint32_t a, b;
+			memcpy(&a, s, 4);
+			memcpy(&b, s + n - 4, 4);
+			memcpy(d, &a, 4);
+			memcpy(d + n - 4, &b, 4);
+		} else {
+			for (size_t j = 0; j < n; j++)
+				d[j] = s[j];
+		}
+	}
+}
+
 /* memcpy(d, s, n) with the whole 64-byte lines of d written by
  * non-temporal stores (the partial lines at either end by ordinary ones, so
  * no line is written both ways). The caller fences. */
@@ -689,6 +727,7 @@ const struct ops_kern ops_kern_avx2 = {
 	.act_f32_stream = avx2_act_f32_stream,
 	.transpose = { ops_avx2_transpose_u8, ops_avx2_transpose_u16, ops_avx2_transpose_f32 },
 	.stream_bytes = avx2_stream_bytes,
+	.copy_rows = avx2_copy_rows,
 	.half_to_f32 = avx2_half_to_f32,
 	.f32_to_half = avx2_f32_to_half,
 };

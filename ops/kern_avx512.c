@@ -608,6 +608,49 @@ static void avx512_transpose_nt_f32(const void *s, int64_t lds, void *d, int64_t
 		tr_f32_body(s, lds, d, ldd, rows, cols, 1);
 }
 
+/* Rows of n bytes by 64-byte moves, the last one overlapping the one
+ * before (n >= 64), else two overlapping moves of the largest power of two
+ * <= n: no byte outside the row is written. (A masked store of the partial
+ * tail cost three times the row's other stores on this core.) */
+static void avx512_copy_rows(unsigned char *d, int64_t ldd, const unsigned char *s,
+			     int64_t lds, size_t n, int64_t rows)
+{
+	for (int64_t r = 0; r < rows; r++, d += ldd, s += lds) {
+		if (n >= 64) {
+			size_t j = 0;
+
+			for (; j + 64 < n; j += 64)
+				_mm512_storeu_si512((void *)(d + j), _mm512_loadu_si512(s + j));
+			_mm512_storeu_si512((void *)(d + n - 64), _mm512_loadu_si512(s + n - 64));
+		} else if (n >= 32) {
+			__m256i a = _mm256_loadu_si256((const __m256i *)s);
+			__m256i b = _mm256_loadu_si256((const __m256i *)(s + n - 32));
+			_mm256_storeu_si256((__m256i *)d, a);
+			_mm256_storeu_si256((__m256i *)(d + n - 32), b);
+		} else if (n >= 16) {
+			__m128i a = _mm_loadu_si128((const __m128i *)s);
+			__m128i b = _mm_loadu_si128((const __m128i *)(s + n - 16));
+			_mm_storeu_si128((__m128i *)d, a);
+			_mm_storeu_si128((__m128i *)(d + n - 16), b);
+		} else if (n >= 8) {
+			uint64_t a, b;
+			memcpy(&a, s, 8);
+			memcpy(&b, s + n - 8, 8);
+			memcpy(d, &a, 8);
+			memcpy(d + n - 8, &b, 8);
+		} else if (n >= 4) {
+			uint32_t a, b;
+			memcpy(&a, s, 4);
+			memcpy(&b, s + n - 4, 4);
+			memcpy(d, &a, 4);
+			memcpy(d + n - 4, &b, 4);
+		} else {
+			for (size_t j = 0; j < n; j++)
+				d[j] = s[j];
+		}
+	}
+}
+
 static void avx512_stream_bytes(unsigned char *d, const unsigned char *s, size_t n)
 {
 	size_t head = (64 - ((uintptr_t)d & 63)) & 63;
@@ -686,7 +729,7 @@ static void avx512_f32_to_half(enum ops_dtype t, const float *s, uint16_t *d, si
 const struct ops_kern ops_kern_avx512 = {
 	.isa = OPS_ISA_AVX512,
 	.path = {
-		[OPS_KF_CONV] = "avx512 (fma, 8x48 pixel-vector direct at unit stride along w, else 12x32 or 14x16; bf16 direct on amx tdpbf16ps where the cpu has amx-bf16)",
+		[OPS_KF_CONV] = "avx512 (fma, 8x48 pixel-vector direct at unit stride along w, else 12x32 or 14x16; bf16 direct on amx tdpbf16ps where the cpu has amx-bf16, by channel pairs packed once for all filter taps)",
 		[OPS_KF_GEMM] = "avx512 (fma, 6x32)",
 		[OPS_KF_QGEMM] = "avx512 (vnni vpdpbusd)",
 		[OPS_KF_ACT] = "avx512 (fma, 16 lanes)",
@@ -698,6 +741,8 @@ const struct ops_kern ops_kern_avx512 = {
 	.conv_direct_px = ops_avx512_conv_direct_px,
 	.conv_direct_bf16 = ops_avx512_conv_direct_bf16,
 	.conv_bf16_ready = ops_amx_bf16_ready,
+	.conv_bf16_pack_pairs = ops_avx512_conv_bf16_pack_pairs,
+	.conv_bf16_pairs = ops_avx512_conv_bf16_pairs,
 	.gemm_nw = 32,
 	.conv_gemm = avx512_conv_gemm,
 	.qgemm = avx512_qgemm,
@@ -707,6 +752,7 @@ const struct ops_kern ops_kern_avx512 = {
 	.transpose = { ops_avx2_transpose_u8, ops_avx2_transpose_u16, ops_avx2_transpose_f32 },
 	.transpose_nt = { NULL, NULL, avx512_transpose_nt_f32 },
 	.stream_bytes = avx512_stream_bytes,
+	.copy_rows = avx512_copy_rows,
 	.half_to_f32 = avx512_half_to_f32,
 	.f32_to_half = avx512_f32_to_half,
 };

@@ -293,3 +293,143 @@ AMX_TARGET void ops_avx512_conv_direct_bf16(const uint16_t *x, const int32_t *of
 	}
 	_tile_release();
 }
+
+/* ---- bf16 on AMX tiles, channel pairs ---------------------------------------------
+ * The patch once re-laid as channel pairs (xp[(pair * plane + p) * 2 + j] =
+ * channel 2 * pair + j at patch position p), a tdpbf16ps B tile of 16 pairs
+ * x 16 pixels is one tile load at any filter tap's offset: the r*s taps of
+ * a 3x3 filter read the same packed patch, where conv_direct_bf16 packs
+ * every term again. A: the weights of one 32-channel block and tap, 16
+ * output channels x 16 pairs (zero past nk and past the channels).
+ * C0..C3: the fp32 sums of 4 groups of 16 pixels, stored in pixel order. */
+AMX_TARGET void ops_avx512_conv_bf16_pairs(const uint16_t *xp, int64_t plane, int ncb,
+				const int32_t *toff, int ntap, const uint16_t *a, int nk,
+				int64_t nq, float *out, int64_t ldo)
+{
+	struct amx_cfg cfg;
+	float cb[16 * 16] __attribute__((aligned(64)));
+	const int64_t bstride = plane * 4; /* bytes between the pairs of a B tile */
+
+	memset(&cfg, 0, sizeof cfg);
+	cfg.palette = 1;
+	for (int t = 0; t < 8; t++) {
+		cfg.colsb[t] = 64;
+		cfg.rows[t] = 16;
+	}
+	_tile_loadconfig(&cfg);
+	for (int64_t q0 = 0; q0 < nq; q0 += 64) {
+		int ng = nq - q0 >= 64 ? 4 : (int)((nq - q0 + 15) / 16);
+
+		_tile_zero(0);
+		_tile_zero(1);
+		_tile_zero(2);
+		_tile_zero(3);
+		/* the steps (channel block, tap) in pairs: A alternates between
+		 * tmm4 and tmm5 and B between tmm6 and tmm7, so that a tile load
+		 * never waits for the tdpbf16ps still reading the previous tile
+		 * of the same register */
+		int64_t nstep = (int64_t)ncb * ntap;
+
+		for (int64_t st = 0; st < nstep; st += 2) {
+			const uint16_t *b0 = xp + ((st / ntap) * 16 * plane + q0 + toff[st % ntap]) * 2;
+
+			_tile_loadd(4, a + st * 512, 64);
+			_tile_loadd(6, b0, bstride);
+			_tile_dpbf16ps(0, 4, 6);
+			if (ng > 1) {
+				_tile_loadd(7, b0 + 32, bstride);
+				_tile_dpbf16ps(1, 4, 7);
+			}
+			if (ng > 2) {
+				_tile_loadd(6, b0 + 64, bstride);
+				_tile_dpbf16ps(2, 4, 6);
+			}
+			if (ng > 3) {
+				_tile_loadd(7, b0 + 96, bstride);
+				_tile_dpbf16ps(3, 4, 7);
+			}
+			if (st + 1 >= nstep)
+				break;
+			const uint16_t *b1 = xp + (((st + 1) / ntap) * 16 * plane + q0 +
+						   toff[(st + 1) % ntap]) * 2;
+
+			_tile_loadd(5, a + (st + 1) * 512, 64);
+			_tile_loadd(6, b1, bstride);
+			_tile_dpbf16ps(0, 5, 6);
+			if (ng > 1) {
+				_tile_loadd(7, b1 + 32, bstride);
+				_tile_dpbf16ps(1, 5, 7);
+			}
+			if (ng > 2) {
+				_tile_loadd(6, b1 + 64, bstride);
+				_tile_dpbf16ps(2, 5, 6);
+			}
+			if (ng > 3) {
+				_tile_loadd(7, b1 + 96, bstride);
+				_tile_dpbf16ps(3, 5, 7);
+			}
+		}
+		/* whole groups of all 16 channels straight to out, the rest
+		 * through cb */
+#define PAIRS_STORE(g)                                                                  \
+		do {                                                                    \
+			if (ng > g) {                                                   \
+				int64_t qg = q0 + 16 * g, nv = nq - qg < 16 ? nq - qg : 16; \
+				if (nk == 16 && nv == 16) {                             \
+					_tile_stored(g, out + qg, ldo * 4);             \
+				} else {                                                \
+					_tile_stored(g, cb, 64);                        \
+					__mmask16 m = (__mmask16)((1u << nv) - 1u);     \
+					for (int k = 0; k < nk; k++)                    \
+						_mm512_mask_storeu_ps(out + k * ldo + qg, m, \
+								      _mm512_load_ps(cb + 16 * k)); \
+				}                                                       \
+			}                                                               \
+		} while (0)
+		PAIRS_STORE(0);
+		PAIRS_STORE(1);
+		PAIRS_STORE(2);
+		PAIRS_STORE(3);
+#undef PAIRS_STORE
+	}
+	_tile_release();
+}
+
+/* Channels [0, nc) of a bf16 patch x[c * plane_in + p] (p < np) as the
+ * channel pairs of ops_avx512_conv_bf16_pairs, xp[(pair * plane + p) * 2 +
+ * j], channels nc .. npair*2 - 1 zero. */
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")))
+void ops_avx512_conv_bf16_pack_pairs(const uint16_t *x, int64_t plane_in, int64_t nc,
+				     int64_t np, uint16_t *xp, int64_t plane, int64_t npair)
+{
+	/* word i of the result: a[i / 2] for even i, b[i / 2] for odd i */
+	const __m512i lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9,
+					    40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1,
+					    32, 0);
+	const __m512i hi = _mm512_set_epi16(63, 31, 62, 30, 61, 29, 60, 28, 59, 27, 58, 26, 57, 25,
+					    56, 24, 55, 23, 54, 22, 53, 21, 52, 20, 51, 19, 50, 18,
+					    49, 17, 48, 16);
+	const __m512i z = _mm512_setzero_si512();
+
+	for (int64_t pr = 0; pr < npair; pr++) {
+		const uint16_t *xa = x + 2 * pr * plane_in, *xb = xa + plane_in;
+		uint16_t *d = xp + pr * plane * 2;
+		int ha = 2 * pr < nc, hb = 2 * pr + 1 < nc;
+
+		for (int64_t p = 0; p < np; p += 32) {
+			__mmask32 m = np - p >= 32 ? (__mmask32)~0u :
+				      (__mmask32)((1u << (np - p)) - 1u);
+			__m512i va = ha ? _mm512_maskz_loadu_epi16(m, xa + p) : z;
+			__m512i vb = hb ? _mm512_maskz_loadu_epi16(m, xb + p) : z;
+			__mmask32 m0 = np - p >= 16 ? (__mmask32)~0u :
+				       (__mmask32)((1u << (2 * (np - p))) - 1u);
+			__mmask32 m1 = np - p >= 32 ? (__mmask32)~0u :
+				       np - p > 16 ? (__mmask32)((1u << (2 * (np - p - 16))) - 1u) : 0;
+
+			_mm512_mask_storeu_epi16(d + 2 * p, m0, _mm512_permutex2var_epi16(va, lo, vb));
+			if (m1)
+				_mm512_mask_storeu_epi16(d + 2 * p + 32, m1,
+							 _mm512_permutex2var_epi16(va, hi, vb));
+		}
+	}
+}

@@ -200,6 +200,13 @@ static void scalar_stream_bytes(unsigned char *d, const unsigned char *s, size_t
 	memcpy(d, s, n);
 }
 
+static void scalar_copy_rows(unsigned char *d, int64_t ldd, const unsigned char *s,
+			     int64_t lds, size_t n, int64_t rows)
+{
+	for (int64_t r = 0; r < rows; r++)
+		memcpy(d + r * ldd, s + r * lds, n);
+}
+
 /* ---- conversions ---------------------------------------------------------------- */
 
 static void scalar_half_to_f32(enum ops_dtype t, const uint16_t *s, float *d, size_t n)
@@ -242,6 +249,7 @@ const struct ops_kern ops_kern_scalar = {
 	.act_f32_stream = scalar_act_f32,
 	.transpose = { scalar_transpose_u8, scalar_transpose_u16, scalar_transpose_u32 },
 	.stream_bytes = scalar_stream_bytes,
+	.copy_rows = scalar_copy_rows,
 	.half_to_f32 = scalar_half_to_f32,
 	.f32_to_half = scalar_f32_to_half,
 };

@@ -654,11 +654,96 @@ static void test_bf16_kernel(void **state)
 	free(out);
 }
 
+/* The channel-pair bf16 kernel (where the host runs it): the packing puts
+ * channel 2*pair + j of position p at xp[(pair*plane + p)*2 + j] and zeros
+ * past nc; the kernel against fp64 sums over channel blocks and taps for
+ * 1 to 70 channels (one to three 32-channel blocks, odd counts), 1 to 9
+ * taps, runs of 1 to 150 pixels and 1 to 16 output channels; poisoned
+ * outputs stay poisoned past nq and nk. The packed buffer is as long as the
+ * contract asks (the largest tap offset + nq rounded up to 16), no more. */
+static void test_bf16_pairs_kernel(void **state)
+{
+	enum { LDO = 160, NQMAX = 150 };
+	const struct ops_kern *kn;
+
+	isa_use(state);
+	kn = ops_kern;
+	if (!kn->conv_bf16_pairs || !kn->conv_bf16_ready || !kn->conv_bf16_ready())
+		SKIP_BECAUSE("the %s path runs no channel-pair bf16 conv kernel on this host "
+			     "(AMX-BF16 with the OS's tile state)", ops_isa_name(ops_isa_active()));
+	float *out = malloc(sizeof *out * 17 * LDO);
+	assert_non_null(out);
+	for (int nc = 1; nc <= 70; nc += 23) {
+		int ncb = (nc + 31) / 32, ntap = (int)rnd(1, 9), span = 0;
+		int64_t npair = 16 * ncb;
+		int32_t toff[9];
+		uint16_t *a = calloc((size_t)(ncb * ntap * 512), sizeof *a);
+
+		assert_non_null(a);
+		for (int t = 0; t < ntap; t++) {
+			toff[t] = (int32_t)rnd(0, 90);
+			span = toff[t] > span ? toff[t] : span;
+		}
+		for (int cb = 0; cb < ncb; cb++)
+			for (int t = 0; t < ntap; t++)
+				for (int k = 0; k < 16; k++)
+					for (int c = 0; c < 32 && 32 * cb + c < nc; c++)
+						a[((cb * ntap + t) * 16 + k) * 32 + c] =
+							ops_f32_to_bf16((float)rnd(-1000, 1000) / 1000.0f);
+		for (int nq = 1; nq <= NQMAX; nq += nq < 40 ? 13 : 37) {
+			int64_t np = span + (nq + 15) / 16 * 16, plane = np + 3;
+			uint16_t *x = malloc(sizeof *x * (size_t)(nc * np));
+			uint16_t *xp = malloc(sizeof *xp * (size_t)(npair * plane * 2));
+
+			assert_non_null(x);
+			assert_non_null(xp);
+			for (int64_t i = 0; i < nc * np; i++)
+				x[i] = ops_f32_to_bf16((float)rnd(-1000, 1000) / 1000.0f);
+			memset(xp, 0xFF, sizeof *xp * (size_t)(npair * plane * 2));
+			kn->conv_bf16_pack_pairs(x, np, nc, np, xp, plane, npair);
+			for (int64_t pr = 0; pr < npair; pr++)
+				for (int64_t q = 0; q < plane; q++)
+					for (int j = 0; j < 2; j++) {
+						uint16_t v = xp[(pr * plane + q) * 2 + j];
+						int64_t c = 2 * pr + j;
+
+						if (q >= np)
+							assert_int_equal(v, 0xFFFF); /* not written */
+						else
+							assert_int_equal(v, c < nc ? x[c * np + q] : 0);
+					}
+			for (int nk = 1; nk <= 16; nk += 5) {
+				memset(out, 0xFF, sizeof *out * 17 * LDO);
+				kn->conv_bf16_pairs(xp, plane, ncb, toff, ntap, a, nk, nq, out, LDO);
+				for (int k = 0; k < 17; k++)
+					for (int q = 0; q < LDO; q++) {
+						double e = 0.0;
+
+						if (k >= nk || q >= nq) {
+							assert_true(isnan(out[k * LDO + q]));
+							continue;
+						}
+						for (int c = 0; c < nc; c++)
+							for (int t = 0; t < ntap; t++)
+								e += (double)ops_bf16_to_f32(x[c * np + toff[t] + q]) *
+								     ops_bf16_to_f32(a[(((c / 32) * ntap + t) * 16 + k) * 32 + c % 32]);
+						assert_float_equal(out[k * LDO + q], e, 1e-4);
+					}
+			}
+			free(x);
+			free(xp);
+		}
+		free(a);
+	}
+	free(out);
+}
+
 /* Direct plans on the shapes the pixel-vector and bf16 kernels take apart:
  * unit stride along w with rows of 1 to 70 pixels (several 48- and 64-pixel
  * blocks, masked tails), stride 2 along h only (row by row), a row longer
  * than one kernel call, channels and filters that are no multiple of 16 or
- * 32, padding, dilation, groups, depthwise; all three dtypes, fused and not,
+ * 32, padding, dilation, groups, depthwise, two channel blocks of the
+ * channel-pair bf16 kernel at stride 2 and dilation 2; all three dtypes, fused and not,
  * on each path: against the fp64 reference (outputs poisoned first), and
  * the counters and modelled time of the real run equal the dry run's, so
  * the host's kernel choice leaves the accelerator's figures alone. */
@@ -673,6 +758,7 @@ static void test_direct_shapes(void **state)
 		{ 1, 12, 9, 33, 12, 3, 3, 1, 2, 2, 12, 1, 9, 17, 1 },
 		{ 1, 3, 3, 1100, 5, 1, 3, 1, 1, 1, 1, 5, 2, 1100, 3 },
 		{ 1, 64, 10, 56, 64, 3, 3, 1, 1, 1, 1, 16, 8, 28, 64 },
+		{ 1, 40, 11, 30, 20, 3, 3, 2, 2, 2, 1, 20, 3, 30, 20 },
 	};
 	struct ops_envelope env;
 
@@ -780,6 +866,7 @@ int main(void)
 		ISA_TESTS(test_microkernels),
 		ISA_TESTS(test_px_kernel),
 		ISA_TESTS(test_bf16_kernel),
+		ISA_TESTS(test_bf16_pairs_kernel),
 		ISA_TESTS(test_direct_shapes),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_known_values),

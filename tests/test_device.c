@@ -455,8 +455,9 @@ static void test_dma_transpose_blocks(void **state)
 	ops_device_free(dev);
 }
 
-/* A random strided pattern, copied for real, equals a naive copy; bytes
- * and transfers are counted per space pair. */
+/* A random strided pattern, copied for real, equals a naive copy; so do
+ * boxes of contiguous rows with gaps; bytes and transfers are counted per
+ * space pair. */
 static void test_dma_pattern(void **state)
 {
 	isa_use(state);
@@ -514,6 +515,45 @@ static void test_dma_pattern(void **state)
 				idx[k] = 0;
 			}
 		}
+		assert_int_equal(ops_dma(dev, OPS_SHARED, dst, OPS_GLOBAL, src, &d, &err), 0);
+		assert_memory_equal(dst, ref, 1 << 16);
+		bytes += (uint64_t)n * d.elem_bytes;
+		n_issued++;
+	}
+	/* boxes of contiguous rows of 1 to 200 elements with gaps between
+	 * them on both sides (a conv patch: rows of 30 floats 56 apart into
+	 * rows 30 apart), and rows laid end to end on both sides (one row):
+	 * the gaps stay untouched, one transfer each */
+	for (int iter = 0; iter < 200; iter++) {
+		struct ops_dma_desc d = { .rank = 2 + (int)(xs(&s) % 2) };
+		d.elem_bytes = ebs[xs(&s) % 4];
+		int64_t len = 1 + (int64_t)(xs(&s) % 200), rows = 1 + (int64_t)(xs(&s) % 6);
+		int64_t planes = d.rank == 3 ? 1 + (int64_t)(xs(&s) % 3) : 1;
+		int64_t sgap = iter % 4 ? (int64_t)(xs(&s) % 40) : 0;
+		int64_t dgap = iter % 4 ? (int64_t)(xs(&s) % 9) : 0;
+		int64_t ss = len + sgap, ds = len + dgap;
+		int64_t n = planes * rows * len;
+
+		if (planes * rows * ss * (int64_t)d.elem_bytes > 1 << 16 ||
+		    planes * rows * ds * (int64_t)d.elem_bytes > 1 << 16)
+			continue;
+		d.shape[d.rank - 1] = len;
+		d.src_stride[d.rank - 1] = d.dst_stride[d.rank - 1] = 1;
+		d.shape[d.rank - 2] = rows;
+		d.src_stride[d.rank - 2] = ss;
+		d.dst_stride[d.rank - 2] = ds;
+		if (d.rank == 3) {
+			d.shape[0] = planes;
+			d.src_stride[0] = rows * ss;
+			d.dst_stride[0] = rows * ds;
+		}
+		memset(dst, 0xEE, 1 << 16);
+		memset(ref, 0xEE, 1 << 16);
+		for (int64_t pl = 0; pl < planes; pl++)
+			for (int64_t r = 0; r < rows; r++)
+				memcpy(ref + ((pl * rows + r) * ds) * (int64_t)d.elem_bytes,
+				       src + ((pl * rows + r) * ss) * (int64_t)d.elem_bytes,
+				       (size_t)len * d.elem_bytes);
 		assert_int_equal(ops_dma(dev, OPS_SHARED, dst, OPS_GLOBAL, src, &d, &err), 0);
 		assert_memory_equal(dst, ref, 1 << 16);
 		bytes += (uint64_t)n * d.elem_bytes;

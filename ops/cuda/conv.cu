@@ -447,7 +447,11 @@ __global__ void __launch_bounds__(MT, 2)
 	constexpr int MI = BM / WMW / 16;      /* m16 tiles a warp */
 	constexpr int NJ = MN / WNW / 8;       /* n8 tiles a warp (even) */
 	constexpr int PG = BM == 128 ? 8 : 4;  /* patch groups a thread prefetched */
-	constexpr int WB = BM == 128 ? 4 : 8;  /* weight vectors a thread in flight (registers) */
+	/* weight vectors a thread in flight (registers): with 32 rows (at n = 1,
+	 * one tile a block, the weights on the path to the first mma) half of
+	 * the 18 of a 64 x 9 x 64 chunk, two round trips instead of three (all
+	 * 18 at once spilled 244 bytes at the 128-register cap) */
+	constexpr int WB = BM == 128 ? 4 : 9;
 	constexpr int CS = BM + 8;             /* epilogue row stride */
 	extern __shared__ uint4 m_smem[];
 	const int RS = d.r * d.s;
@@ -706,9 +710,11 @@ __global__ void __launch_bounds__(256) k_conv_igemm_ffma(const T *__restrict__ x
  * chunks); shared memory at most M_SMEM, so that two blocks fit an SM.
  * A shape that does not fit (over 36 taps) and fp32 take the FFMA kernel.
  * The split S: the plan's split_k clamped to the chunks (FFMA: K steps), 1
- * when 0. No split is chosen on its own: at n = 1 on the H200 an automatic
- * split for about four blocks an SM ran slower than none (47.1 against
- * 40.3 us in fp16, on the tensor-core kernel before this one). */
+ * when 0 on the tensor-core kernel: there an automatic split for about four
+ * blocks an SM at n = 1 on the H200 ran slower than none (47.1 against 40.3
+ * us in fp16, on the tensor-core kernel before this one). The FFMA kernel,
+ * at 0, splits a grid of fewer tiles than SMs to about two blocks an SM
+ * (at least 4 K steps a part). */
 #define M_SMEM (110 * 1024)
 struct ig_shape {
 	int mma, bm, wmw, ck, split;
@@ -804,6 +810,17 @@ static void ig_shape_of(const struct cdims &cd, int es, int split_req, int sms, 
 	sh->gx = (unsigned)((M + IG_BM - 1) / IG_BM);
 	sh->tiles = (int64_t)sh->gx * sh->gy * sh->gz;
 	int S = split_req > 0 ? split_req : 1;
+	if (split_req == 0 && sh->tiles < sms) {
+		/* the operator's default: too few tiles for the SMs (fp32 at
+		 * n = 1, 56 x 56: 49 tiles of 64 rows, one 8-warp block each on
+		 * 49 of 132 SMs, every K step's loads waited out) are split to
+		 * about two blocks an SM, each part at least 4 K steps */
+		S = (int)(2 * (int64_t)sms / sh->tiles);
+		if (S > steps / 4)
+			S = steps / 4;
+		if (S < 1)
+			S = 1;
+	}
 	if (S > steps)
 		S = steps;
 	if ((int64_t)sh->gz * S > 65535)
@@ -853,7 +870,9 @@ static int mma_launch(cudaStream_t s, const struct cdims &cd, const struct ig_sh
 	const int64_t cap = (int64_t)occ * sms / ((int64_t)sh.gy * sh.gz);
 	unsigned g = sh.gx;
 	if (cap >= 1 && (int64_t)g > cap) {
-		/* as many blocks as the longest block's items need, no more */
+		/* as many blocks as the longest block's items need, no more: every
+		 * block the SMs hold (n = 32: 264, at most 7 tiles an SM instead
+		 * of 8 on 224) measured 94.1 against 92.3 us in fp16 on the H200 */
 		const int64_t per = ((int64_t)g + cap - 1) / cap;
 		g = (unsigned)(((int64_t)g + per - 1) / per);
 	}

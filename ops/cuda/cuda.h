@@ -98,8 +98,10 @@
  *               K over blocks (the tensor-core kernel by chunks; fp32
  *               partial tiles in a scratch, added in part order by the
  *               tile's last part, so the output is the same on every run;
- *               0 does not split: an automatic split for n = 1 measured
- *               slower on the H200).
+ *               0, the default, does not split the tensor-core kernel
+ *               (an automatic split for n = 1 measured slower on the
+ *               H200) and splits an FFMA grid of fewer tiles than SMs to
+ *               about two blocks an SM, at least 4 K steps a part).
  *   fused groups  fused: one kernel, the epilogue applied to the tile in
  *               registers; unfused: a kernel per op, intermediates in HBM
  *               (as on the host, in the storage dtype).

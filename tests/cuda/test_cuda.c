@@ -458,7 +458,8 @@ static void test_conv(void **state)
 							  &shapes[si]);
 			}
 	/* the implicit GEMM's split-K as the plan names it (the default above
-	 * does not split): 1 and 3 parts, and more parts than K steps (clamped) */
+	 * splits only an FFMA grid of fewer tiles than SMs): 1 and 3 parts, and
+	 * more parts than K steps (clamped) */
 	static const int splits[] = { 1, 3, 1000 };
 	for (int k = 0; k < 3; k++) {
 		conv_split_k = splits[k];
