@@ -592,8 +592,8 @@ static int kern_calibrate(struct ops_cuda *cu, struct ops_envelope *env,
 	e.kern[k->f].transfer_ns = 0.0;
 	if ((rc = ops_plan_search(&e, &w, w.group != OPS_G_ACTIVATION, &alts, &nalts, err)))
 		goto out;
+	int strat = k->strategy; /* -1 until the first fitting plan sets it */
 	for (size_t i = 0; i < nalts && np < GPU_KERN_PLANS; i++) {
-		const int strat = k->strategy >= 0 ? k->strategy : np ? (int)alts[pick[0]].plan.strategy : -1;
 		if (!alts[i].fits || (strat >= 0 && (int)alts[i].plan.strategy != strat))
 			continue;
 		/* a plan that differs from one already taken only in its
@@ -608,6 +608,7 @@ static int kern_calibrate(struct ops_cuda *cu, struct ops_envelope *env,
 			continue;
 		if ((rc = kern_terms(&e, k->f, &w, &alts[i].plan, &b[np], &x[np], err)))
 			goto out;
+		strat = (int)alts[i].plan.strategy;
 		pick[np++] = (int)i;
 	}
 	if (np < 1) {

@@ -8,8 +8,39 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ops.h"
+
+/* d[0..w) = s[0..w) and d[n-w..n) = s[n-w..n) for w <= n (w 16, 8 or 4, a
+ * constant: each memcpy one move). */
+static inline __attribute__((always_inline)) void ops_copy_ends(unsigned char *d,
+								const unsigned char *s,
+								size_t n, size_t w)
+{
+	unsigned char a[16], b[16];
+
+	memcpy(a, s, w);
+	memcpy(b, s + n - w, w);
+	memcpy(d, a, w);
+	memcpy(d + n - w, b, w);
+}
+
+/* A row of n < 32 bytes for the paths' copy_rows: two overlapping moves of
+ * the largest of 16, 8 and 4 bytes <= n, else byte by byte; no byte
+ * outside the row is written. */
+static inline void ops_copy_short(unsigned char *d, const unsigned char *s, size_t n)
+{
+	if (n >= 16)
+		ops_copy_ends(d, s, n, 16);
+	else if (n >= 8)
+		ops_copy_ends(d, s, n, 8);
+	else if (n >= 4)
+		ops_copy_ends(d, s, n, 4);
+	else
+		for (size_t j = 0; j < n; j++)
+			d[j] = s[j];
+}
 
 /* Pixels per block of the direct conv kernel, at most (ops_kern.direct_pb). */
 #define OPS_KERN_MAX_PB 16

@@ -627,26 +627,8 @@ static void avx512_copy_rows(unsigned char *d, int64_t ldd, const unsigned char 
 			__m256i b = _mm256_loadu_si256((const __m256i *)(s + n - 32));
 			_mm256_storeu_si256((__m256i *)d, a);
 			_mm256_storeu_si256((__m256i *)(d + n - 32), b);
-		} else if (n >= 16) {
-			__m128i a = _mm_loadu_si128((const __m128i *)s);
-			__m128i b = _mm_loadu_si128((const __m128i *)(s + n - 16));
-			_mm_storeu_si128((__m128i *)d, a);
-			_mm_storeu_si128((__m128i *)(d + n - 16), b);
-		} else if (n >= 8) {
-			uint64_t a, b;
-			memcpy(&a, s, 8);
-			memcpy(&b, s + n - 8, 8);
-			memcpy(d, &a, 8);
-			memcpy(d + n - 8, &b, 8);
-		} else if (n >= 4) {
-			uint32_t a, b;
-			memcpy(&a, s, 4);
-			memcpy(&b, s + n - 4, 4);
-			memcpy(d, &a, 4);
-			memcpy(d + n - 4, &b, 4);
 		} else {
-			for (size_t j = 0; j < n; j++)
-				d[j] = s[j];
+			ops_copy_short(d, s, n);
 		}
 	}
 }

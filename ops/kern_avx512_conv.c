@@ -330,45 +330,34 @@ AMX_TARGET void ops_avx512_conv_bf16_pairs(const uint16_t *xp, int64_t plane, in
 		 * of the same register */
 		int64_t nstep = (int64_t)ncb * ntap;
 
+		/* step ST with its A in tile TA: the B tiles of its ng channel
+		 * groups, 32 pixels apart, into tmm6/tmm7 in turn */
+#define PAIRS_STEP(TA, ST)                                                              \
+	do {                                                                            \
+		const uint16_t *b_ = xp + (((ST) / ntap) * 16 * plane + q0 +            \
+					   toff[(ST) % ntap]) * 2;                        \
+		_tile_loadd(TA, a + (ST) * 512, 64);                                    \
+		_tile_loadd(6, b_, bstride);                                            \
+		_tile_dpbf16ps(0, TA, 6);                                               \
+		if (ng > 1) {                                                           \
+			_tile_loadd(7, b_ + 32, bstride);                               \
+			_tile_dpbf16ps(1, TA, 7);                                       \
+		}                                                                       \
+		if (ng > 2) {                                                           \
+			_tile_loadd(6, b_ + 64, bstride);                               \
+			_tile_dpbf16ps(2, TA, 6);                                       \
+		}                                                                       \
+		if (ng > 3) {                                                           \
+			_tile_loadd(7, b_ + 96, bstride);                               \
+			_tile_dpbf16ps(3, TA, 7);                                       \
+		}                                                                       \
+	} while (0)
 		for (int64_t st = 0; st < nstep; st += 2) {
-			const uint16_t *b0 = xp + ((st / ntap) * 16 * plane + q0 + toff[st % ntap]) * 2;
-
-			_tile_loadd(4, a + st * 512, 64);
-			_tile_loadd(6, b0, bstride);
-			_tile_dpbf16ps(0, 4, 6);
-			if (ng > 1) {
-				_tile_loadd(7, b0 + 32, bstride);
-				_tile_dpbf16ps(1, 4, 7);
-			}
-			if (ng > 2) {
-				_tile_loadd(6, b0 + 64, bstride);
-				_tile_dpbf16ps(2, 4, 6);
-			}
-			if (ng > 3) {
-				_tile_loadd(7, b0 + 96, bstride);
-				_tile_dpbf16ps(3, 4, 7);
-			}
-			if (st + 1 >= nstep)
-				break;
-			const uint16_t *b1 = xp + (((st + 1) / ntap) * 16 * plane + q0 +
-						   toff[(st + 1) % ntap]) * 2;
-
-			_tile_loadd(5, a + (st + 1) * 512, 64);
-			_tile_loadd(6, b1, bstride);
-			_tile_dpbf16ps(0, 5, 6);
-			if (ng > 1) {
-				_tile_loadd(7, b1 + 32, bstride);
-				_tile_dpbf16ps(1, 5, 7);
-			}
-			if (ng > 2) {
-				_tile_loadd(6, b1 + 64, bstride);
-				_tile_dpbf16ps(2, 5, 6);
-			}
-			if (ng > 3) {
-				_tile_loadd(7, b1 + 96, bstride);
-				_tile_dpbf16ps(3, 5, 7);
-			}
+			PAIRS_STEP(4, st);
+			if (st + 1 < nstep)
+				PAIRS_STEP(5, st + 1);
 		}
+#undef PAIRS_STEP
 		/* whole groups of all 16 channels straight to out, the rest
 		 * through cb */
 #define PAIRS_STORE(g)                                                                  \

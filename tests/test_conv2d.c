@@ -536,6 +536,69 @@ static void test_microkernels(void **state)
 		}
 }
 
+/* A kernel's 17 output rows of ldo floats, poisoned with NaN before the
+ * call: row k < nk, pixel q < nq is want(ctx, k, q) (fp64) within 1e-4, every
+ * other element still NaN. */
+static void check_rows(const float *out, int ldo, int nk, int nq,
+		       double (*want)(const void *ctx, int k, int q), const void *ctx)
+{
+	for (int k = 0; k < 17; k++)
+		for (int q = 0; q < ldo; q++) {
+			if (k >= nk || q >= nq)
+				assert_true(isnan(out[k * ldo + q]));
+			else
+				assert_float_equal(out[k * ldo + q], want(ctx, k, q), 1e-4);
+		}
+}
+
+/* The fp64 sums the three kernels' tests expect (their inputs). */
+struct px_case {
+	const float *x, *wp;
+	const int32_t *off;
+	int nt;
+};
+static double px_want(const void *ctx, int k, int q)
+{
+	const struct px_case *c = ctx;
+	double e = 0.0;
+	for (int i = 0; i < c->nt; i++)
+		e += (double)c->x[c->off[i] + q] * c->wp[16 * i + k];
+	return e;
+}
+
+struct bf16_case {
+	const uint16_t *x, *a;
+	const int32_t *off;
+	int nterm;
+	int64_t lda;
+};
+static double bf16_want(const void *ctx, int k, int q)
+{
+	const struct bf16_case *c = ctx;
+	double e = 0.0;
+	for (int i = 0; i < c->nterm; i++)
+		e += (double)ops_bf16_to_f32(c->x[c->off[i] + q]) *
+		     ops_bf16_to_f32(c->a[k * c->lda + i]);
+	return e;
+}
+
+struct pairs_case {
+	const uint16_t *x, *a;
+	const int32_t *toff;
+	int nc, ntap;
+	int64_t np;
+};
+static double pairs_want(const void *ctx, int k, int q)
+{
+	const struct pairs_case *c = ctx;
+	double e = 0.0;
+	for (int ch = 0; ch < c->nc; ch++)
+		for (int t = 0; t < c->ntap; t++)
+			e += (double)ops_bf16_to_f32(c->x[ch * c->np + c->toff[t] + q]) *
+			     ops_bf16_to_f32(c->a[(((ch / 32) * c->ntap + t) * 16 + k) * 32 + ch % 32]);
+	return e;
+}
+
 /* The path's pixel-vector direct kernel (where it has one) against fp64
  * sums: runs of 1 to 100 pixels (whole vectors, masked tails, several
  * blocks), 1 to 16 channels, rows ldo apart; nothing written past a row's
@@ -546,7 +609,7 @@ static void test_px_kernel(void **state)
 	enum { NT = 23, LDO = 112, NQMAX = 100 };
 	float wp[16 * NT], *x, *out;
 	int32_t off[NT];
-	int i, k, q;
+	int i;
 
 	isa_use(state);
 	if (!ops_kern->conv_direct_px)
@@ -572,18 +635,8 @@ static void test_px_kernel(void **state)
 		for (int nk = 1; nk <= 16; nk += nk < 9 ? 1 : 7) {
 			memset(out, 0xFF, sizeof *out * 17 * LDO);
 			ops_kern->conv_direct_px(x, off, NT, wp, nk, nq, out, LDO);
-			for (k = 0; k < 17; k++)
-				for (q = 0; q < LDO; q++) {
-					double e = 0.0;
-
-					if (k >= nk || q >= nq) {
-						assert_true(isnan(out[k * LDO + q]));
-						continue;
-					}
-					for (i = 0; i < NT; i++)
-						e += (double)x[off[i] + q] * wp[16 * i + k];
-					assert_float_equal(out[k * LDO + q], e, 1e-4);
-				}
+			const struct px_case c = { x, wp, off, NT };
+			check_rows(out, LDO, nk, nq, px_want, &c);
 		}
 		free(x);
 	}
@@ -632,19 +685,8 @@ static void test_bf16_kernel(void **state)
 			for (int nk = 1; nk <= 16; nk += 5) {
 				memset(out, 0xFF, sizeof *out * 17 * LDO);
 				kn->conv_direct_bf16(x, off, nterm, a, lda, nk, nq, out, LDO);
-				for (int k = 0; k < 17; k++)
-					for (int q = 0; q < LDO; q++) {
-						double e = 0.0;
-
-						if (k >= nk || q >= nq) {
-							assert_true(isnan(out[k * LDO + q]));
-							continue;
-						}
-						for (int i = 0; i < nterm; i++)
-							e += (double)ops_bf16_to_f32(x[off[i] + q]) *
-							     ops_bf16_to_f32(a[k * lda + i]);
-						assert_float_equal(out[k * LDO + q], e, 1e-4);
-					}
+				const struct bf16_case c = { x, a, off, nterm, lda };
+				check_rows(out, LDO, nk, nq, bf16_want, &c);
 			}
 			free(x);
 		}
@@ -715,20 +757,8 @@ static void test_bf16_pairs_kernel(void **state)
 			for (int nk = 1; nk <= 16; nk += 5) {
 				memset(out, 0xFF, sizeof *out * 17 * LDO);
 				kn->conv_bf16_pairs(xp, plane, ncb, toff, ntap, a, nk, nq, out, LDO);
-				for (int k = 0; k < 17; k++)
-					for (int q = 0; q < LDO; q++) {
-						double e = 0.0;
-
-						if (k >= nk || q >= nq) {
-							assert_true(isnan(out[k * LDO + q]));
-							continue;
-						}
-						for (int c = 0; c < nc; c++)
-							for (int t = 0; t < ntap; t++)
-								e += (double)ops_bf16_to_f32(x[c * np + toff[t] + q]) *
-								     ops_bf16_to_f32(a[(((c / 32) * ntap + t) * 16 + k) * 32 + c % 32]);
-						assert_float_equal(out[k * LDO + q], e, 1e-4);
-					}
+				const struct pairs_case c = { x, a, toff, nc, ntap, np };
+				check_rows(out, LDO, nk, nq, pairs_want, &c);
 			}
 			free(x);
 			free(xp);

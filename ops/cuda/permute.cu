@@ -257,18 +257,16 @@ static int perm_launch(cudaStream_t s, const struct ops_permute_dims *g, const v
 	 * tensors and is aligned in both; else, for 32-wide tiles, 4 elements
 	 * (the width that keeps 256 threads' passes on whole rows), else one.
 	 * 64-wide tiles take 16 bytes at 256 threads. */
-	const int v16 = 16 / es;
-	int vw = 1;
-	for (int cand = v16; cand > 1 && vw == 1; cand = cand > 4 && TS == 32 ? 4 : 1) {
-		int ok = oa % cand == 0 && ob % cand == 0 && g->s[b] % cand == 0 &&
-			 g->os[a] % cand == 0 && (uintptr_t)x % (uintptr_t)(cand * es) == 0 &&
-			 (uintptr_t)y % (uintptr_t)(cand * es) == 0;
+	const auto aligned = [&](int v) {
+		int ok = oa % v == 0 && ob % v == 0 && g->s[b] % v == 0 && g->os[a] % v == 0 &&
+			 (uintptr_t)x % (uintptr_t)(v * es) == 0 &&
+			 (uintptr_t)y % (uintptr_t)(v * es) == 0;
 		for (int k = 0; k < po.r; k++)
-			ok = ok && po.is[k] % cand == 0 && po.os[k] % cand == 0;
-		if (ok)
-			vw = cand;
-	}
+			ok = ok && po.is[k] % v == 0 && po.os[k] % v == 0;
+		return ok;
+	};
 	constexpr int V16 = 16 / sizeof(T);
+	const int vw = aligned(V16) ? V16 : TS == 32 && V16 > 4 && aligned(4) ? 4 : 1;
 	int nt = TS == 64 || vw == 1 ? PT_THREADS : TS * TS / vw;
 	if (nt > PT_THREADS)
 		nt = PT_THREADS;
