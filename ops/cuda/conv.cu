@@ -290,13 +290,19 @@ template <> struct mma_op<__nv_bfloat16> {
  * the input patch the tile needs, (th-1)*sh + (r-1)*dh + 1 rows by
  * (tw-1)*sw + (s-1)*dw + 1 columns, zero outside the image, is stored in
  * shared memory channel-innermost ([pixel][channel], 16 bytes a store) and
- * the chunk's weights as [n][tap][channel]: the A rows of tap (r, s) are
+ * the chunk's weights as [tap][n][channel]: the A rows of tap (r, s) are
  * then the patch's pixel rows shifted by (r*dh, s*dw), read with ldmatrix
  * with no im2col copy (K = the chunk's channels x the taps, in tap-major
  * order, which the sum does not depend on), B's rows with ldmatrix as well.
- * Rows of 64 channels are XOR-swizzled in 16-byte units (no bank conflicts
- * for ldmatrix over 8 consecutive pixels or output channels), rows of 16
- * padded to 24. The next step's patch is loaded into registers (PG groups
+ * The patch's rows are padded by 16 bytes and the weights' rows of 64
+ * channels XOR-swizzled in 16-byte units by n % 8 (rows of 16 padded to
+ * 24): no bank conflicts for ldmatrix over 8 consecutive pixels or output
+ * channels, and a tap's addresses one add from the lane's (the weights
+ * before were [n][tap][channel], swizzled by row, converted from KCRS by
+ * every block with 2-byte stores: with them the 98 blocks at n = 1 ran
+ * 22.6 us, now 10.7; at n = 32 91.7, now 66.3, on the H200). The weights
+ * are packed into that layout once when the instance is made
+ * (cu_conv_prepare) and copied by cp.async. The next step's patch is loaded into registers (PG groups
  * of 8 channels a thread; more is loaded when it is stored) while the
  * current one is computed: NCHW gives no 16-byte runs along the channels and
  * the taps' shifts break the alignment cp.async needs, so the patch comes
@@ -304,7 +310,8 @@ template <> struct mma_op<__nv_bfloat16> {
  * persistent over the tiles (x) and the split-K parts; the weights of the
  * block's 64 channels stay in shared memory across tiles when the group's
  * channels are one chunk and K is not split. The epilogue stages the tile
- * through shared memory so that the output is written along its rows. */
+ * through shared memory so that the output is written along its rows, 16
+ * bytes a store when the tile and row widths are multiples of 8. */
 #define MT 256        /* threads of the mma kernel */
 #define MN 64         /* output channels a block */
 
@@ -312,19 +319,36 @@ struct mplan {
 	int th, tw, pph, ppw, pp; /* tile, patch rows, cols, pixels */
 	int tpr, tpi, tiles;      /* tiles a row of tiles, an image; per (group, n tile) */
 	int nch, split, items;    /* chunks of CK channels, K parts, tiles * split */
-	int resident, vecw;       /* weights kept across tiles; 16-byte weight loads */
+	int resident, vec_out;    /* weights kept across tiles; 16-byte output stores */
 };
 
+/* The patch as [pixel][channel], rows of CK channels padded by 8 (16
+ * bytes): rows 144 (48) bytes apart put 8 consecutive pixels' 16-byte
+ * ldmatrix rows in distinct banks, and a tap's shift of the rows moves
+ * every lane's address by the same amount, so each A load's address is
+ * one add from the lane's pixel. */
 template <int CK> __device__ __forceinline__ int m_off(int row, int chunk)
 {
-	if (CK == 64)
-		return row * 64 + ((chunk ^ (row & 7)) << 3);
 	return row * (CK + 8) + (chunk << 3);
 }
 
-__device__ __forceinline__ void m_ldsm4(unsigned *r, const void *p)
+/* The weights of a chunk as [tap][n][channel], packed so once when the
+ * instance is made (cu_conv_prepare): rows of 64 channels XOR-swizzled in
+ * 16-byte units by n % 8 (the 8 rows of an ldmatrix are 8 consecutive n,
+ * and the swizzle is the lane's alone, the same on every tap), rows of 16
+ * padded to 24. */
+#define M_CKW(CK) ((CK) == 64 ? 64 : (CK) + 8)
+template <int CK> __device__ __forceinline__ int m_woff(int tap, int n, int chunk)
 {
-	const unsigned a = (unsigned)__cvta_generic_to_shared(p);
+	if (CK == 64)
+		return (tap * MN + n) * 64 + ((chunk ^ (n & 7)) << 3);
+	return (tap * MN + n) * (CK + 8) + (chunk << 3);
+}
+
+/* ldmatrix x4 at shared address a (the constant parts of a tap's
+ * addresses, k steps and n pairs, fold into the instruction's offset) */
+__device__ __forceinline__ void m_ldsm4(unsigned *r, unsigned a)
+{
 	asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
 		     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
 		     : "r"(a));
@@ -385,61 +409,56 @@ __device__ __forceinline__ int m_group_pack(const struct mplan &P, int G, int e)
 #define M_PX(k) (((k) >> 10) & 4095)
 #define M_J(k) ((k) >> 22)
 
-/* The chunk's weights of output channels n0 .. n0+63 into wsm as
- * [n][tap][channel], 0 past the group's channels or kpg; WB 16-byte loads
- * in flight a thread. */
-template <int CK, int WB>
-__device__ __forceinline__ void m_weights(unsigned short *wsm, const unsigned short *wg,
-					  const struct cdims &d, const struct mplan &P, int n0,
-					  int ci)
+/* The packed weights of a chunk (bytes, a multiple of 16) into shared
+ * memory by cp.async (L2 only, no registers on the way): 16 bytes a
+ * thread a step, one commit group, waited before the barrier that
+ * precedes the mma. */
+__device__ __forceinline__ void m_wcopy(unsigned short *wsm, const unsigned short *src, int bytes)
 {
-	const int RS = d.r * d.s, Kg = d.cpg * RS, rowq = CK * RS, q0 = ci * CK * RS;
-	const int tid = threadIdx.x;
-	if (P.vecw) {
-		/* Kg % 8 == 0: a vector of 8 is all inside K or all past it */
-		const int vpr = rowq / 8, nv = MN * vpr;
-		for (int v0 = 0; v0 < nv; v0 += WB * MT) {
-			uint4 r[WB];
-#pragma unroll
-			for (int u = 0; u < WB; u++) {
-				const int v = v0 + u * MT + tid, n = v / vpr, q = q0 + (v - n * vpr) * 8;
-				r[u] = v < nv && n0 + n < d.kpg && q < Kg
-					       ? __ldg((const uint4 *)(wg + (int64_t)(n0 + n) * Kg + q))
-					       : make_uint4(0, 0, 0, 0);
-			}
-#pragma unroll
-			for (int u = 0; u < WB; u++) {
-				const int v = v0 + u * MT + tid;
-				if (v >= nv)
-					break;
-				const int n = v / vpr, q = (v - n * vpr) * 8;
-				int cl = q / RS, tap = q - cl * RS;
-				const unsigned hv[4] = { r[u].x, r[u].y, r[u].z, r[u].w };
-#pragma unroll
-				for (int k = 0; k < 8; k++) {
-					wsm[m_off<CK>(n * RS + tap, cl >> 3) + (cl & 7)] =
-						(unsigned short)(hv[k / 2] >> (16 * (k % 2)));
-					if (++tap == RS) {
-						tap = 0;
-						cl++;
-					}
-				}
-			}
-		}
-		return;
+	const unsigned sa = (unsigned)__cvta_generic_to_shared(wsm);
+	const char *g = (const char *)src;
+	for (int o = threadIdx.x * 16; o < bytes; o += MT * 16)
+		asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(sa + o), "l"(g + o));
+	asm volatile("cp.async.commit_group;" ::);
+}
+__device__ __forceinline__ void m_wwait(void)
+{
+	asm volatile("cp.async.wait_group 0;" ::: "memory");
+}
+
+/* Packs KCRS weights into the kernel's chunk images (m_woff), one image
+ * per (group, tile of 64 output channels, chunk of CK channels), 0 past
+ * the group's channels or kpg: element e of the whole array a thread. */
+template <int CK>
+__global__ void k_conv_wpack(const unsigned short *__restrict__ w, unsigned short *__restrict__ out,
+			     struct cdims d, int gy, int nch, int64_t total)
+{
+	constexpr int CKW = M_CKW(CK);
+	const int RS = d.r * d.s;
+	const int64_t img = (int64_t)MN * RS * CKW;
+	for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total;
+	     e += (int64_t)gridDim.x * blockDim.x) {
+		const int64_t im = e / img;
+		const int within = (int)(e - im * img);
+		const int row = within / CKW, col = within - row * CKW;
+		const int tap = row / MN, n = row - tap * MN;
+		const int ci = (int)(im % nch), nb = (int)(im / nch % gy), g = (int)(im / nch / gy);
+		int cl;
+		if (CK == 64)
+			cl = (((col >> 3) ^ (n & 7)) << 3) | (col & 7);
+		else
+			cl = col < CK ? col : CK; /* the padding: CK is past the chunk */
+		const int kk = nb * MN + n, c = ci * CK + cl;
+		unsigned short v = 0;
+		if (cl < CK && kk < d.kpg && c < d.cpg)
+			v = w[(((int64_t)g * d.kpg + kk) * d.cpg + c) * RS + tap];
+		out[e] = v;
 	}
-	for (int n = tid / 32; n < MN; n += MT / 32)
-		for (int q = tid % 32; q < rowq; q += 32) {
-			const int cl = q / RS, tap = q - cl * RS;
-			wsm[m_off<CK>(n * RS + tap, cl >> 3) + (cl & 7)] =
-				n0 + n < d.kpg && q0 + q < Kg ? wg[(int64_t)(n0 + n) * Kg + q0 + q]
-							      : (unsigned short)0;
-		}
 }
 
 template <typename T, int BM, int WMW, int CK>
 __global__ void __launch_bounds__(MT, 2)
-	k_conv_igemm_mma(const T *__restrict__ x, const T *__restrict__ wt,
+	k_conv_igemm_mma(const T *__restrict__ x, const unsigned short *__restrict__ wpk,
 			 const float *__restrict__ bias, T *__restrict__ y, struct cdims d,
 			 struct mplan P, int epi, int act, float *ws, unsigned *tickets)
 {
@@ -447,31 +466,38 @@ __global__ void __launch_bounds__(MT, 2)
 	constexpr int MI = BM / WMW / 16;      /* m16 tiles a warp */
 	constexpr int NJ = MN / WNW / 8;       /* n8 tiles a warp (even) */
 	constexpr int PG = BM == 128 ? 8 : 4;  /* patch groups a thread prefetched */
-	/* weight vectors a thread in flight (registers): with 32 rows (at n = 1,
-	 * one tile a block, the weights on the path to the first mma) half of
-	 * the 18 of a 64 x 9 x 64 chunk, two round trips instead of three (all
-	 * 18 at once spilled 244 bytes at the 128-register cap) */
-	constexpr int WB = BM == 128 ? 4 : 9;
+	constexpr int CKW = M_CKW(CK);
 	constexpr int CS = BM + 8;             /* epilogue row stride */
-	extern __shared__ uint4 m_smem[];
+	extern __shared__ __align__(128) uint4 m_smem[];
 	const int RS = d.r * d.s;
+	const int wimg = MN * RS * CKW;        /* a chunk's packed weights, elements */
 	unsigned short *wsm = (unsigned short *)m_smem;
-	unsigned short *psm = wsm + MN * RS * (CK == 64 ? 64 : CK + 8);
+	unsigned short *psm = wsm + wimg;
 	const unsigned short *xs = (const unsigned short *)x;
 	const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
 	const int wm = warp % WMW, wn = warp / WMW, gq = lane / 4, tq = lane % 4;
 	const int g = blockIdx.z, n0 = blockIdx.y * MN;
-	const int Kg = d.cpg * RS;
-	const unsigned short *wg = (const unsigned short *)wt + (int64_t)g * d.kpg * Kg;
+	const unsigned short *wimgs = wpk + ((int64_t)g * gridDim.y + blockIdx.y) * P.nch * wimg;
 	const int G = P.pp * (CK / 8); /* patch groups a step */
-	/* this lane's ldmatrix row of each m16 tile: its pixel in the patch */
-	int pa[MI];
+	/* this lane's ldmatrix addresses (bytes, shared window): A, its pixel
+	 * row of each m16 tile and its 8-channel half; B, its n row of the
+	 * warp's first n16 pair and the swizzled chunk of each k16 step (the
+	 * swizzle is lane & 7 for every n row the lane reads) */
+	const unsigned pbase = (unsigned)__cvta_generic_to_shared(psm);
+	const unsigned wbase = (unsigned)__cvta_generic_to_shared(wsm);
+	unsigned pa[MI];
 #pragma unroll
 	for (int mi = 0; mi < MI; mi++) {
 		const int m = wm * MI * 16 + mi * 16 + (lane & 15);
 		const int ty = m / P.tw, tx = m - ty * P.tw;
-		pa[mi] = m < P.th * P.tw ? ty * d.sh * P.ppw + tx * d.sw : 0;
+		const int pix = m < P.th * P.tw ? ty * d.sh * P.ppw + tx * d.sw : 0;
+		pa[mi] = pbase + 2 * m_off<CK>(pix, lane >> 4);
 	}
+	const int nr0 = wn * NJ * 8 + ((lane >> 4) << 3) + (lane & 7);
+	/* the lane's 16-byte unit of k16 step kk: (2 kk + half) ^ (n % 8) when
+	 * swizzled; rows of 128 bytes from a 128-byte aligned base, so the
+	 * address of step kk is that of step 0 XOR 32 kk (one LOP3 a step) */
+	const unsigned brow = wbase + 2 * m_woff<CK>(0, nr0, (lane >> 3) & 1);
 	float acc[MI][NJ][4];
 	uint4 pre[PG];
 	int gk[PG]; /* this thread's prefetched groups, packed */
@@ -483,14 +509,16 @@ __global__ void __launch_bounds__(MT, 2)
 	int cb = w % P.split * P.nch / P.split, ce = (w % P.split + 1) * P.nch / P.split;
 	int ci = cb;
 	struct mtile tl = m_tile(d, P, w / P.split);
+	if (P.resident)
+		m_wcopy(wsm, wimgs, wimg * 2);
 #pragma unroll
 	for (int i = 0; i < PG; i++)
 		if (gk[i] >= 0)
 			pre[i] = m_patch_group<CK>(xs, d, tl, g, ci, M_PY(gk[i]), M_PX(gk[i]), M_J(gk[i]));
-	if (P.resident)
-		m_weights<CK, WB>(wsm, wg, d, P, n0, 0);
 	for (;;) {
 		__syncthreads(); /* the last step's reads of the patch (and weights) are done */
+		if (!P.resident)
+			m_wcopy(wsm, wimgs + (int64_t)ci * wimg, wimg * 2);
 #pragma unroll
 		for (int i = 0; i < PG; i++)
 			if (gk[i] >= 0)
@@ -500,8 +528,7 @@ __global__ void __launch_bounds__(MT, 2)
 			*(uint4 *)(psm + m_off<CK>(M_PY(k) * P.ppw + M_PX(k), M_J(k))) =
 				m_patch_group<CK>(xs, d, tl, g, ci, M_PY(k), M_PX(k), M_J(k));
 		}
-		if (!P.resident)
-			m_weights<CK, WB>(wsm, wg, d, P, n0, ci);
+		m_wwait();
 		__syncthreads();
 		/* the next step: the next chunk, else this block's next item */
 		int nw = w, nci = ci + 1, ncb = cb, nce = ce;
@@ -532,18 +559,23 @@ __global__ void __launch_bounds__(MT, 2)
 		}
 		for (int r = 0; r < d.r; r++)
 			for (int s = 0; s < d.s; s++) {
-				const int poff = r * d.dh * P.ppw + s * d.dw, tap = r * d.s + s;
+				const unsigned poff = 2u * (CK + 8) * (r * d.dh * P.ppw + s * d.dw);
+				const unsigned wt0 = brow + 2u * MN * CKW * (r * d.s + s);
+				unsigned ta[MI];
+#pragma unroll
+				for (int mi = 0; mi < MI; mi++)
+					ta[mi] = pa[mi] + poff;
 #pragma unroll
 				for (int kk = 0; kk < CK / 16; kk++) {
 					unsigned af[MI][4], bf[NJ][2];
+					const unsigned wk = CK == 64 ? wt0 ^ (32u * kk) : wt0;
 #pragma unroll
 					for (int mi = 0; mi < MI; mi++)
-						m_ldsm4(af[mi], psm + m_off<CK>(pa[mi] + poff, 2 * kk + (lane >> 4)));
+						m_ldsm4(af[mi], ta[mi] + 32 * kk);
 #pragma unroll
 					for (int nb = 0; nb < NJ / 2; nb++) {
-						const int nr = wn * NJ * 8 + nb * 16 + ((lane >> 4) << 3) + (lane & 7);
 						unsigned b4[4];
-						m_ldsm4(b4, wsm + m_off<CK>(nr * RS + tap, 2 * kk + ((lane >> 3) & 1)));
+						m_ldsm4(b4, wk + nb * 16 * CKW * 2);
 						bf[2 * nb][0] = b4[0];
 						bf[2 * nb][1] = b4[1];
 						bf[2 * nb + 1][0] = b4[2];
@@ -589,13 +621,29 @@ __global__ void __launch_bounds__(MT, 2)
 							cs[n * CS + m] = cu_from_f<T>(v);
 						}
 				__syncthreads();
-				for (int rr = warp; rr < MN * P.th; rr += MT / 32) {
-					const int n = rr / P.th, ty = rr - n * P.th, oy = tl.oy0 + ty;
-					if (n0 + n >= d.kpg || oy >= d.oh)
-						continue;
-					T *yr = y + (((int64_t)tl.nn * d.k + g * d.kpg + n0 + n) * d.oh + oy) * d.ow;
-					for (int tx = lane; tx < P.tw && tl.ox0 + tx < d.ow; tx += 32)
-						yr[tl.ox0 + tx] = cs[n * CS + ty * P.tw + tx];
+				if (P.vec_out) {
+					/* rows of 8 outputs as 16-byte stores (tw and ow multiples
+					 * of 8: a vector is all inside the row or all past it) */
+					const int tv = P.tw / 8, rv = P.th * tv;
+					for (int v = tid; v < MN * rv; v += MT) {
+						const int n = v / rv, rem = v - n * rv, ty = rem / tv;
+						const int tx = (rem - ty * tv) * 8, oy = tl.oy0 + ty;
+						if (n0 + n >= d.kpg || oy >= d.oh || tl.ox0 + tx >= d.ow)
+							continue;
+						T *yr = y + (((int64_t)tl.nn * d.k + g * d.kpg + n0 + n) * d.oh + oy) *
+								    d.ow;
+						*(uint4 *)(yr + tl.ox0 + tx) = *(const uint4 *)(cs + n * CS + ty * P.tw + tx);
+					}
+				} else {
+					for (int rr = warp; rr < MN * P.th; rr += MT / 32) {
+						const int n = rr / P.th, ty = rr - n * P.th, oy = tl.oy0 + ty;
+						if (n0 + n >= d.kpg || oy >= d.oh)
+							continue;
+						T *yr = y + (((int64_t)tl.nn * d.k + g * d.kpg + n0 + n) * d.oh + oy) *
+								    d.ow;
+						for (int tx = lane; tx < P.tw && tl.ox0 + tx < d.ow; tx += 32)
+							yr[tl.ox0 + tx] = cs[n * CS + ty * P.tw + tx];
+					}
 				}
 			}
 		}
@@ -713,9 +761,15 @@ __global__ void __launch_bounds__(256) k_conv_igemm_ffma(const T *__restrict__ x
  * when 0 on the tensor-core kernel: there an automatic split for about four
  * blocks an SM at n = 1 on the H200 ran slower than none (47.1 against 40.3
  * us in fp16, on the tensor-core kernel before this one). The FFMA kernel,
- * at 0, splits a grid of fewer tiles than SMs to about two blocks an SM
- * (at least 4 K steps a part). */
+ * at 0, splits a grid of fewer tiles than SMs to about IF_SPLIT_PER_SM
+ * blocks an SM (at least 4 K steps a part). */
 #define M_SMEM (110 * 1024)
+#ifndef IF_SPLIT_PER_SM
+/* the FFMA default split's blocks an SM: at n = 1, 56 x 56 (49 tiles) on
+ * the H200, 2 (split 5) ran 45.3 us, 3 (split 8) 42.8 us, 4 (split 9)
+ * 44.4 us, in one session against cuDNN's 31.2 */
+#define IF_SPLIT_PER_SM 3
+#endif
 struct ig_shape {
 	int mma, bm, wmw, ck, split;
 	struct mplan P;
@@ -735,8 +789,8 @@ static void ig_shape_of(const struct cdims &cd, int es, int split_req, int sms, 
 		static const int bms[2] = { 128, 32 };
 		const int cks[2] = { split_req <= 1 && cd.cpg >= 48 ? 64 : 16, 16 };
 		for (int ki = 0; ki < 2 && !sh->mma; ki++) {
-			const int ck = cks[ki], cks_ = ck == 64 ? 64 : ck + 8;
-			const size_t wbytes = (size_t)MN * RS * cks_ * 2;
+			const int ck = cks[ki], ckw = ck == 64 ? 64 : ck + 8;
+			const size_t wbytes = (size_t)MN * RS * ckw * 2;
 			int64_t best_blocks = -1;
 			for (int bi = 0; bi < 2; bi++) {
 				const int bm = bms[bi];
@@ -749,7 +803,7 @@ static void ig_shape_of(const struct cdims &cd, int es, int split_req, int sms, 
 					const int ppw = (tw - 1) * cd.sw + (cd.s - 1) * cd.dw + 1;
 					if (pph >= 1024 || ppw >= 4096) /* m_group_pack's fields */
 						continue;
-					size_t buf = (size_t)pph * ppw * cks_;
+					size_t buf = (size_t)pph * ppw * (ck + 8);
 					if (buf < (size_t)MN * (bm + 8))
 						buf = (size_t)MN * (bm + 8);
 					const size_t smem = wbytes + buf * 2;
@@ -799,7 +853,7 @@ static void ig_shape_of(const struct cdims &cd, int es, int split_req, int sms, 
 		P->split = S;
 		P->items = P->tiles * S;
 		P->resident = P->nch == 1 && S == 1;
-		P->vecw = Kg % 8 == 0;
+		P->vec_out = P->tw % 8 == 0 && cd.ow % 8 == 0;
 		sh->split = S;
 		sh->gx = (unsigned)P->items;
 		sh->tiles = (int64_t)P->tiles * sh->gy * sh->gz;
@@ -814,8 +868,9 @@ static void ig_shape_of(const struct cdims &cd, int es, int split_req, int sms, 
 		/* the operator's default: too few tiles for the SMs (fp32 at
 		 * n = 1, 56 x 56: 49 tiles of 64 rows, one 8-warp block each on
 		 * 49 of 132 SMs, every K step's loads waited out) are split to
-		 * about two blocks an SM, each part at least 4 K steps */
-		S = (int)(2 * (int64_t)sms / sh->tiles);
+		 * about IF_SPLIT_PER_SM blocks an SM, each part at least 4 K
+		 * steps */
+		S = (int)(IF_SPLIT_PER_SM * (int64_t)sms / sh->tiles);
 		if (S > steps / 4)
 			S = steps / 4;
 		if (S < 1)
@@ -850,12 +905,54 @@ int cu_conv_ws_size(const struct ops_workload *w, const struct ops_plan *p, int 
 	return 0;
 }
 
+/* The packed weights of the tensor-core kernel: a chunk image a (group,
+ * tile of 64 output channels, chunk). */
+static size_t cu_wpk_bytes(const struct cdims &cd, const struct ig_shape &sh)
+{
+	const size_t ckw = sh.ck == 64 ? 64 : (size_t)sh.ck + 8;
+	return (size_t)sh.gz * sh.gy * sh.P.nch * MN * cd.r * cd.s * ckw * 2;
+}
+
+int cu_conv_prepare(cudaStream_t s, const struct ops_workload *w, const struct ops_plan *p,
+		    int sms, const void *wt, struct cu_conv_ws *ws, struct opr_error *err)
+{
+	struct ops_conv_dims d;
+	struct cdims cd;
+	struct ig_shape sh;
+	int rc;
+
+	if (p->strategy != OPS_STRAT_IM2COL || ops_dtype_size(w->dtype) != 2)
+		return 0;
+	if ((rc = ops_conv_dims_get(w, &d, err)) < 0)
+		return rc;
+	cdims_of(&d, &cd);
+	ig_shape_of(cd, 2, p->split_k, sms, &sh);
+	if (!sh.mma)
+		return 0;
+	const size_t bytes = cu_wpk_bytes(cd, sh);
+	CU_TRY(cudaMalloc((void **)&ws->wpk, bytes), "cudaMalloc (packed conv weights)");
+	ws->wpk_bytes = bytes;
+	const int64_t total = (int64_t)(bytes / 2);
+	int64_t blocks = (total + 255) / 256;
+	if (blocks > 65536)
+		blocks = 65536;
+	if (sh.ck == 64)
+		k_conv_wpack<64><<<(unsigned)blocks, 256, 0, s>>>((const unsigned short *)wt, ws->wpk,
+								  cd, (int)sh.gy, sh.P.nch, total);
+	else
+		k_conv_wpack<16><<<(unsigned)blocks, 256, 0, s>>>((const unsigned short *)wt, ws->wpk,
+								  cd, (int)sh.gy, sh.P.nch, total);
+	CU_LAUNCHED("conv2d weight packing kernel");
+	CU_TRY(cudaStreamSynchronize(s), "conv2d weight packing");
+	return 0;
+}
+
 /* Launches the tensor-core kernel of sh on a persistent grid: at most the
  * blocks the SMs hold at once (the occupancy, asked once per kernel). */
 template <typename T, int BM, int WMW, int CK>
 static int mma_launch(cudaStream_t s, const struct cdims &cd, const struct ig_shape &sh,
-		      const T *x, const T *wt, const float *bias, T *y, int epi, int act, int sms,
-		      float *wsp, unsigned *tk, unsigned *gx, struct opr_error *err)
+		      const T *x, const unsigned short *wpk, const float *bias, T *y, int epi, int act,
+		      int sms, float *wsp, unsigned *tk, unsigned *gx, struct opr_error *err)
 {
 	static int occ = 0; /* blocks an SM at M_SMEM, set with the attribute once */
 	auto kern = k_conv_igemm_mma<T, BM, WMW, CK>;
@@ -877,7 +974,7 @@ static int mma_launch(cudaStream_t s, const struct cdims &cd, const struct ig_sh
 		g = (unsigned)(((int64_t)g + per - 1) / per);
 	}
 	*gx = g;
-	kern<<<dim3(g, sh.gy, sh.gz), MT, sh.smem, s>>>(x, wt, bias, y, cd, sh.P, epi, act, wsp, tk);
+	kern<<<dim3(g, sh.gy, sh.gz), MT, sh.smem, s>>>(x, wpk, bias, y, cd, sh.P, epi, act, wsp, tk);
 	return 0;
 }
 
@@ -964,8 +1061,12 @@ static int conv_launch(cudaStream_t s, const struct cdims &cd, const struct ops_
 		if (sh.mma) {
 			unsigned gx = 0;
 			int rc = 0;
+			if (!ws || !ws->wpk || ws->wpk_bytes < cu_wpk_bytes(cd, sh))
+				return opr_error_set(err, OPR_EINTERNAL,
+						     "conv2d tensor-core kernel without its packed weights");
+			const unsigned short *wpk = ws->wpk;
 #define L_MMA(BM, WMW, CK)                                                                \
-	rc = mma_launch<T, BM, WMW, CK>(s, cd, sh, x, wt, bias, y, epi, act, sms, wsp, tk, &gx, err)
+	rc = mma_launch<T, BM, WMW, CK>(s, cd, sh, x, wpk, bias, y, epi, act, sms, wsp, tk, &gx, err)
 			if (sh.bm == 128)
 				sh.ck == 64 ? L_MMA(128, 4, 64) : L_MMA(128, 4, 16);
 			else

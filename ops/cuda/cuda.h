@@ -76,18 +76,21 @@
  *               channels; per chunk of 64 (16 when the group has under 48
  *               channels or K is split) input channels the tile's input
  *               patch goes to shared memory channel-innermost and the
- *               weights as [n][tap][channel], so that each tap's A rows are
+ *               weights as [tap][n][channel], so that each tap's A rows are
  *               the patch's pixel rows shifted, read by ldmatrix with no
- *               im2col copy. DMA: plain loads through registers, the
- *               patch's as 2-byte loads coalesced along the pixels (NCHW
- *               has no 16-byte runs along the channels, and the taps'
- *               shifts break the alignment cp.async needs), the next
- *               chunk's issued before the current one is computed; the
- *               weights as 16-byte loads (2-byte where K % 8 != 0), kept in
- *               shared memory across the tiles of a persistent grid (at
- *               most the blocks the SMs hold) when the group's channels are
- *               one chunk; the epilogue staged through shared memory and
- *               written along output rows. None of these tile shapes is in
+ *               im2col copy. DMA: the patch as plain 2-byte loads through
+ *               registers, coalesced along the pixels (NCHW has no 16-byte
+ *               runs along the channels, and the taps' shifts break the
+ *               alignment cp.async needs), the next chunk's issued before
+ *               the current one is computed; the weights by cp.async
+ *               (16 bytes a thread, no registers) from a copy packed once
+ *               when the instance is made into the layout shared memory
+ *               takes (swizzled, zero past the group), kept in shared
+ *               memory across the tiles of a persistent grid (at most the
+ *               blocks the SMs hold) when the group's channels are one
+ *               chunk; the epilogue staged through shared memory and
+ *               written along output rows (16-byte stores when the tile
+ *               and row widths are multiples of 8). None of these tile shapes is in
  *               the plan, whose conv tiles are the direct strategy's; a
  *               shape whose weights chunk does not fit (over 36 taps) runs
  *               the FFMA kernel. fp32 (and that fallback): 64x64 block
@@ -101,7 +104,7 @@
  *               0, the default, does not split the tensor-core kernel
  *               (an automatic split for n = 1 measured slower on the
  *               H200) and splits an FFMA grid of fewer tiles than SMs to
- *               about two blocks an SM, at least 4 K steps a part).
+ *               about three blocks an SM, at least 4 K steps a part).
  *   fused groups  fused: one kernel, the epilogue applied to the tile in
  *               registers; unfused: a kernel per op, intermediates in HBM
  *               (as on the host, in the storage dtype).

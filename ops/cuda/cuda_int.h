@@ -187,12 +187,20 @@ int cu_qgemm_run(cudaStream_t s, const struct cu_qgemm *q, int fused, char *shap
 
 /* conv2d (ops/cuda/conv.cu). The implicit GEMM's split-K scratch: fp32
  * partial tiles and a ticket per tile (zero between launches), sized by
- * cu_conv_ws_size for the plan (0 and 0 when the plan does not split). */
+ * cu_conv_ws_size for the plan (0 and 0 when the plan does not split);
+ * and the tensor-core kernel's weights, packed once by cu_conv_prepare
+ * (after the weights are on the device) into the layout its shared memory
+ * takes, so that a launch copies them with cp.async and converts nothing
+ * (NULL for the other kernels). */
 struct cu_conv_ws {
 	float *ws;
 	unsigned *tickets;
 	size_t floats, ntickets;
+	unsigned short *wpk;
+	size_t wpk_bytes;
 };
+int cu_conv_prepare(cudaStream_t s, const struct ops_workload *w, const struct ops_plan *p,
+		    int sms, const void *wt, struct cu_conv_ws *ws, struct opr_error *err);
 int cu_conv_ws_size(const struct ops_workload *w, const struct ops_plan *p, int sms,
 		    size_t *ws_floats, size_t *ntickets, struct opr_error *err);
 int cu_conv_run(cudaStream_t s, const struct ops_workload *w, const struct ops_plan *p,

@@ -220,6 +220,8 @@ void ops_cuda_inst_free(struct ops_cuda_inst *gi)
 		cudaFree(gi->cw.ws);
 	if (gi->cw.tickets)
 		cudaFree(gi->cw.tickets);
+	if (gi->cw.wpk)
+		cudaFree(gi->cw.wpk);
 	free(gi);
 }
 
@@ -288,6 +290,9 @@ int ops_cuda_inst_new(struct ops_cuda *cu, struct ops_instance *inst, struct ops
 					  "cudaMalloc", err)) < 0 ||
 		     (rc = ops_cuda_check(cudaMemset(c->tickets, 0, c->ntickets * 4), "cudaMemset",
 					  err)) < 0))
+			goto fail;
+		if ((rc = cu_conv_prepare(cu->stream, &inst->work, &inst->plan, cu->info.sm_count,
+					  dev_of(gi, "w"), c, err)) < 0)
 			goto fail;
 	}
 	*out = gi;

@@ -479,8 +479,9 @@ static void test_conv_paths(void **state)
 	NEED_GPU();
 	/* the tensor-core kernel's own paths (im2col, FFMA for fp32 beside
 	 * them): group channels over two and three 64-channel chunks, the last
-	 * partial, with 16-byte weight rows (C 80) and without (C 130, K 1170,
-	 * stride 2, no padding), a second tile of output channels (k 72);
+	 * partial (C 80, and C 130: K 1170, stride 2, no padding; the packed
+	 * weights zero past the group's channels), a second tile of output
+	 * channels (k 72);
 	 * 128-row tiles with the weights resident and a persistent grid of two
 	 * tiles a block (n 10: 280 tiles); groups with a dilation along h
 	 * only; each split into 3 parts of 16-channel chunks as well */
@@ -489,6 +490,12 @@ static void test_conv_paths(void **state)
 		{ 2, 130, 9, 10, 20, 3, 3, 2, 2, 0, 0, 1, 1, 1 },
 		{ 10, 48, 56, 56, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1 },
 		{ 2, 64, 15, 9, 64, 3, 3, 1, 1, 1, 1, 3, 1, 2 },
+		/* the epilogue's 16-byte rows (tile and row widths multiples of 8):
+		 * 1x32 tiles whose second one ends past the row (56 = 32 + 24),
+		 * and 4x8 tiles past the last row (11) with a second tile of
+		 * output channels (k 72) */
+		{ 1, 64, 9, 56, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1 },
+		{ 1, 64, 11, 40, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1 },
 	};
 	for (int k = 0; k < 2; k++) {
 		conv_split_k = k ? 3 : 0;
