@@ -4,7 +4,7 @@ CC      ?= cc
 PKGS    := papi libfyaml jansson libcmark-gfm xlsxwriter libsodium sqlite3
 DEBS    := gcc make pkg-config libpapi-dev libfyaml-dev libjansson-dev \
            libcmark-gfm-dev libcmark-gfm-extensions-dev libxlsxwriter-dev \
-           libsodium-dev libsqlite3-dev libcmocka-dev python3 python3-openpyxl
+           libsodium-dev libsqlite3-dev libcmocka-dev python3 python3-openpyxl qemu-user
 BENCH_DEBS := libdnnl-dev libopenblas-dev
 FUZZ_DEBS  := clang libclang-rt-14-dev
 
@@ -29,7 +29,7 @@ LIB_SRC := opreview_error.c opreview_cli.c opreview_util.c opreview_fs.c $(wildc
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 TESTS   := $(patsubst tests/%.c,$(B)/tests/%,$(wildcard tests/test_*.c))
 
-.PHONY: all deps test review bench golden asan clean fuzz fuzz-build valgrind cuda test-cuda bench-cuda
+.PHONY: all deps test review bench golden asan clean fuzz fuzz-build valgrind test-cpus cuda test-cuda bench-cuda
 all: opreview
 
 # A sanitizer build links its own binary, so ./opreview stays the plain one.
@@ -67,6 +67,16 @@ test: deps
 	@OPREVIEW=./$(BIN) B=$(B) sh tests/run.sh $(TESTS)
 
 tests-build: $(TESTS)
+
+# The cmocka binaries on emulated older CPUs (qemu-user; its TCG has AVX2 but
+# not AVX-512): each test runs the paths the model has and skips the rest.
+# Slow (tens of minutes), so not part of `make test`, which runs tests/cpus.sh.
+CPU_MODELS ?= Westmere Haswell
+test-cpus: deps
+	@$(MAKE) --no-print-directory opreview tests-build
+	@fail=0; for cpu in $(CPU_MODELS); do echo "== qemu-x86_64 -cpu $$cpu"; \
+	  TEST_WRAP="qemu-x86_64 -cpu $$cpu" sh tests/run.sh --binaries-only $(TESTS) || fail=1; \
+	done; exit $$fail
 
 review: deps
 	@$(MAKE) --no-print-directory opreview

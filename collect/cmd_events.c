@@ -50,6 +50,11 @@ static void print_host(void)
 		printf("kernel.perf_event_paranoid: %d\n", paranoid);
 	printf("CPU PMU: %s\n", col_cpu_pmu_present()
 	       ? "exposed" : "none (no cpu or cpu_core in /sys/bus/event_source/devices)");
+	int e = col_perf_open_errno();
+	if (e)
+		printf("perf_event_open: fails (%s)\n", strerror(e));
+	else
+		printf("perf_event_open: a software counter opens\n");
 }
 
 /* The components, or NULL when PAPI does not initialise (err filled). *n gets

@@ -3,6 +3,7 @@
  * by add + start + stop, and an event the host cannot count gets a precise reason.
  * Units: counts as PAPI returns them (TASK-CLOCK in ns, SDE in the counter's unit). */
 
+#include <errno.h>
 #include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -10,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
 
 #include <papi.h>
 
@@ -187,6 +190,30 @@ int col_perf_paranoid(void)
 	return level;
 }
 
+/* 0 when this thread can open a perf software counter (task-clock, user
+ * space, as PAPI's perf_event component asks for one), else the errno of
+ * perf_event_open: ENOSYS under a seccomp filter, a container's default
+ * profile or an emulator without the system call, EACCES/EPERM from
+ * perf_event_paranoid. */
+int col_perf_open_errno(void)
+{
+	struct perf_event_attr a;
+	long fd;
+
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0L);
+	if (fd < 0)
+		return errno ? errno : EIO;
+	close((int)fd);
+	return 0;
+}
+
 int col_cpu_pmu_present(void)
 {
 	static const char *const pmus[] = {
@@ -210,6 +237,15 @@ static void fail_reason(char *buf, size_t len, const char *comp, const char *cal
 	char what[64];
 
 	describe_rc(what, sizeof what, call, rc);
+	if (strncmp(comp, "perf_event", 10) == 0 && rc == PAPI_ESYS) {
+		int e = col_perf_open_errno();
+		if (e) {
+			put(buf, len, "perf_event_open fails on this host (%s%s): %s",
+				 strerror(e), e == ENOSYS ? ": a seccomp filter, a container "
+				 "or an emulator without the system call" : "", what);
+			return;
+		}
+	}
 	if (strcmp(comp, "perf_event") == 0 && rc == PAPI_ENOEVNT) {
 		if (!col_cpu_pmu_present())
 			put(buf, len, "no CPU PMU exposed (virtual machine without "

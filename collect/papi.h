@@ -109,6 +109,9 @@ int col_papi_native_events(const char *component,
  * cpu_core or cpu_atom). */
 int col_perf_paranoid(void);
 int col_cpu_pmu_present(void);
+/* 0 when this thread can open a perf software counter, else perf_event_open's
+ * errno (ENOSYS where a seccomp filter or an emulator lacks the call). */
+int col_perf_open_errno(void);
 
 /* ---- GPU counters through PAPI's cuda component (collect/papi_cuda.c) ---- */
 
