@@ -4,7 +4,7 @@ CC      ?= cc
 PKGS    := papi libfyaml jansson libcmark-gfm xlsxwriter libsodium sqlite3
 DEBS    := gcc make pkg-config libpapi-dev libfyaml-dev libjansson-dev \
            libcmark-gfm-dev libcmark-gfm-extensions-dev libxlsxwriter-dev \
-           libsodium-dev libsqlite3-dev libcmocka-dev python3 python3-openpyxl
+           libsodium-dev libsqlite3-dev libcmocka-dev python3 python3-openpyxl qemu-user
 BENCH_DEBS := libdnnl-dev libopenblas-dev
 FUZZ_DEBS  := clang libclang-rt-14-dev
 

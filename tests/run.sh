@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/run.sh: runs every cmocka binary given, the command-line tests, the
-# fault tests (tests/faults.sh) and the packet's renderings (tests/render.sh),
+# fault tests (tests/faults.sh), the packet's renderings (tests/render.sh)
+# and the binary on emulated older CPUs (tests/cpus.sh),
 # all in TAP form, and ends with one line
 # "tests: N passed, M failed, K skipped". A skipped test is a TAP line with a
 # "# SKIP" directive (cmocka 1.1 prints its skip() as "not ok N # SKIP name"):
@@ -8,7 +9,7 @@
 # comment beside it says why. With --binaries-only first (make test-cuda),
 # only the binaries given run: the command-line, fault and rendering tests
 # are the plain build's (make test) and need its test binaries.
-scripts="tests/cli.sh tests/faults.sh tests/render.sh"
+scripts="tests/cli.sh tests/faults.sh tests/render.sh tests/cpus.sh"
 if [ "${1:-}" = --binaries-only ]; then shift; scripts=; fi
 pass=0; fail=0; skipped=0
 log=$(mktemp); trap 'rm -f "$log"' EXIT
