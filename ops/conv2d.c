@@ -492,7 +492,13 @@ static int weight_dma(struct conv_ctx *cx, void *dst, const void *src,
 
 /* Brings weights [k0, k0+nk) x [c0, c0+nc) x r x s into wb in the packed
  * layout [nk/kb][nc*r*s][kb] (k padded with zeros to a multiple of kb),
- * by DMA with a transposing destination stride; widens to w32. */
+ * by DMA with a transposing destination stride; widens to w32. The
+ * pixel-vector kernel (cx->px) broadcasts its weights one at a time and
+ * takes them as the KCRS rows [nk][nc*r*s] instead (padded with zero rows
+ * to the same multiple of kb): a plain row copy, one run when the tile
+ * has all of a group's channels, where the packed layout takes blocked
+ * transposes. Both issue the same descriptors' bytes and zero fill, so the
+ * counters do not depend on the path (dry == real). */
 static int load_weights(struct conv_ctx *cx, const struct tile_pos *tp,
 			int64_t c0, int64_t nc, int64_t kb, void *wb, float *w32,
 			struct opr_error *err)
@@ -501,22 +507,33 @@ static int load_weights(struct conv_ctx *cx, const struct tile_pos *tp,
 	int64_t rs = d->r * d->s, terms = nc * rs, crs = d->cpg * rs;
 	int64_t nfull = tp->nk / kb, rem = tp->nk % kb, nkb = ceil_div(tp->nk, kb);
 	int64_t src = ((tp->g * d->kpg + tp->k0) * d->cpg + c0) * rs;
+	int rows = cx->px && !cx->amx;
 	int rc;
 
 	struct ops_dma_desc dd;
 
 	if (rem) {
-		if (!cx->dry && !cx->amx)
+		if (!cx->dry && !cx->amx && rows)
+			memset(at(wb, tp->nk * terms, cx->es), 0,
+			       (size_t)((kb - rem) * terms) * cx->es);
+		else if (!cx->dry && !cx->amx)
 			memset(wb, 0, (size_t)(nkb * kb * terms) * cx->es);
 		ops_compute(cx->dev, cx->dt, 0, 0, 0,
 			    (uint64_t)((kb - rem) * terms) * cx->es);
 	}
 	if (nfull) {
 		memset(&dd, 0, sizeof dd);
-		dd.rank = 3;
-		dd.shape[0] = nfull; dd.shape[1] = kb; dd.shape[2] = terms;
-		dd.src_stride[0] = kb * crs; dd.src_stride[1] = crs; dd.src_stride[2] = 1;
-		dd.dst_stride[0] = terms * kb; dd.dst_stride[1] = 1; dd.dst_stride[2] = kb;
+		if (rows) {
+			dd.rank = 2;
+			dd.shape[0] = nfull * kb; dd.shape[1] = terms;
+			dd.src_stride[0] = crs; dd.src_stride[1] = 1;
+			dd.dst_stride[0] = terms; dd.dst_stride[1] = 1;
+		} else {
+			dd.rank = 3;
+			dd.shape[0] = nfull; dd.shape[1] = kb; dd.shape[2] = terms;
+			dd.src_stride[0] = kb * crs; dd.src_stride[1] = crs; dd.src_stride[2] = 1;
+			dd.dst_stride[0] = terms * kb; dd.dst_stride[1] = 1; dd.dst_stride[2] = kb;
+		}
 		dd.elem_bytes = cx->es;
 		rc = weight_dma(cx, wb, at(cx->w, src, cx->es), &dd, err);
 		if (rc < 0)
@@ -527,7 +544,7 @@ static int load_weights(struct conv_ctx *cx, const struct tile_pos *tp,
 		dd.rank = 2;
 		dd.shape[0] = rem; dd.shape[1] = terms;
 		dd.src_stride[0] = crs; dd.src_stride[1] = 1;
-		dd.dst_stride[0] = 1; dd.dst_stride[1] = kb;
+		dd.dst_stride[0] = rows ? terms : 1; dd.dst_stride[1] = rows ? 1 : kb;
 		dd.elem_bytes = cx->es;
 		rc = weight_dma(cx, at(wb, nfull * kb * terms, cx->es),
 				at(cx->w, src + nfull * kb * crs, cx->es), &dd, err);
@@ -622,7 +639,7 @@ static void wq_fill(struct conv_ctx *cx)
  * kernel as one virtual row (the pixels between rows computed and dropped);
  * otherwise row by row, and rows longer than PX_RUN_MAX in pieces. The
  * kernel's [k][q] result lands in acc[k][p] row by row. xs and ws are the
- * widened fp32 patch and weights, or with cx->amx the bf16 patch and ws
+ * widened fp32 patch and weights (as KCRS rows, load_weights), or with cx->amx the bf16 patch and ws
  * unused (the weights are cx->wa's rows, load_weights). */
 static void compute_direct_px(const struct conv_ctx *cx, const struct tile_pos *tp,
 			      int64_t terms, const void *xs, const void *ws,
@@ -658,7 +675,7 @@ static void compute_direct_px(const struct conv_ctx *cx, const struct tile_pos *
 							       nkl, nq, tmp, PX_RUN_MAX);
 				else
 					kern->conv_direct_px((const float *)xs + r0 * pitch + c0,
-							     cx->off, terms, wp, nkl, nq, tmp,
+							     cx->off, terms, wp, terms, nkl, nq, tmp,
 							     PX_RUN_MAX);
 				for (l = 0; l < nkl; l++) {
 					float *row0 = acc + (kb * DIRECT_KB + l) * tp->npix + r0 * now + c0;

@@ -61,12 +61,15 @@ struct ops_kern {
 			    const float *wp, int64_t wstride, float *out);
 	/* conv2d direct over a run of nq output pixels one input element apart
 	 * (unit stride along w; rows of a tile laid end to end at the patch's
-	 * row pitch), pixels along the vector lanes: for k < nk (1..16), q < nq,
-	 *   out[k*ldo + q] = sum_{i < nterm} x[off[i] + q] * wp[16*i + k]
+	 * row pitch), pixels along the vector lanes, the weights as rows
+	 * wp[k*ldw + i] (the KCRS rows of the tile's channels, as the DMA
+	 * brings them): for k < nk (1..16), q < nq,
+	 *   out[k*ldo + q] = sum_{i < nterm} x[off[i] + q] * wp[k*ldw + i]
 	 * reading x[off[i] + q] for q < nq only. NULL: the path has none and
 	 * conv_direct runs every tile. */
 	void (*conv_direct_px)(const float *x, const int32_t *off, int64_t nterm,
-			       const float *wp, int nk, int64_t nq, float *out, int64_t ldo);
+			       const float *wp, int64_t ldw, int nk, int64_t nq, float *out,
+			       int64_t ldo);
 	/* The same on bf16 storage with fp32 sums, the weights as rows
 	 * a[k*lda + i] (lda >= nterm rounded up to 32, zero past nterm):
 	 *   out[k*ldo + q] = sum_{i < nterm} x[off[i] + q] * a[k*lda + i]
@@ -151,7 +154,8 @@ void ops_avx2_transpose_f32(const void *s, int64_t lds, void *d, int64_t ldd, in
  * fp32, and bf16 on AMX tiles, which ops_amx_bf16_ready() allows once the
  * CPU has AMX-TILE and AMX-BF16 and the OS has granted the tile state. */
 void ops_avx512_conv_direct_px(const float *x, const int32_t *off, int64_t nterm,
-			       const float *wp, int nk, int64_t nq, float *out, int64_t ldo);
+			       const float *wp, int64_t ldw, int nk, int64_t nq, float *out,
+			       int64_t ldo);
 void ops_avx512_conv_direct_bf16(const uint16_t *x, const int32_t *off, int64_t nterm,
 				 const uint16_t *a, int64_t lda, int nk, int64_t nq, float *out,
 				 int64_t ldo);

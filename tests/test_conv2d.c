@@ -555,14 +555,14 @@ static void check_rows(const float *out, int ldo, int nk, int nq,
 struct px_case {
 	const float *x, *wp;
 	const int32_t *off;
-	int nt;
+	int nt, ldw;
 };
 static double px_want(const void *ctx, int k, int q)
 {
 	const struct px_case *c = ctx;
 	double e = 0.0;
 	for (int i = 0; i < c->nt; i++)
-		e += (double)c->x[c->off[i] + q] * c->wp[16 * i + k];
+		e += (double)c->x[c->off[i] + q] * c->wp[k * c->ldw + i];
 	return e;
 }
 
@@ -601,28 +601,34 @@ static double pairs_want(const void *ctx, int k, int q)
 
 /* The path's pixel-vector direct kernel (where it has one) against fp64
  * sums: runs of 1 to 100 pixels (whole vectors, masked tails, several
- * blocks), 1 to 16 channels, rows ldo apart; nothing written past a row's
- * nq pixels or a channel's row, nothing read past x[off[i] + nq - 1] (the
- * input ends there, so ASan sees any read beyond). */
+ * blocks), 1 to 16 channels, rows ldo apart; 23 terms, and 601 (a 3x3
+ * filter over 66 channels and one more: the kernel sums its terms in
+ * chunks, the last one partial); weight rows ldw apart, more than the term
+ * count; nothing written past a row's nq pixels or a channel's row,
+ * nothing read past x[off[i] + nq - 1] (the input ends there, so ASan sees
+ * any read beyond). */
 static void test_px_kernel(void **state)
 {
-	enum { NT = 23, LDO = 112, NQMAX = 100 };
-	float wp[16 * NT], *x, *out;
-	int32_t off[NT];
+	enum { LDO = 112, NQMAX = 100, NTMAX = 601, LDW = NTMAX + 3 };
+	float *wp, *x, *out;
+	int32_t off[NTMAX];
 	int i;
 
 	isa_use(state);
 	if (!ops_kern->conv_direct_px)
 		SKIP_BECAUSE("the %s path has no pixel-vector conv kernel",
 			     ops_isa_name(ops_isa_active()));
-	for (i = 0; i < 16 * NT; i++)
+	wp = malloc(sizeof *wp * 16 * LDW);
+	assert_non_null(wp);
+	for (i = 0; i < 16 * LDW; i++)
 		wp[i] = (float)rnd(-1000, 1000) / 1000.0f;
 	out = malloc(sizeof *out * 17 * LDO);
 	assert_non_null(out);
-	for (int nq = 1; nq <= NQMAX; nq += nq < 20 ? 1 : 7) {
+	for (int nt = 23; nt <= NTMAX; nt += NTMAX - 23)
+	for (int nq = 1; nq <= NQMAX; nq += nq < 20 ? (nt > 23 ? 5 : 1) : 7) {
 		int span = 0;
 
-		for (i = 0; i < NT; i++) {
+		for (i = 0; i < nt; i++) {
 			off[i] = (int32_t)rnd(0, 150);
 			if (off[i] > span)
 				span = off[i];
@@ -634,13 +640,14 @@ static void test_px_kernel(void **state)
 			x[i] = (float)rnd(-1000, 1000) / 1000.0f;
 		for (int nk = 1; nk <= 16; nk += nk < 9 ? 1 : 7) {
 			memset(out, 0xFF, sizeof *out * 17 * LDO);
-			ops_kern->conv_direct_px(x, off, NT, wp, nk, nq, out, LDO);
-			const struct px_case c = { x, wp, off, NT };
+			ops_kern->conv_direct_px(x, off, nt, wp, LDW, nk, nq, out, LDO);
+			const struct px_case c = { x, wp, off, nt, LDW };
 			check_rows(out, LDO, nk, nq, px_want, &c);
 		}
 		free(x);
 	}
 	free(out);
+	free(wp);
 }
 
 /* The bf16 kernel on AMX tiles (where the host runs it) against fp64 sums
