@@ -523,19 +523,11 @@ ALWAYS_INLINE void tr_store(float *d, int64_t ldd, int j, __m512 v, int nr, int 
 		_mm512_mask_storeu_ps(d + j * ldd, mr, v);
 }
 
-ALWAYS_INLINE void tr16x16_f32(const float *s, int64_t lds, float *d, int64_t ldd, int nr,
-			       int nc, int nt)
+/* The shuffle network of a 16 x 16 block: u[] from the rows r[], as above. */
+ALWAYS_INLINE void tr16_lanes(const __m512 *r, __m512 *u)
 {
-	const __mmask16 mc = tail_mask((size_t)nc), mr = tail_mask((size_t)nr);
-	__m512 r[16], t[16], u[16];
+	__m512 t[16];
 
-	if (nc == 16 && nr == 16) {
-		for (int i = 0; i < 16; i++)
-			r[i] = _mm512_loadu_ps(s + i * lds);
-	} else {
-		for (int i = 0; i < 16; i++)
-			r[i] = i < nr ? _mm512_maskz_loadu_ps(mc, s + i * lds) : _mm512_setzero_ps();
-	}
 	for (int k = 0; k < 8; k++) {
 		t[2 * k] = _mm512_unpacklo_ps(r[2 * k], r[2 * k + 1]);
 		t[2 * k + 1] = _mm512_unpackhi_ps(r[2 * k], r[2 * k + 1]);
@@ -546,6 +538,22 @@ ALWAYS_INLINE void tr16x16_f32(const float *s, int64_t lds, float *d, int64_t ld
 		u[4 * k + 2] = _mm512_shuffle_ps(t[4 * k + 1], t[4 * k + 3], 0x44);
 		u[4 * k + 3] = _mm512_shuffle_ps(t[4 * k + 1], t[4 * k + 3], 0xee);
 	}
+}
+
+ALWAYS_INLINE void tr16x16_f32(const float *s, int64_t lds, float *d, int64_t ldd, int nr,
+			       int nc, int nt)
+{
+	const __mmask16 mc = tail_mask((size_t)nc), mr = tail_mask((size_t)nr);
+	__m512 r[16], u[16];
+
+	if (nc == 16 && nr == 16) {
+		for (int i = 0; i < 16; i++)
+			r[i] = _mm512_loadu_ps(s + i * lds);
+	} else {
+		for (int i = 0; i < 16; i++)
+			r[i] = i < nr ? _mm512_maskz_loadu_ps(mc, s + i * lds) : _mm512_setzero_ps();
+	}
+	tr16_lanes(r, u);
 	for (int c = 0; c < 4; c++) {
 		__m512 v = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88);
 		__m512 w = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xdd);
@@ -560,9 +568,7 @@ ALWAYS_INLINE void tr16x16_f32(const float *s, int64_t lds, float *d, int64_t ld
 
 /* The whole transpose in 16 x 16 blocks, TR_RUN bytes of each source row
  * per pass (16 sequential runs of up to 2 KiB the prefetchers follow, as
- * the AVX2 path does), the ragged edges through the masks. nt: the
- * destination's whole lines by non-temporal stores when its rows are
- * 64-byte aligned (d and ldd), else ordinary stores; the caller fences. */
+ * the AVX2 path does), the ragged edges through the masks; nt as above. */
 #define TR_RUN 2048
 ALWAYS_INLINE void tr_f32_body(const float *src, int64_t lds, float *dst, int64_t ldd,
 			       int64_t rows, int64_t cols, int nt)
@@ -571,19 +577,7 @@ ALWAYS_INLINE void tr_f32_body(const float *src, int64_t lds, float *dst, int64_
 
 	for (int64_t j0 = 0; j0 < cols; j0 += run) {
 		int64_t j1 = j0 + run < cols ? j0 + run : cols;
-		int64_t i = 0;
-		/* streamed: two bands at a time, so that each destination row
-		 * gets two adjacent lines in a row (single lines 16 KiB apart
-		 * were 10% slower from DRAM; four bands read 64 rows at once and
-		 * were slower again) */
-		for (; nt && i + 32 <= rows; i += 32)
-			for (int64_t j = j0; j < j1; j += 16) {
-				int nc = j1 - j < 16 ? (int)(j1 - j) : 16;
-				tr16x16_f32(src + i * lds + j, lds, dst + j * ldd + i, ldd, 16, nc, 1);
-				tr16x16_f32(src + (i + 16) * lds + j, lds, dst + j * ldd + i + 16, ldd,
-					    16, nc, 1);
-			}
-		for (; i < rows; i += 16) {
+		for (int64_t i = 0; i < rows; i += 16) {
 			int nr = rows - i < 16 ? (int)(rows - i) : 16;
 			for (int64_t j = j0; j < j1; j += 16)
 				tr16x16_f32(src + i * lds + j, lds, dst + j * ldd + i, ldd, nr,
@@ -592,20 +586,80 @@ ALWAYS_INLINE void tr_f32_body(const float *src, int64_t lds, float *dst, int64_
 	}
 }
 
-/* Straight into GLOBAL: the blocks' output rows by non-temporal stores (a
- * whole line each). On the [4096, 70000] transpose this one pass ran 0-10%
- * faster than the tile staged through SHARED (the AVX2 8 x 8 path), still
- * ~0.6x memcpy: the destination's scattered lines are the cost (runs of four
- * lines alone write at a sequential stream's rate, single lines 16 KiB apart
- * take twice as long), and staging 64 x 64 blocks in L1 to write such runs
- * read the source in 256-byte runs and was a third slower overall. */
+/* Straight into GLOBAL (dst rows 64-byte aligned), in bands of TR_NT_ROWS
+ * source rows, each band swept along its whole rows 16 columns at a time:
+ * the step's two 16 x 16 blocks are transposed into an L1 buffer, then each
+ * of its 16 destination rows gets its two lines back to back by
+ * non-temporal stores; each source row is read 64 bytes a step, with a
+ * software prefetch TR_NT_PF bytes ahead (32 streams are more than the
+ * hardware prefetchers follow). Every byte is touched once and no block is
+ * reused, so the sizes are not fitted to the caches (what stays in L1 is
+ * 32 x 320 bytes of source lines and the 2 KiB buffer, within any L1 of 32
+ * KiB or more); they are the measured optimum of the [4096, 70000]
+ * transpose on the AVX-512 VM, the kernel alone over the whole plane, five
+ * runs each, interleaved with a memcpy of the same bytes (102-118 ms):
+ * bands of 32 rows 116-126 ms, of 16 rows 147-156 ms, of 64 rows 205-267
+ * ms (64 source streams at once collapse, prefetched or not); no prefetch
+ * 146-155 ms, 192 to 384 bytes ahead within the noise; each block's lines
+ * stored as it is transposed (a row's two lines 16 lines apart) 128-137
+ * ms. The kernel before (2 KiB runs of 16 x 16 blocks by band pairs) took
+ * 162-170 ms called per 512 x 64 tile. Rows past the last band go through
+ * tr_f32_body. */
+#define TR_NT_ROWS 32
+#define TR_NT_PF 256
+static void tr_f32_stream(const float *src, int64_t lds, float *dst, int64_t ldd,
+			  int64_t rows, int64_t cols)
+{
+	float buf[16 * TR_NT_ROWS] __attribute__((aligned(64)));
+	const int64_t c16 = cols / 16 * 16, pf = TR_NT_PF / (int64_t)sizeof(float);
+	int64_t i = 0;
+
+	for (; i + TR_NT_ROWS <= rows; i += TR_NT_ROWS) {
+		for (int64_t j = 0; j < c16; j += 16) {
+			for (int b = 0; b < TR_NT_ROWS; b += 16) {
+				const float *s = src + (i + b) * lds + j;
+				__m512 r[16], u[16];
+				for (int k = 0; k < 16; k++) {
+					_mm_prefetch((const char *)(s + k * lds + pf), _MM_HINT_T0);
+					r[k] = _mm512_loadu_ps(s + k * lds);
+				}
+				tr16_lanes(r, u);
+				for (int c = 0; c < 4; c++) {
+					__m512 v = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88);
+					__m512 w = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xdd);
+					__m512 v2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x88);
+					__m512 w2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xdd);
+					float *o = buf + b;
+					_mm512_store_ps(o + c * TR_NT_ROWS, _mm512_shuffle_f32x4(v, v2, 0x88));
+					_mm512_store_ps(o + (4 + c) * TR_NT_ROWS, _mm512_shuffle_f32x4(w, w2, 0x88));
+					_mm512_store_ps(o + (8 + c) * TR_NT_ROWS, _mm512_shuffle_f32x4(v, v2, 0xdd));
+					_mm512_store_ps(o + (12 + c) * TR_NT_ROWS, _mm512_shuffle_f32x4(w, w2, 0xdd));
+				}
+			}
+			float *d = dst + j * ldd + i;
+			for (int k = 0; k < 16; k++)
+				for (int b = 0; b < TR_NT_ROWS; b += 16)
+					_mm512_stream_ps(d + k * ldd + b,
+							 _mm512_load_ps(buf + k * TR_NT_ROWS + b));
+		}
+		for (int b = 0; c16 < cols && b < TR_NT_ROWS; b += 16)
+			tr16x16_f32(src + (i + b) * lds + c16, lds, dst + c16 * ldd + i + b, ldd, 16,
+				    (int)(cols - c16), 1);
+	}
+	if (i < rows)
+		tr_f32_body(src + i * lds, lds, dst + i, ldd, rows - i, cols, 1);
+}
+
+/* The blocks' output rows by non-temporal stores where the destination's
+ * rows are 64-byte aligned (d and ldd), else tr_f32_body's ordinary
+ * stores; the caller fences. */
 static void avx512_transpose_nt_f32(const void *s, int64_t lds, void *d, int64_t ldd,
 				    int64_t rows, int64_t cols)
 {
 	if (((uintptr_t)d & 63) || (ldd & 15))
 		tr_f32_body(s, lds, d, ldd, rows, cols, 0);
 	else
-		tr_f32_body(s, lds, d, ldd, rows, cols, 1);
+		tr_f32_stream(s, lds, d, ldd, rows, cols);
 }
 
 /* Rows of n bytes by 64-byte moves, the last one overlapping the one

@@ -297,6 +297,11 @@ static void tile_act(struct ops_device *dev, const struct ops_permute_job *j, vo
  * copy reads and writes whole rows already: G = 1. */
 #define PERM_RUN_BYTES 16384
 
+/* permute_tile's one_pass: 0 staged through SHARED, PERM_ONE_PASS_TILE the
+ * tile transposed straight into y, PERM_ONE_PASS_PLANE counted only (the
+ * launch moves each plane of a and b in one kernel call). */
+enum { PERM_ONE_PASS_TILE = 1, PERM_ONE_PASS_PLANE = 2 };
+
 /* One tile: (xa, xb) of outer index q, with input and output offsets in0 and
  * out0 of that outer index, through buf. */
 static int permute_tile(struct ops_device *dev, const struct ops_permute_job *j,
@@ -334,18 +339,14 @@ static int permute_tile(struct ops_device *dev, const struct ops_permute_job *j,
 	}
 	ops_tile_begin(dev, tile);
 	if (one_pass) {
-		/* counted as issued; the host transposes straight into y */
+		/* counted as issued; the host transposes straight into y (the
+		 * tile here, the whole plane in permute_launch when streamed) */
 		if ((rc = ops_dma_split_count(dev, OPS_SHARED, OPS_GLOBAL, &in, err)) ||
 		    (rc = ops_dma_split_count(dev, OPS_GLOBAL, OPS_SHARED, &out, err)))
 			return rc;
-		if (ops_device_dry_run(dev) || ra < 1 || rb < 1)
+		if (one_pass == PERM_ONE_PASS_PLANE || ops_device_dry_run(dev) || ra < 1 || rb < 1)
 			return 0;
-		if (ops_launch_streams_global(dev)) {
-			ops_kern->transpose_nt[2](src, g->sb, dst, g->osa, rb, ra);
-			_mm_sfence(); /* the streamed lines before what follows */
-		} else {
-			ops_kern->transpose[2](src, g->sb, dst, g->osa, rb, ra);
-		}
+		ops_kern->transpose[2](src, g->sb, dst, g->osa, rb, ra);
 		return 0;
 	}
 	rc = ops_dma_split(dev, OPS_SHARED, buf->data, OPS_GLOBAL, src, &in, err);
@@ -369,8 +370,8 @@ static int permute_launch(struct ops_device *dev, const struct ops_permute_job *
 	 * buffer it was two copies on the host, the second (256-byte rows out
 	 * of L2 into GLOBAL) a third of the time. With an activation in the
 	 * launch the tile still goes through SHARED. */
-	const int one_pass = g->transposed && !act_here && g->es == 4 && g->sa == 1 &&
-			     ops_kern->transpose_nt[2];
+	int one_pass = g->transposed && !act_here && g->es == 4 && g->sa == 1 &&
+		       ops_kern->transpose_nt[2];
 	int rc = ops_launch_begin(dev, act_here ? "permute+activation" : "permute",
 				  j->double_buffer, err);
 
@@ -381,6 +382,14 @@ static int permute_launch(struct ops_device *dev, const struct ops_permute_job *
 	ops_launch_stream_hint(dev, (uint64_t)g->n * g->es);
 	if (one_pass)
 		ops_launch_one_pass(dev);
+	/* Streamed (y past the last-level cache): the tiles are counted one by
+	 * one, and each plane of a and b is moved by one call of the path's
+	 * streaming transpose, which chooses its own blocks (ops/kern_avx512.c:
+	 * bands of 32 source rows swept along the whole rows). Called per tile
+	 * (512 x 64 on [4096, 70000]) its blocks stopped at the tile's edges:
+	 * 2 KiB source runs and 128-byte destination runs per band pair. */
+	if (one_pass)
+		one_pass = ops_launch_streams_global(dev) ? PERM_ONE_PASS_PLANE : PERM_ONE_PASS_TILE;
 	for (int64_t q = 0; q < g->nouter; q++) {
 		int64_t in0 = 0, out0 = 0;
 		for (int i = 0; i < g->r; i++) {
@@ -399,6 +408,9 @@ static int permute_launch(struct ops_device *dev, const struct ops_permute_job *
 				}
 			}
 		}
+		if (one_pass == PERM_ONE_PASS_PLANE && !ops_device_dry_run(dev))
+			ops_kern->transpose_nt[2](at(x, in0, g->es), g->sb, at(y, out0, g->es), g->osa,
+						  g->ob, g->oa);
 		/* next index of the outer axes (all but a and b), last fastest */
 		for (int i = g->r - 1; i >= 0; i--) {
 			if (i == g->a || i == g->b)
@@ -408,8 +420,12 @@ static int permute_launch(struct ops_device *dev, const struct ops_permute_job *
 			idx[i] = 0;
 		}
 	}
+	if (one_pass == PERM_ONE_PASS_PLANE)
+		_mm_sfence(); /* the streamed lines before what follows */
 	return ops_launch_end(dev, err);
 end_launch:
+	if (one_pass == PERM_ONE_PASS_PLANE)
+		_mm_sfence();
 	ops_launch_end(dev, NULL);
 	return rc;
 }

@@ -98,16 +98,20 @@ static void fill(enum ops_dtype t, void *p, int64_t n, uint64_t seed)
 
 /* Runs a job on a real and on a dry device: the output, poisoned first,
  * equals ref byte for byte; counters equal the closed form and each other;
- * each element crosses GLOBAL -> SHARED and back once per launch. */
-static void check_job(const struct ops_envelope *e, const struct ops_permute_job *j,
-		      uint64_t seed, const void *ref_or_null)
+ * each element crosses GLOBAL -> SHARED and back once per launch. stream:
+ * the real device streams every GLOBAL write, as it does past the host's
+ * last-level cache (y is then 64-byte aligned, so that the streamed stores
+ * run where the rows allow them). */
+static void check_job_on(const struct ops_envelope *e, const struct ops_permute_job *j,
+			 uint64_t seed, const void *ref_or_null, int stream)
 {
 	struct opr_error err = { 0 };
 	struct ops_device *dev = NULL, *dry = NULL;
 	struct ops_permute_counts want;
 	int64_t n = count_of(j);
 	size_t es = ops_dtype_size(j->dtype), bytes = (size_t)(n ? n : 1) * es;
-	void *x = malloc(bytes), *y = malloc(bytes), *ref = malloc(bytes);
+	void *x = malloc(bytes), *y = aligned_alloc(64, (bytes + 63) / 64 * 64);
+	void *ref = malloc(bytes);
 
 	assert_non_null(x);
 	assert_non_null(y);
@@ -120,6 +124,8 @@ static void check_job(const struct ops_envelope *e, const struct ops_permute_job
 	memset(y, 0xFF, bytes);
 	assert_int_equal(ops_device_new(e, 0, &dev, &err), 0);
 	assert_int_equal(ops_device_new(e, 1, &dry, &err), 0);
+	if (stream)
+		dev->stream_min_bytes = 1;
 	assert_int_equal(ops_permute_exec(dev, j, x, y, &err), 0);
 	assert_int_equal(ops_permute_exec(dry, j, NULL, NULL, &err), 0);
 	assert_memory_equal(y, ref, (size_t)n * es);
@@ -140,6 +146,12 @@ static void check_job(const struct ops_envelope *e, const struct ops_permute_job
 	free(x);
 	free(y);
 	free(ref);
+}
+
+static void check_job(const struct ops_envelope *e, const struct ops_permute_job *j,
+		      uint64_t seed, const void *ref_or_null)
+{
+	check_job_on(e, j, seed, ref_or_null, 0);
 }
 
 static void test_all_rank4(void **state)
@@ -196,6 +208,14 @@ static void test_transpose_kernels(void **state)
 			rows = 17;
 			cols = 70001;
 		}
+		if (iter == 2) { /* the streamed kernel's 32-row bands, a tail of each */
+			rows = 67;
+			cols = 301;
+		}
+		if (iter == 4) {
+			rows = 32;
+			cols = 17;
+		}
 		int aligned = iter % 2 == 0;
 		int64_t lds = cols + (int64_t)(xs(&s) % 5);
 		int64_t ldd = aligned ? (rows + 15) / 16 * 16 + 16 * (int64_t)(xs(&s) % 2)
@@ -233,6 +253,42 @@ static void test_transpose_kernels(void **state)
 		free(src);
 		free(dst);
 	}
+}
+
+/* fp32 transposes with every GLOBAL write streamed: on a path with a
+ * streaming transpose the tiles are only counted and each plane is moved in
+ * one call (ops/permute.c); the counters stay those of the tiles. Planes
+ * whose rows are a multiple of 16 (the streamed stores) with bands of 32
+ * rows, a band and a 16-row rest, a rest alone, tail columns, an outer axis
+ * walked plane by plane, and planes the streamed stores cannot take. */
+static void test_streamed_planes(void **state)
+{
+	isa_use(state);
+	struct ops_envelope e = test_env(64);
+	static const struct {
+		int rank;
+		int64_t dims[3];
+		int perm[3];
+	} shapes[] = {
+		{ 2, { 64, 45 }, { 1, 0 } },      { 2, { 112, 37 }, { 1, 0 } },
+		{ 2, { 48, 100 }, { 1, 0 } },     { 2, { 16, 33 }, { 1, 0 } },
+		{ 2, { 32, 1000 }, { 1, 0 } },    { 2, { 70, 45 }, { 1, 0 } },
+		{ 3, { 3, 64, 37 }, { 0, 2, 1 } }, { 3, { 2, 40, 33 }, { 0, 2, 1 } },
+		{ 3, { 40, 3, 37 }, { 2, 1, 0 } }, { 3, { 96, 2, 17 }, { 1, 2, 0 } },
+	};
+	static const int64_t tiles[3][2] = { { 0, 0 }, { 5, 7 }, { 16, 64 } };
+
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+		for (int t = 0; t < 3; t++) {
+			struct ops_permute_job j = {
+				.rank = shapes[i].rank, .dtype = OPS_F32,
+				.tile_rows = tiles[t][0], .tile_cols = tiles[t][1],
+				.double_buffer = t != 1
+			};
+			memcpy(j.dims, shapes[i].dims, sizeof shapes[i].dims);
+			memcpy(j.perm, shapes[i].perm, sizeof shapes[i].perm);
+			check_job_on(&e, &j, (uint64_t)(10 * i + (size_t)t), NULL, 1);
+		}
 }
 
 static void test_random_perms(void **state)
@@ -520,6 +576,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		ISA_TESTS(test_all_rank4),
 		ISA_TESTS(test_transpose_kernels),
+		ISA_TESTS(test_streamed_planes),
 		ISA_TESTS(test_random_perms),
 		ISA_TESTS(test_long_last_dims),
 		ISA_TESTS(test_permute_act),
