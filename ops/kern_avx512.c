@@ -10,7 +10,9 @@
 
 #include <immintrin.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <unistd.h> /* sysconf: the L2 geometry */
 
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c"))), apply_to = function)
@@ -577,7 +579,17 @@ ALWAYS_INLINE void tr_f32_body(const float *src, int64_t lds, float *dst, int64_
 
 	for (int64_t j0 = 0; j0 < cols; j0 += run) {
 		int64_t j1 = j0 + run < cols ? j0 + run : cols;
-		for (int64_t i = 0; i < rows; i += 16) {
+		int64_t i = 0;
+		/* streamed: two bands at a time, so that each destination row
+		 * gets two adjacent lines in a row */
+		for (; nt && i + 32 <= rows; i += 32)
+			for (int64_t j = j0; j < j1; j += 16) {
+				int nc = j1 - j < 16 ? (int)(j1 - j) : 16;
+				tr16x16_f32(src + i * lds + j, lds, dst + j * ldd + i, ldd, 16, nc, 1);
+				tr16x16_f32(src + (i + 16) * lds + j, lds, dst + j * ldd + i + 16, ldd,
+					    16, nc, 1);
+			}
+		for (; i < rows; i += 16) {
 			int nr = rows - i < 16 ? (int)(rows - i) : 16;
 			for (int64_t j = j0; j < j1; j += 16)
 				tr16x16_f32(src + i * lds + j, lds, dst + j * ldd + i, ldd, nr,
@@ -604,9 +616,56 @@ ALWAYS_INLINE void tr_f32_body(const float *src, int64_t lds, float *dst, int64_
  * stored as it is transposed (a row's two lines 16 lines apart) 128-137
  * ms. The kernel before (2 KiB runs of 16 x 16 blocks by band pairs) took
  * 162-170 ms called per 512 x 64 tile. Rows past the last band go through
- * tr_f32_body. */
+ * tr_f32_body, and so does the whole plane where its rows share few L2
+ * sets (tr_rows_alias). */
 #define TR_NT_ROWS 32
 #define TR_NT_PF 256
+
+/* The bytes of one way of L2 (size / associativity, read once from the C
+ * library; 64 KiB where it does not say): source rows whose byte offsets
+ * agree modulo it share L2 sets. */
+static int64_t l2_way_bytes(void)
+{
+	static _Atomic int64_t cached;
+	int64_t v = atomic_load_explicit(&cached, memory_order_relaxed);
+
+	if (v)
+		return v;
+	long size = sysconf(_SC_LEVEL2_CACHE_SIZE), ways = sysconf(_SC_LEVEL2_CACHE_ASSOC);
+	v = size > 0 && ways > 0 && size / ways >= 4096 ? (int64_t)(size / ways) : 65536;
+	atomic_store_explicit(&cached, v, memory_order_relaxed);
+	return v;
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+	while (b) {
+		int64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* Whether a band's TR_NT_ROWS rows, lds floats apart, fall on at most 8
+ * distinct offsets within an L2 way (4 or more rows on each): the row
+ * stride a multiple of 16 KiB or more on this VM's 128 KiB ways. There the
+ * bands lost to the tile order before (2 KiB runs of 64 rows in 16 KiB
+ * windows; stand-alone, 1 GiB each, ms): strides of 16 KiB 176 against
+ * 159, 32 KiB 186/138, 48 KiB 178/167, 64 KiB 168/143, 256 KiB 153-159/
+ * 143-147. Where the rows fall on 16 or more offsets the bands were
+ * within 3% or faster: 8 KiB 181/184, 12 KiB 145/141, 264 KiB 153/160, and
+ * 280000 bytes (the [4096, 70000] rows) 115-126/159. */
+static int tr_rows_alias(int64_t lds)
+{
+	const int64_t way = l2_way_bytes(), st = (lds * (int64_t)sizeof(float)) % way;
+	const int64_t offsets = way / gcd64(st ? st : way, way);
+
+	return offsets <= 8;
+}
+
+#define TR_WIN_COLS 4096
+#define TR_WIN_ROWS 64
 static void tr_f32_stream(const float *src, int64_t lds, float *dst, int64_t ldd,
 			  int64_t rows, int64_t cols)
 {
@@ -614,6 +673,17 @@ static void tr_f32_stream(const float *src, int64_t lds, float *dst, int64_t ldd
 	const int64_t c16 = cols / 16 * 16, pf = TR_NT_PF / (int64_t)sizeof(float);
 	int64_t i = 0;
 
+	if (tr_rows_alias(lds)) {
+		/* the tile order: windows of TR_WIN_COLS columns, TR_WIN_ROWS
+		 * rows at a time */
+		for (int64_t j0 = 0; j0 < cols; j0 += TR_WIN_COLS) {
+			int64_t w = cols - j0 < TR_WIN_COLS ? cols - j0 : TR_WIN_COLS;
+			for (int64_t i0 = 0; i0 < rows; i0 += TR_WIN_ROWS)
+				tr_f32_body(src + i0 * lds + j0, lds, dst + j0 * ldd + i0, ldd,
+					    rows - i0 < TR_WIN_ROWS ? rows - i0 : TR_WIN_ROWS, w, 1);
+		}
+		return;
+	}
 	for (; i + TR_NT_ROWS <= rows; i += TR_NT_ROWS) {
 		for (int64_t j = 0; j < c16; j += 16) {
 			for (int b = 0; b < TR_NT_ROWS; b += 16) {
