@@ -598,7 +598,7 @@ ALWAYS_INLINE void tr_f32_body(const float *src, int64_t lds, float *dst, int64_
 	}
 }
 
-/* Straight into GLOBAL (dst rows 64-byte aligned), in bands of TR_NT_ROWS
+/* Straight into GLOBAL, in bands of TR_NT_ROWS
  * source rows, each band swept along its whole rows 16 columns at a time:
  * the step's two 16 x 16 blocks are transposed into an L1 buffer, then each
  * of its 16 destination rows gets its two lines back to back by
@@ -616,25 +616,29 @@ ALWAYS_INLINE void tr_f32_body(const float *src, int64_t lds, float *dst, int64_
  * stored as it is transposed (a row's two lines 16 lines apart) 128-137
  * ms. The kernel before (2 KiB runs of 16 x 16 blocks by band pairs) took
  * 162-170 ms called per 512 x 64 tile. Rows past the last band go through
- * tr_f32_body, and so does the whole plane where its rows share few L2
- * sets (tr_rows_alias). */
+ * tr_f32_body; destination rows that are not 64-byte aligned join a
+ * band's lines through a carry (tr_f32_bands_carry), and planes whose
+ * source rows share few L2 sets keep the tile order (tr_rows_alias). */
 #define TR_NT_ROWS 32
 #define TR_NT_PF 256
 
-/* The bytes of one way of L2 (size / associativity, read once from the C
- * library; 64 KiB where it does not say): source rows whose byte offsets
- * agree modulo it share L2 sets. */
-static int64_t l2_way_bytes(void)
+/* L2's size and the bytes of one of its ways (size / associativity), read
+ * once from the C library; 1 MiB and 64 KiB where it does not say. Source
+ * rows whose byte offsets agree modulo a way share L2 sets. */
+static int64_t l2_bytes(int way)
 {
-	static _Atomic int64_t cached;
-	int64_t v = atomic_load_explicit(&cached, memory_order_relaxed);
+	static _Atomic int64_t cached_size, cached_way;
+	int64_t v = atomic_load_explicit(way ? &cached_way : &cached_size, memory_order_relaxed);
 
 	if (v)
 		return v;
 	long size = sysconf(_SC_LEVEL2_CACHE_SIZE), ways = sysconf(_SC_LEVEL2_CACHE_ASSOC);
-	v = size > 0 && ways > 0 && size / ways >= 4096 ? (int64_t)(size / ways) : 65536;
-	atomic_store_explicit(&cached, v, memory_order_relaxed);
-	return v;
+	int ok = size >= 65536 && ways > 0 && size / ways >= 4096;
+	atomic_store_explicit(&cached_size, ok ? (int64_t)size : (int64_t)1 << 20,
+			      memory_order_relaxed);
+	atomic_store_explicit(&cached_way, ok ? (int64_t)(size / ways) : 65536,
+			      memory_order_relaxed);
+	return atomic_load_explicit(way ? &cached_way : &cached_size, memory_order_relaxed);
 }
 
 static int64_t gcd64(int64_t a, int64_t b)
@@ -658,54 +662,72 @@ static int64_t gcd64(int64_t a, int64_t b)
  * 280000 bytes (the [4096, 70000] rows) 115-126/159. */
 static int tr_rows_alias(int64_t lds)
 {
-	const int64_t way = l2_way_bytes(), st = (lds * (int64_t)sizeof(float)) % way;
+	const int64_t way = l2_bytes(1), st = (lds * (int64_t)sizeof(float)) % way;
 	const int64_t offsets = way / gcd64(st ? st : way, way);
 
 	return offsets <= 8;
 }
 
+/* The tile order: windows of TR_WIN_COLS columns, TR_WIN_ROWS rows at a
+ * time (nt: the destination rows are 64-byte aligned). */
 #define TR_WIN_COLS 4096
 #define TR_WIN_ROWS 64
-static void tr_f32_stream(const float *src, int64_t lds, float *dst, int64_t ldd,
-			  int64_t rows, int64_t cols)
+static void tr_f32_tiles(const float *src, int64_t lds, float *dst, int64_t ldd,
+			 int64_t rows, int64_t cols, int nt)
+{
+	for (int64_t j0 = 0; j0 < cols; j0 += TR_WIN_COLS) {
+		int64_t w = cols - j0 < TR_WIN_COLS ? cols - j0 : TR_WIN_COLS;
+		for (int64_t i0 = 0; i0 < rows; i0 += TR_WIN_ROWS) {
+			int64_t h = rows - i0 < TR_WIN_ROWS ? rows - i0 : TR_WIN_ROWS;
+			if (nt)
+				tr_f32_body(src + i0 * lds + j0, lds, dst + j0 * ldd + i0, ldd, h, w, 1);
+			else
+				tr_f32_body(src + i0 * lds + j0, lds, dst + j0 * ldd + i0, ldd, h, w, 0);
+		}
+	}
+}
+
+/* One step of a band: rows i..i+31 x columns j..j+15 of the source into
+ * buf[k * TR_NT_ROWS + r] = src[(i + r) * lds + j + k], each source row
+ * prefetched TR_NT_PF bytes ahead. */
+ALWAYS_INLINE void tr_band_step(const float *src, int64_t lds, float *buf)
+{
+	const int64_t pf = TR_NT_PF / (int64_t)sizeof(float);
+
+	for (int b = 0; b < TR_NT_ROWS; b += 16) {
+		const float *s = src + b * lds;
+		__m512 r[16], u[16];
+		for (int k = 0; k < 16; k++) {
+			_mm_prefetch((const char *)(s + k * lds + pf), _MM_HINT_T0);
+			r[k] = _mm512_loadu_ps(s + k * lds);
+		}
+		tr16_lanes(r, u);
+		for (int c = 0; c < 4; c++) {
+			__m512 v = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88);
+			__m512 w = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xdd);
+			__m512 v2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x88);
+			__m512 w2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xdd);
+			float *o = buf + b;
+			_mm512_store_ps(o + c * TR_NT_ROWS, _mm512_shuffle_f32x4(v, v2, 0x88));
+			_mm512_store_ps(o + (4 + c) * TR_NT_ROWS, _mm512_shuffle_f32x4(w, w2, 0x88));
+			_mm512_store_ps(o + (8 + c) * TR_NT_ROWS, _mm512_shuffle_f32x4(v, v2, 0xdd));
+			_mm512_store_ps(o + (12 + c) * TR_NT_ROWS, _mm512_shuffle_f32x4(w, w2, 0xdd));
+		}
+	}
+}
+
+/* 64-byte aligned destination rows: the bands as above, swept along the
+ * whole rows. */
+static void tr_f32_bands(const float *src, int64_t lds, float *dst, int64_t ldd,
+			 int64_t rows, int64_t cols)
 {
 	float buf[16 * TR_NT_ROWS] __attribute__((aligned(64)));
-	const int64_t c16 = cols / 16 * 16, pf = TR_NT_PF / (int64_t)sizeof(float);
+	const int64_t c16 = cols / 16 * 16;
 	int64_t i = 0;
 
-	if (tr_rows_alias(lds)) {
-		/* the tile order: windows of TR_WIN_COLS columns, TR_WIN_ROWS
-		 * rows at a time */
-		for (int64_t j0 = 0; j0 < cols; j0 += TR_WIN_COLS) {
-			int64_t w = cols - j0 < TR_WIN_COLS ? cols - j0 : TR_WIN_COLS;
-			for (int64_t i0 = 0; i0 < rows; i0 += TR_WIN_ROWS)
-				tr_f32_body(src + i0 * lds + j0, lds, dst + j0 * ldd + i0, ldd,
-					    rows - i0 < TR_WIN_ROWS ? rows - i0 : TR_WIN_ROWS, w, 1);
-		}
-		return;
-	}
 	for (; i + TR_NT_ROWS <= rows; i += TR_NT_ROWS) {
 		for (int64_t j = 0; j < c16; j += 16) {
-			for (int b = 0; b < TR_NT_ROWS; b += 16) {
-				const float *s = src + (i + b) * lds + j;
-				__m512 r[16], u[16];
-				for (int k = 0; k < 16; k++) {
-					_mm_prefetch((const char *)(s + k * lds + pf), _MM_HINT_T0);
-					r[k] = _mm512_loadu_ps(s + k * lds);
-				}
-				tr16_lanes(r, u);
-				for (int c = 0; c < 4; c++) {
-					__m512 v = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88);
-					__m512 w = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xdd);
-					__m512 v2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x88);
-					__m512 w2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xdd);
-					float *o = buf + b;
-					_mm512_store_ps(o + c * TR_NT_ROWS, _mm512_shuffle_f32x4(v, v2, 0x88));
-					_mm512_store_ps(o + (4 + c) * TR_NT_ROWS, _mm512_shuffle_f32x4(w, w2, 0x88));
-					_mm512_store_ps(o + (8 + c) * TR_NT_ROWS, _mm512_shuffle_f32x4(v, v2, 0xdd));
-					_mm512_store_ps(o + (12 + c) * TR_NT_ROWS, _mm512_shuffle_f32x4(w, w2, 0xdd));
-				}
-			}
+			tr_band_step(src + i * lds + j, lds, buf);
 			float *d = dst + j * ldd + i;
 			for (int k = 0; k < 16; k++)
 				for (int b = 0; b < TR_NT_ROWS; b += 16)
@@ -720,16 +742,95 @@ static void tr_f32_stream(const float *src, int64_t lds, float *dst, int64_t ldd
 		tr_f32_body(src + i * lds, lds, dst + i, ldd, rows - i, cols, 1);
 }
 
-/* The blocks' output rows by non-temporal stores where the destination's
- * rows are 64-byte aligned (d and ldd), else tr_f32_body's ordinary
- * stores; the caller fences. */
+/* Destination rows that are not 64-byte aligned (ldd not a multiple of 16:
+ * an odd row count), still by whole lines. A band's 32 elements of
+ * destination row j, at p, cover the line that begins h = (16 - p mod 16)
+ * mod 16 elements in (stored whole), and share a line with each
+ * neighbouring band: the one before p + h gets the previous band's last m
+ * = 16 - h elements, kept for it in carry[], and this band's first h, both
+ * put together by a vpermt2ps and stored whole. Only the lines where a
+ * destination row begins or ends (the first band's head, the last band's
+ * tail, the rows past the last band, the columns past the last 16) get
+ * ordinary stores, so no line takes both kinds. The bands run over
+ * windows of w columns whose carry (w lines) takes an eighth of L2 (4096
+ * columns here; stand-alone on [4095, 70000], ms: 1024 columns 162, 2048
+ * 143, 4096 131-136, 8192 142, 16384 168, the whole row 162; the 16 x 16
+ * blocks' unaligned stores before, 874-1029 ms). Returns 0 where the carry
+ * cannot be allocated (the caller then stores unaligned). */
+static int tr_f32_bands_carry(const float *src, int64_t lds, float *dst, int64_t ldd,
+			      int64_t rows, int64_t cols)
+{
+	float buf[16 * TR_NT_ROWS] __attribute__((aligned(64)));
+	const int64_t c16 = cols / 16 * 16, nb = rows / TR_NT_ROWS * TR_NT_ROWS;
+	int64_t w = l2_bytes(0) / 8 / 64 / 16 * 16;
+	const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+
+	w = w < 256 ? 256 : w;
+	w = w < c16 ? w : c16;
+	if (nb == 0 || w == 0) {
+		tr_f32_body(src, lds, dst, ldd, rows, cols, 0);
+		return 1;
+	}
+	__m512 *carry = aligned_alloc(64, (size_t)w * sizeof *carry);
+	if (!carry)
+		return 0;
+	for (int64_t j0 = 0; j0 < c16; j0 += w) {
+		const int64_t j1 = j0 + w < c16 ? j0 + w : c16;
+		for (int64_t i = 0; i < nb; i += TR_NT_ROWS)
+			for (int64_t j = j0; j < j1; j += 16) {
+				tr_band_step(src + i * lds + j, lds, buf);
+				for (int k = 0; k < 16; k++) {
+					float *p = dst + (j + k) * ldd + i;
+					__m512 *cs = carry + (j - j0 + k);
+					__m512 lo = _mm512_load_ps(buf + k * TR_NT_ROWS);
+					__m512 hi = _mm512_load_ps(buf + k * TR_NT_ROWS + 16);
+					const int m = (int)(((uintptr_t)p >> 2) & 15), h = (16 - m) & 15;
+					if (!m) { /* this row's lines are aligned */
+						_mm512_stream_ps(p, lo);
+						_mm512_stream_ps(p + 16, hi);
+						continue;
+					}
+					if (i == 0)
+						_mm512_mask_storeu_ps(p, tail_mask((size_t)h), lo);
+					else
+						_mm512_stream_ps(p + h - 16, _mm512_permutex2var_ps(
+							*cs, _mm512_add_epi32(iota, _mm512_set1_epi32(16 - m)), lo));
+					_mm512_stream_ps(p + h, _mm512_permutex2var_ps(
+						lo, _mm512_add_epi32(iota, _mm512_set1_epi32(h)), hi));
+					*cs = hi;
+				}
+			}
+		/* the last band's tails: lanes h..15 of its high half */
+		for (int64_t j = j0; j < j1; j++) {
+			float *p = dst + j * ldd + nb - TR_NT_ROWS;
+			const int m = (int)(((uintptr_t)p >> 2) & 15);
+			if (m)
+				_mm512_mask_storeu_ps(p + 16, (__mmask16)~tail_mask((size_t)(16 - m)),
+						      carry[j - j0]);
+		}
+	}
+	free(carry);
+	if (c16 < cols)
+		tr_f32_body(src + c16, lds, dst + c16 * ldd, ldd, nb, cols - c16, 0);
+	if (nb < rows)
+		tr_f32_body(src + nb * lds, lds, dst + nb, ldd, rows - nb, cols, 0);
+	return 1;
+}
+
+/* By whole lines and non-temporal stores wherever the layout allows: the
+ * bands (aligned rows, or unaligned through the carry), the tile order
+ * where the source rows share few L2 sets; the caller fences. */
 static void avx512_transpose_nt_f32(const void *s, int64_t lds, void *d, int64_t ldd,
 				    int64_t rows, int64_t cols)
 {
-	if (((uintptr_t)d & 63) || (ldd & 15))
+	const int aligned = !((uintptr_t)d & 63) && !(ldd & 15);
+
+	if (tr_rows_alias(lds))
+		tr_f32_tiles(s, lds, d, ldd, rows, cols, aligned);
+	else if (aligned)
+		tr_f32_bands(s, lds, d, ldd, rows, cols);
+	else if (((uintptr_t)d & 3) || !tr_f32_bands_carry(s, lds, d, ldd, rows, cols))
 		tr_f32_body(s, lds, d, ldd, rows, cols, 0);
-	else
-		tr_f32_stream(s, lds, d, ldd, rows, cols);
 }
 
 /* Rows of n bytes by 64-byte moves, the last one overlapping the one

@@ -197,8 +197,9 @@ static void test_transpose_kernels(void **state)
 	uint64_t s = 77;
 
 	for (int iter = 0; iter < 120; iter++) {
-		/* iterations 2, 4, 6 and 8 are fp32: the streamed kernel's cases */
-		int e = iter == 2 || iter == 4 || iter == 6 || iter == 8 ? 2 : (int)(xs(&s) % 3);
+		/* iterations 2, 3, 4, 6 and 8 are fp32: the streamed kernel's cases */
+		int e = iter == 2 || iter == 3 || iter == 4 || iter == 6 || iter == 8 ? 2
+										       : (int)(xs(&s) % 3);
 		size_t es = (size_t)1 << e;
 		int64_t rows = 1 + (int64_t)(xs(&s) % 70), cols = 1 + (int64_t)(xs(&s) % 70);
 		if (iter % 10 == 0) {
@@ -216,6 +217,11 @@ static void test_transpose_kernels(void **state)
 		if (iter == 4) {
 			rows = 32;
 			cols = 17;
+		}
+		if (iter == 3) { /* unaligned rows: bands through the carry, more
+				  * than one window of columns, tails of both */
+			rows = 45;
+			cols = 8192 + 53;
 		}
 		int aligned = iter % 2 == 0;
 		int64_t lds = cols + (int64_t)(xs(&s) % 5);
@@ -267,8 +273,9 @@ static void test_transpose_kernels(void **state)
  * one call (ops/permute.c); the counters stay those of the tiles. Planes
  * whose rows are a multiple of 16 (the streamed stores) with bands of 32
  * rows, a band and a 16-row rest, a rest alone, tail columns, an outer axis
- * walked plane by plane, planes the streamed stores cannot take, and
- * source rows 16 and 32 KiB apart (few L2 sets: another order). */
+ * walked plane by plane, planes whose rows are not 64-byte aligned (the
+ * carry between bands, over more than one window of columns), and source
+ * rows 16 and 32 KiB apart (few L2 sets: another order). */
 static void test_streamed_planes(void **state)
 {
 	isa_use(state);
@@ -284,6 +291,7 @@ static void test_streamed_planes(void **state)
 		{ 3, { 3, 64, 37 }, { 0, 2, 1 } }, { 3, { 2, 40, 33 }, { 0, 2, 1 } },
 		{ 3, { 40, 3, 37 }, { 2, 1, 0 } }, { 3, { 96, 2, 17 }, { 1, 2, 0 } },
 		{ 2, { 80, 4096 }, { 1, 0 } },    { 2, { 33, 8192 }, { 1, 0 } },
+		{ 2, { 33, 9000 }, { 1, 0 } },    { 2, { 95, 70 }, { 1, 0 } },
 	};
 	static const int64_t tiles[3][2] = { { 0, 0 }, { 5, 7 }, { 16, 64 } };
 
