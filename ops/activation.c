@@ -226,6 +226,18 @@ static int release_bufs(struct ops_device *dev, struct ops_buf *buf, int nbuf, i
 	return rc;
 }
 
+/* The launch's streaming hint (device_int.h, ops_launch_stream_hint), for
+ * the functions as cheap as a copy only. Non-temporal stores pay where the
+ * loop is bound by memory and cost where it is bound by the element op: on
+ * this project's AVX-512 reference host, one-pass 64 MiB fp32 maps with
+ * streamed stores took 7.8 against 10.4 ms for ReLU, but 28.0 against
+ * 14.6 ms for GELU-tanh and 22.5 against 13.7 ms for SiLU. */
+static void act_stream_hint(struct ops_device *dev, enum ops_act a, uint64_t bytes)
+{
+	if (a == OPS_ACT_RELU || a == OPS_ACT_NONE)
+		ops_launch_stream_hint(dev, bytes);
+}
+
 /* After a failure inside a launch: close the launch (its own error is
  * secondary to rc, which the caller already has) and release the buffers,
  * so the device stays usable. */
@@ -271,7 +283,7 @@ act_1d(struct ops_device *dev, enum ops_act a, enum ops_dtype t, size_t es,
 			return release_bufs(dev, buf, nbuf, rc);
 	if ((rc = ops_launch_begin(dev, "activation", launch_db, err)) < 0)
 		return release_bufs(dev, buf, nbuf, rc);
-	ops_launch_stream_hint(dev, (uint64_t)v->n * es);
+	act_stream_hint(dev, a, (uint64_t)v->n * es);
 	if (one_pass)
 		ops_launch_one_pass(dev);
 	din.rank = dout.rank = 1;
@@ -361,7 +373,7 @@ act_nd(struct ops_device *dev, const struct ops_plan *plan, enum ops_act a, enum
 	if ((rc = ops_launch_begin(dev, "activation", plan ? plan->double_buffer != 0 : 1,
 				   err)) < 0)
 		return release_bufs(dev, buf, nbuf, rc);
-	ops_launch_stream_hint(dev, (uint64_t)v.n * es);
+	act_stream_hint(dev, a, (uint64_t)v.n * es);
 
 	struct ops_dma_desc din, dout;
 	din.rank = dout.rank = k + 1;

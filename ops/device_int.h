@@ -60,7 +60,7 @@ struct ops_device {
 	struct ops_host_block pool[OPS_POOL_SLOTS]; /* oldest first */
 	int npool;
 	size_t pool_bytes;
-	uint64_t stream_min_bytes; /* host last-level cache bytes (0: never stream) */
+	uint64_t stream_min_bytes; /* min(LLC, 8x L2) of the host (0: never stream) */
 	int stream_global;         /* this launch streams its GLOBAL writes */
 	struct ops_counters c;
 	uint64_t footprint[OPS_MAX_CORES][OPS_NSPACES]; /* live on-chip bytes */
@@ -132,8 +132,9 @@ struct ops_tile1 {
 int ops_launch_tile1(struct ops_device *dev, const struct ops_tile1 *k);
 
 /* Host hint for the open launch (no effect on counters or the model): it
- * writes global_write_bytes into GLOBAL. When that exceeds the host's
- * last-level cache the output cannot stay cached for its consumer anyway, so
+ * writes global_write_bytes into GLOBAL. When that exceeds the smaller of
+ * the host's last-level cache and 8x its L2 (ops/device.c says why), the
+ * output is unlikely to stay cached for its consumer, so
  * DMA writes into GLOBAL store whole cache lines of contiguous runs with
  * non-temporal stores (no read for ownership: 2 bytes of DRAM traffic per
  * byte copied instead of 3). Cleared by ops_launch_begin and ops_launch_end. */

@@ -382,10 +382,11 @@ static int permute_launch(struct ops_device *dev, const struct ops_permute_job *
 	ops_launch_stream_hint(dev, (uint64_t)g->n * g->es);
 	if (one_pass)
 		ops_launch_one_pass(dev);
-	/* Streamed (y past the last-level cache): the tiles are counted one by
-	 * one, and each plane of a and b is moved by one call of the path's
-	 * streaming transpose, which chooses its own blocks (ops/kern_avx512.c:
-	 * bands of 32 source rows swept along the whole rows). Called per tile
+	/* Streamed (y past the device's streaming threshold): the tiles are
+	 * counted one by one, and each plane of a and b is moved by one call
+	 * of the path's streaming transpose, which chooses its own blocks
+	 * (ops/kern_avx512.c: bands of 32 source rows swept along the whole
+	 * rows). Called per tile
 	 * (512 x 64 on [4096, 70000]) its blocks stopped at the tile's edges:
 	 * 2 KiB source runs and 128-byte destination runs per band pair. */
 	if (one_pass)

@@ -99,9 +99,9 @@ static void fill(enum ops_dtype t, void *p, int64_t n, uint64_t seed)
 /* Runs a job on a real and on a dry device: the output, poisoned first,
  * equals ref byte for byte; counters equal the closed form and each other;
  * each element crosses GLOBAL -> SHARED and back once per launch. stream:
- * the real device streams every GLOBAL write, as it does past the host's
- * last-level cache (y is then 64-byte aligned, so that the streamed stores
- * run where the rows allow them). */
+ * the real device streams every GLOBAL write, as it does past its
+ * streaming threshold (y is then 64-byte aligned, so that the streamed
+ * stores run where the rows allow them). */
 static void check_job_on(const struct ops_envelope *e, const struct ops_permute_job *j,
 			 uint64_t seed, const void *ref_or_null, int stream)
 {

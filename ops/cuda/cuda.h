@@ -12,15 +12,17 @@
  *   tile    = a thread block (the plan's tile shape sets the block's work)
  *   launch  = a kernel launch on the instance's stream
  *   DMA     = per kernel, below: plain coalesced 16-byte loads into
- *             registers where the data is used once (streaming), loads
+ *             registers where the data is used once and a warp's loads
+ *             keep enough in flight (activation, permute rows), loads
  *             staged through shared memory where a tile is reused or
- *             transposed. No kernel uses cp.async or TMA: every kernel here
- *             either streams (activation, qgemm's B, permute rows), where a
- *             copy engine adds a trip through shared memory for nothing, or
- *             gathers (conv's implicit GEMM, padded/strided patches) in
- *             shapes a TMA box (<= 256 elements per dimension, no
- *             dilation) does not describe and with 2-byte NCHW elements
- *             that cp.async (4, 8 or 16 aligned bytes) cannot move.
+ *             transposed, and cp.async (16 bytes a thread, no registers on
+ *             the way) where the plan's tiles are staged in SHARED and the
+ *             kernel needs more bytes in flight than its registers hold:
+ *             qgemm's K tiles of A and B (three stages), conv's packed
+ *             weights. No kernel uses TMA: conv's padded, dilated gathers
+ *             of 2-byte NCHW elements are not TMA boxes (<= 256 elements
+ *             per dimension, no dilation) nor the aligned 16-byte runs
+ *             cp.async moves, and the streams gain nothing from it.
  *
  * Per kernel (the plan parameters are those of ops_plan_params; launch
  * parameters the plan does not name are said so, with why):
@@ -51,9 +53,14 @@
  *               a GPU load does not have.
  *   qgemm       grid (ceil(n/tile_n), parts) from ops_qgemm_tiles_get with
  *               cores = SMs; 512 threads; each of 16 warps owns 4 columns
- *               of the n tile (tile_n <= 64); dp4a on 16-byte loads of A
- *               and B (B streamed once, A re-read per n tile through L2),
- *               the lines 3 steps ahead prefetched into L1; a part walks
+ *               of the n tile (tile_n <= 64); dp4a on 16-byte vectors of A
+ *               and B (B streamed once, A re-read per n tile through L2).
+ *               Where K and tile_kk are multiples of 16, steps of 512
+ *               bytes of K (the 8 A rows and the tile's columns, 36 KiB)
+ *               are staged in shared memory by cp.async.ca, three stages
+ *               deep (not in the plan, whose double_buffer this deepens:
+ *               qgemm.cu gives the sweep); else 16-byte register loads
+ *               with the lines one step ahead prefetched into L1. A part walks
  *               the K range of its K tiles and widens its int32 sums to
  *               int64 in shared memory every 65536 of K, the exact int32
  *               bound (not in the plan: widening per tile_kk is the same

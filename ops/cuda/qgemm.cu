@@ -119,6 +119,107 @@ __device__ __forceinline__ void qg_epi(const qg_args &q, int64_t i, int64_t j, l
 	}
 }
 
+/* One step of a lane: its 16 bytes of K of the 8 A rows against its 4 B
+ * columns (32 int32 sums) and the 4 columns' byte sums (for the zero point). */
+template <int ASIGNED>
+__device__ __forceinline__ void qg_dot_step(const int4 av[QG_RG], const int4 bv[QG_CW],
+					    int acc[QG_CW][QG_RG], int cs[QG_CW])
+{
+#pragma unroll
+	for (int c = 0; c < QG_CW; c++) {
+#pragma unroll
+		for (int r = 0; r < QG_RG; r++) {
+			int x = acc[c][r];
+			x = dp4<ASIGNED>(av[r].x, bv[c].x, x);
+			x = dp4<ASIGNED>(av[r].y, bv[c].y, x);
+			x = dp4<ASIGNED>(av[r].z, bv[c].z, x);
+			x = dp4<ASIGNED>(av[r].w, bv[c].w, x);
+			acc[c][r] = x;
+		}
+		int x = cs[c];
+		x = dp4<1>(0x01010101, bv[c].x, x);
+		x = dp4<1>(0x01010101, bv[c].y, x);
+		x = dp4<1>(0x01010101, bv[c].z, x);
+		x = dp4<1>(0x01010101, bv[c].w, x);
+		cs[c] = x;
+	}
+}
+
+/* The reduce-scatter of a warp's 32 sums and 4 column sums (xstep) and the
+ * widening of the one sum each lane then holds into the block's int64
+ * accumulators, sum (a - zp) b = sum a b - zp sum b; acc and cs are zeroed
+ * for the next chunk. */
+__device__ __forceinline__ void qg_widen(const qg_args &q, int acc[QG_CW][QG_RG], int cs[QG_CW],
+					 unsigned long long sacc[QG_RG][QG_WARPS * QG_CW], int cw,
+					 int lane, int64_t w, int64_t r0)
+{
+	int v[QG_CW * QG_RG];
+#pragma unroll
+	for (int c = 0; c < QG_CW; c++)
+#pragma unroll
+		for (int r = 0; r < QG_RG; r++) {
+			v[c * QG_RG + r] = acc[c][r];
+			acc[c][r] = 0;
+		}
+	xstep<16>(v, 16, lane);
+	xstep<8>(v, 8, lane);
+	xstep<4>(v, 4, lane);
+	xstep<2>(v, 2, lane);
+	xstep<1>(v, 1, lane);
+	xstep<2>(cs, 16, lane);
+	xstep<1>(cs, 8, lane);
+	int csum = cs[0];
+	csum += __shfl_xor_sync(0xffffffffu, csum, 4);
+	csum += __shfl_xor_sync(0xffffffffu, csum, 2);
+	csum += __shfl_xor_sync(0xffffffffu, csum, 1);
+#pragma unroll
+	for (int c = 0; c < QG_CW; c++)
+		cs[c] = 0;
+	const int64_t col = cw + QG_WARPS * (lane >> 3);
+	const int r = lane & (QG_RG - 1);
+	/* one lane of one warp owns each (row, column) */
+	if (col < w && r0 + r < q.m)
+		sacc[r][col] += (unsigned long long)((long long)v[0] - (long long)q.zp * csum);
+}
+
+/* Adds the block's int64 sums of rows [r0, r0 + 8) into gacc (64-bit
+ * atomics: the split-K parts of an n tile meet there). */
+__device__ __forceinline__ void qg_flush_rows(const qg_args &q,
+					      unsigned long long sacc[QG_RG][QG_WARPS * QG_CW],
+					      int64_t w, int64_t j0, int64_t r0)
+{
+	for (int e = threadIdx.x; e < QG_RG * w; e += blockDim.x) {
+		const int r = e / (int)w, c = e % (int)w;
+		if (r0 + r < q.m)
+			atomicAdd(&q.gacc[(r0 + r) * q.n + j0 + c], sacc[r][c]);
+	}
+	__syncthreads();
+}
+
+/* The last part of n tile jt to finish (a ticket) applies the epilogue and
+ * zeroes gacc and its ticket for the next launch. */
+__device__ __forceinline__ void qg_finish(const qg_args &q, int64_t jt, int64_t j0, int64_t w)
+{
+	__shared__ int last;
+	__threadfence();
+	__syncthreads();
+	if (threadIdx.x == 0)
+		last = atomicAdd(&q.tickets[jt], 1u) == (unsigned)(q.parts - 1);
+	__syncthreads();
+	if (!last)
+		return;
+	__threadfence();
+	for (int64_t e = threadIdx.x; e < q.m * w; e += blockDim.x) {
+		const int64_t i = e / w, j = j0 + e % w;
+		unsigned long long *g = &q.gacc[i * q.n + j];
+		const long long v = (long long)__ldcg(g);
+		*g = 0;
+		qg_epi(q, i, j, v);
+	}
+	if (threadIdx.x == 0)
+		q.tickets[jt] = 0;
+}
+
 /* Block (jt, part): the n tile [jt*tn, +w) over the K range of the part's
  * K tiles, [part*ntk/parts, (part+1)*ntk/parts) (the plan's split). Warp w
  * (of 16) owns columns w + 16c (c < 4) and walks the part's whole K range,
@@ -145,7 +246,6 @@ template <int ASIGNED>
 __global__ void __launch_bounds__(QG_THREADS, 1) k_qgemm(qg_args q)
 {
 	__shared__ unsigned long long sacc[QG_RG][QG_WARPS * QG_CW];
-	__shared__ int last;
 	const int64_t jt = blockIdx.x, part = blockIdx.y;
 	const int64_t j0 = jt * q.tn, w = q.n - j0 < q.tn ? q.n - j0 : q.tn;
 	const int cw = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -194,80 +294,129 @@ __global__ void __launch_bounds__(QG_THREADS, 1) k_qgemm(qg_args q)
 #pragma unroll
 				for (int c = 0; c < QG_CW; c++)
 					bv[c] = brow[c] ? ld16(brow[c], p, c1, full, false) : make_int4(0, 0, 0, 0);
-#pragma unroll
-				for (int c = 0; c < QG_CW; c++) {
-#pragma unroll
-					for (int r = 0; r < QG_RG; r++) {
-						int s = acc[c][r];
-						s = dp4<ASIGNED>(av[r].x, bv[c].x, s);
-						s = dp4<ASIGNED>(av[r].y, bv[c].y, s);
-						s = dp4<ASIGNED>(av[r].z, bv[c].z, s);
-						s = dp4<ASIGNED>(av[r].w, bv[c].w, s);
-						acc[c][r] = s;
-					}
-					int s = cs[c];
-					s = dp4<1>(0x01010101, bv[c].x, s);
-					s = dp4<1>(0x01010101, bv[c].y, s);
-					s = dp4<1>(0x01010101, bv[c].z, s);
-					s = dp4<1>(0x01010101, bv[c].w, s);
-					cs[c] = s;
-				}
+				qg_dot_step<ASIGNED>(av, bv, acc, cs);
 			}
 			/* reduce-scatter across the warp: 32 sums and 4 column sums in
-			 * 31 + 6 shuffles (a warp_sum each would take 180); lane L
-			 * ends with the sum of entry L of acc (column c = L/8, row
-			 * L%8) and the column sum of c */
-			int v[QG_CW * QG_RG];
+			 * 31 + 6 shuffles (a warp_sum each would take 180) */
+			qg_widen(q, acc, cs, sacc, cw, lane, w, r0);
+		}
+		__syncthreads();
+		qg_flush_rows(q, sacc, w, j0, r0);
+	}
+	qg_finish(q, jt, j0, w);
+}
+
+/* The same GEMM with A and B staged through shared memory by cp.async, in
+ * QGP_S stages of 512 bytes of K (8 A rows and the tile's 64 B columns:
+ * 36 KiB a stage), for rows and K ranges in 16-byte units (q.vec). Why: the
+ * register loads of k_qgemm keep about one step (32 KiB of B an SM) in
+ * flight, at about half the copy's rate; cp.async holds QGP_S - 1 steps in
+ * flight without registers. Thread t copies column (t / 32) + 16 i and bytes
+ * 16 (t % 32) of each stage: exactly what it reads back, so the B copies
+ * need no barrier; the A rows, copied by warps 0-7 and read by all, do (one
+ * __syncthreads a step, which also frees the stage refilled next). On the
+ * H200, 8x64x2^20 at tile_kk 4096: register loads 35.7 us; cp.async.cg with
+ * 2, 3, 4, 5, 6 stages 35.3, 29.9, 31.2, 33.7, 34.3 us; cp.async.ca with 3
+ * and 4 stages 28.8 and 29.6 us. Deeper pipelines lose: with 16 steps a
+ * block they are mostly prologue, and 132 SMs with 5 steps of 64 column
+ * runs each in flight only queue longer at the HBM. .ca rather than .cg:
+ * with .cg the L2 counted twice the sectors the SMs asked for
+ * (lts__t_sectors_srcunit_tex_op_read 2.0x the bytes of A and B; 1.0000
+ * with .ca and with k_qgemm's loads). */
+#define QGP_S 3
+#define QGP_STEP 512
+#define QGP_B_BYTES (QG_WARPS * QG_CW * QGP_STEP)
+#define QGP_A_BYTES (QG_RG * QGP_STEP)
+#define QGP_STAGE (QGP_B_BYTES + QGP_A_BYTES)
+#define QGP_SMEM (QGP_S * QGP_STAGE)
+
+__device__ __forceinline__ void qgp_copy16(unsigned char *dst, const void *src, bool in_range)
+{
+	if (in_range) {
+		const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+		asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src));
+	} else {
+		*reinterpret_cast<int4 *>(dst) = make_int4(0, 0, 0, 0);
+	}
+}
+
+/* Issues the copies of step st (K bytes [kb + 512 st, +512)) into its
+ * stage, then commits a group (an empty one past the range, so that the
+ * group count stays one a step). */
+__device__ __forceinline__ void qgp_issue(const qg_args &q, unsigned char *smem,
+					  const int8_t *const brow[QG_CW], int64_t r0, int64_t kb,
+					  int64_t ke, int64_t st, int64_t nsteps, int cw, int lane)
+{
+	if (st < nsteps) {
+		unsigned char *sb = smem + (st % QGP_S) * QGP_STAGE;
+		const int64_t kq = kb + st * QGP_STEP + 16 * lane;
+		const bool kin = kq < ke;
+#pragma unroll
+		for (int c = 0; c < QG_CW; c++)
+			qgp_copy16(sb + (cw + QG_WARPS * c) * QGP_STEP + 16 * lane,
+				   brow[c] + kq, kin && brow[c]);
+		if (cw < QG_RG)
+			qgp_copy16(sb + QGP_B_BYTES + cw * QGP_STEP + 16 * lane,
+				   q.a + (r0 + cw) * q.k + kq, kin && r0 + cw < q.m);
+	}
+	asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+template <int ASIGNED>
+__global__ void __launch_bounds__(QG_THREADS, 1) k_qgemm_pipe(qg_args q)
+{
+	extern __shared__ __align__(16) unsigned char qgp_smem[];
+	__shared__ unsigned long long sacc[QG_RG][QG_WARPS * QG_CW];
+	const int64_t jt = blockIdx.x, part = blockIdx.y;
+	const int64_t j0 = jt * q.tn, w = q.n - j0 < q.tn ? q.n - j0 : q.tn;
+	const int cw = threadIdx.x / 32, lane = threadIdx.x % 32;
+	const int64_t tb = part * q.ntk / q.parts, te = (part + 1) * q.ntk / q.parts;
+	const int64_t kb = tb * q.kk, ke = te * q.kk < q.k ? te * q.kk : q.k;
+	const int64_t nsteps = ke > kb ? (ke - kb + QGP_STEP - 1) / QGP_STEP : 0;
+	/* steps a chunk: the int32 bound of qgemm_int.h, a whole number of steps */
+	const int64_t chunk_steps = OPS_QGEMM_MAX_TILE_KK / QGP_STEP;
+	static_assert(OPS_QGEMM_MAX_TILE_KK % QGP_STEP == 0, "chunks of whole steps");
+	const int8_t *brow[QG_CW];
+#pragma unroll
+	for (int c = 0; c < QG_CW; c++) {
+		const int64_t col = cw + QG_WARPS * c;
+		brow[c] = col < w ? q.b + (j0 + col) * q.k : NULL;
+	}
+
+	for (int64_t r0 = 0; r0 < q.m; r0 += QG_RG) {
+		for (int e = threadIdx.x; e < QG_RG * QG_WARPS * QG_CW; e += blockDim.x)
+			(&sacc[0][0])[e] = 0;
+		for (int64_t st = 0; st < QGP_S - 1; st++)
+			qgp_issue(q, qgp_smem, brow, r0, kb, ke, st, nsteps, cw, lane);
+		int acc[QG_CW][QG_RG], cs[QG_CW];
+#pragma unroll
+		for (int c = 0; c < QG_CW; c++) {
+			cs[c] = 0;
+#pragma unroll
+			for (int r = 0; r < QG_RG; r++)
+				acc[c][r] = 0;
+		}
+		for (int64_t st = 0; st < nsteps; st++) {
+			asm volatile("cp.async.wait_group %0;" ::"n"(QGP_S - 2) : "memory");
+			__syncthreads();
+			qgp_issue(q, qgp_smem, brow, r0, kb, ke, st + QGP_S - 1, nsteps, cw, lane);
+			const unsigned char *sb = qgp_smem + (st % QGP_S) * QGP_STAGE;
+			int4 av[QG_RG], bv[QG_CW];
+#pragma unroll
+			for (int r = 0; r < QG_RG; r++)
+				av[r] = *reinterpret_cast<const int4 *>(sb + QGP_B_BYTES + r * QGP_STEP + 16 * lane);
 #pragma unroll
 			for (int c = 0; c < QG_CW; c++)
-#pragma unroll
-				for (int r = 0; r < QG_RG; r++)
-					v[c * QG_RG + r] = acc[c][r];
-			xstep<16>(v, 16, lane);
-			xstep<8>(v, 8, lane);
-			xstep<4>(v, 4, lane);
-			xstep<2>(v, 2, lane);
-			xstep<1>(v, 1, lane);
-			xstep<2>(cs, 16, lane);
-			xstep<1>(cs, 8, lane);
-			int csum = cs[0];
-			csum += __shfl_xor_sync(0xffffffffu, csum, 4);
-			csum += __shfl_xor_sync(0xffffffffu, csum, 2);
-			csum += __shfl_xor_sync(0xffffffffu, csum, 1);
-			{
-				const int64_t col = cw + QG_WARPS * (lane >> 3);
-				const int r = lane & (QG_RG - 1);
-				/* one lane of one warp owns each (row, column) */
-				if (col < w && r0 + r < q.m)
-					sacc[r][col] += (unsigned long long)((long long)v[0] -
-									     (long long)q.zp * csum);
-			}
+				bv[c] = *reinterpret_cast<const int4 *>(sb + (cw + QG_WARPS * c) * QGP_STEP + 16 * lane);
+			qg_dot_step<ASIGNED>(av, bv, acc, cs);
+			if ((st + 1) % chunk_steps == 0 || st + 1 == nsteps)
+				qg_widen(q, acc, cs, sacc, cw, lane, w, r0);
 		}
+		asm volatile("cp.async.wait_group 0;" ::: "memory");
 		__syncthreads();
-		for (int e = threadIdx.x; e < QG_RG * w; e += blockDim.x) {
-			const int r = e / (int)w, c = e % (int)w;
-			if (r0 + r < q.m)
-				atomicAdd(&q.gacc[(r0 + r) * q.n + j0 + c], sacc[r][c]);
-		}
-		__syncthreads();
+		qg_flush_rows(q, sacc, w, j0, r0);
 	}
-	__threadfence();
-	__syncthreads();
-	if (threadIdx.x == 0)
-		last = atomicAdd(&q.tickets[jt], 1u) == (unsigned)(q.parts - 1);
-	__syncthreads();
-	if (!last)
-		return;
-	__threadfence();
-	for (int64_t e = threadIdx.x; e < q.m * w; e += blockDim.x) {
-		const int64_t i = e / w, j = j0 + e % w;
-		unsigned long long *g = &q.gacc[i * q.n + j];
-		const long long v = (long long)__ldcg(g);
-		*g = 0;
-		qg_epi(q, i, j, v);
-	}
-	if (threadIdx.x == 0)
-		q.tickets[jt] = 0;
+	qg_finish(q, jt, j0, w);
 }
 
 /* The unfused epilogue stages: accumulators (accb bytes) to y, one element
@@ -335,15 +484,32 @@ int cu_qgemm_run(cudaStream_t s, const struct cu_qgemm *c, int fused, char *shap
 	if (c->t.parts > 65535)
 		return opr_error_set(err, OPR_ELIMIT, "qgemm split_k %lld exceeds grid y",
 				     (long long)c->t.parts);
-	if (w->quant.a == OPS_S8)
+	/* the staged kernel where rows and K tiles are 16-byte units (cp.async
+	 * moves aligned 16-byte runs), else register loads */
+	const int pipe = q.vec;
+	if (pipe) {
+		static int attr_set;
+		if (!attr_set) {
+			CU_TRY(cudaFuncSetAttribute(k_qgemm_pipe<0>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+						    QGP_SMEM), "shared memory attribute");
+			CU_TRY(cudaFuncSetAttribute(k_qgemm_pipe<1>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+						    QGP_SMEM), "shared memory attribute");
+			attr_set = 1;
+		}
+		if (w->quant.a == OPS_S8)
+			k_qgemm_pipe<1><<<grid, block, QGP_SMEM, s>>>(q);
+		else
+			k_qgemm_pipe<0><<<grid, block, QGP_SMEM, s>>>(q);
+	} else if (w->quant.a == OPS_S8) {
 		k_qgemm<1><<<grid, block, 0, s>>>(q);
-	else
+	} else {
 		k_qgemm<0><<<grid, block, 0, s>>>(q);
+	}
 	CU_LAUNCHED("qgemm kernel");
 	*launches += 1;
 	if (shape)
-		snprintf(shape, shape_len, "qgemm<%s> grid %ux%u block %d tile_n %lld tile_kk %lld parts %lld",
-			 ops_dtype_name(w->quant.a), grid.x, grid.y, QG_THREADS, (long long)q.tn,
+		snprintf(shape, shape_len, "qgemm%s<%s> grid %ux%u block %d tile_n %lld tile_kk %lld parts %lld",
+			 pipe ? "_cp.async" : "", ops_dtype_name(w->quant.a), grid.x, grid.y, QG_THREADS, (long long)q.tn,
 			 (long long)q.kk, (long long)q.parts);
 	if (one)
 		return 0;

@@ -14,7 +14,8 @@
  *
  * usage: bench_cuda [--warm] [--seed S] [--max-rounds N] [--budget SECONDS]
  *                   [--only TEXT] [--no-peers] OUTDIR
- * (--only: just the cases whose label contains TEXT)
+ * (--only: just the cases whose label contains TEXT, or one of TEXT's
+ * comma-separated parts: --only copy,qgemm)
  * writes OUTDIR/bench.tsv (one row per variant and peer: p50, p95 and its
  * CI, samples, stop reason), OUTDIR/counters.tsv and OUTDIR/device.json, and
  * prints the tables. */
@@ -265,6 +266,12 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
 /* p50, p95 and p95's 95% CI of an item's samples. */
 static void item_stats(const struct item *it, double *p50, struct ana_qci *ci)
 {
@@ -282,6 +289,27 @@ static void item_stats(const struct item *it, double *p50, struct ana_qci *ci)
 	free(s);
 }
 
+/* Whether --only selects the case: its label holds one of the option's
+ * comma-separated parts (no option: every case). */
+static int case_selected(const char *label)
+{
+	if (!only)
+		return 1;
+	for (const char *p = only; *p;) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		char part[128];
+		if (n > 0 && n < sizeof part) {
+			memcpy(part, p, n);
+			part[n] = 0;
+			if (strstr(label, part))
+				return 1;
+		}
+		p += n + (e != NULL);
+	}
+	return 0;
+}
+
 /* Times the variants of one case and its peer (peer_key, NULL: none) in
  * seeded randomised rounds until the stopping rule holds, then counts each
  * variant. bytes and flops are the case's closed forms (fewest HBM bytes;
@@ -297,7 +325,7 @@ static void run_case(const char *label, struct variant *v, int nv, double bytes,
 	char stop[128] = "";
 	const int64_t need = (int64_t)opr_min_samples(0.99, 0.95);
 
-	if (only && !strstr(label, only))
+	if (!case_selected(label))
 		return;
 	memset(it, 0, sizeof it);
 	for (int i = 0; i < nv; i++) {
@@ -529,6 +557,12 @@ int main(int argc, char **argv)
 	const struct ops_cuda_info *in = ops_cuda_info(cu);
 	char papi_ver[64] = "unavailable";
 	col_papi_version(papi_ver, sizeof papi_ver);
+	/* the cost of one launch a fused group saves: the table's bar for
+	 * "faster by the launches saved" (the envelope's launch_next probe) */
+	double launch_us[31];
+	if (ops_cuda_probe(cu, OPS_CUDA_P_LAUNCH_NEXT, 0, 31, launch_us, &err) < 0)
+		die(&err);
+	qsort(launch_us, 31, sizeof *launch_us, cmp_double);
 	snprintf(path, sizeof path, "%s/device.json", out);
 	FILE *dj = fopen(path, "w");
 	if (!dj)
@@ -538,13 +572,13 @@ int main(int argc, char **argv)
 		"\"mem_clock_khz\": %d, \"mem_bus_bits\": %d, \"l2_bytes\": %zu, "
 		"\"shared_per_block_optin\": %zu, \"global_bytes\": %zu, \"driver\": %d, "
 		"\"runtime\": %d, \"papi\": \"%s\", \"l2_flush\": %s, \"seed\": %llu, "
-		"\"max_rounds\": %d, \"budget_s\": %.1f,\n"
+		"\"max_rounds\": %d, \"budget_s\": %.1f, \"launch_next_us\": %.3f,\n"
 		" \"envelope\": {\"cores\": %d, \"global_bw_gbps\": %.1f, \"shared_capacity_kib\": %.1f, "
 		"\"clock_ghz\": %.3f, \"tops_fp32\": %.1f, \"tops_fp16\": %.1f, \"tops_int8\": %.1f}}\n",
 		in->name, in->cc_major, in->cc_minor, in->sm_count, in->clock_khz, in->mem_clock_khz,
 		in->mem_bus_bits, in->l2_bytes, in->shared_per_block_optin, in->global_bytes,
 		in->driver_version, in->runtime_version, papi_ver, flush ? "true" : "false",
-		(unsigned long long)seed0, max_rounds, budget_s,
+		(unsigned long long)seed0, max_rounds, budget_s, launch_us[15],
 		env.cores, env.global_bw_gbps, env.shared_capacity_kib, env.clock_ghz,
 		env.tops[OPS_F32], env.tops[OPS_F16], env.tops[OPS_S8]);
 	fclose(dj);
