@@ -310,6 +310,10 @@ struct conv_ctx {
 	 * transfers are counted and their kernels read the bands in place */
 	int onep;
 	int64_t bh, cp;
+	int64_t bw;             /* row pitch of what the kernels read: pwm, or with
+				 * the channel pairs' aligned copies pwm rounded up to 16 */
+	int64_t nshift, cpj;    /* channel pairs: column-tap copies per pair plane
+				 * and positions apart (1, 0: one copy) */
 	int64_t cpitch;         /* channel pitch of what the kernels read: phm*pwm or cp */
 	float *xf;              /* fp32 bands [ntw][n][c][cp] (widened), or NULL */
 	uint16_t *xh;           /* bf16 bands, the same layout (amx), or NULL */
@@ -616,7 +620,7 @@ static int load_weights(struct conv_ctx *cx, const struct tile_pos *tp,
 /* Patch offset of output pixel p of the tile (row-major over [noh, now]). */
 static int64_t pix_off(const struct conv_ctx *cx, const struct tile_pos *tp, int64_t p)
 {
-	return (p / tp->now) * cx->d.sh * cx->pwm + (p % tp->now) * cx->d.sw;
+	return (p / tp->now) * cx->d.sh * cx->bw + (p % tp->now) * cx->d.sw;
 }
 
 static void fill_offsets(struct conv_ctx *cx, int64_t nc)
@@ -628,7 +632,7 @@ static void fill_offsets(struct conv_ctx *cx, int64_t nc)
 		for (i = 0; i < d->r; i++)
 			for (j = 0; j < d->s; j++)
 				cx->off[n++] = (int32_t)(c * cx->cpitch +
-							 i * d->dh * cx->pwm + j * d->dw);
+							 i * d->dh * cx->bw + j * d->dw);
 }
 
 /* The weights of 16-channel block kb of tile tp and channel block
@@ -685,6 +689,7 @@ static void px_to_y(const struct conv_ctx *cx, const struct tile_pos *tp, int64_
 {
 	const struct ops_conv_dims *d = &cx->d;
 	int64_t kg = tp->g * d->kpg + tp->k0 + k;
+	uint16_t n16[PX_RUN_MAX]; /* one run narrowed */
 
 	for (int64_t l = 0; l < nk; l++) {
 		float *src = cx->px + l * PX_RUN_MAX;
@@ -699,16 +704,19 @@ static void px_to_y(const struct conv_ctx *cx, const struct tile_pos *tp, int64_
 			if (cx->act != OPS_ACT_NONE)
 				ops_act_f32(cx->act, src, src, (size_t)nq);
 		}
-		if (cx->dt == OPS_F32) {
-			ops_kern->copy_rows((unsigned char *)((float *)cx->y + dst),
-					    d->ow * (int64_t)sizeof(float), (const unsigned char *)src,
-					    pitch * (int64_t)sizeof(float), (size_t)ncol * sizeof(float),
-					    nr);
+		if (cx->dt != OPS_F32) {
+			/* narrowed as one run, then copied row by row: a
+			 * conversion call per 28-pixel row cost more than it
+			 * converted */
+			ops_from_f32(cx->dt, src, n16, (size_t)nq);
+			ops_kern->copy_rows((unsigned char *)at(cx->y, dst, cx->es),
+					    d->ow * (int64_t)cx->es, (const unsigned char *)n16,
+					    pitch * (int64_t)cx->es, (size_t)ncol * cx->es, nr);
 			continue;
 		}
-		for (int64_t rr = 0; rr < nr; rr++)
-			ops_from_f32(cx->dt, src + rr * pitch, at(cx->y, dst + rr * d->ow, cx->es),
-				     (size_t)ncol);
+		ops_kern->copy_rows((unsigned char *)((float *)cx->y + dst),
+				    d->ow * (int64_t)sizeof(float), (const unsigned char *)src,
+				    pitch * (int64_t)sizeof(float), (size_t)ncol * sizeof(float), nr);
 	}
 }
 
@@ -725,7 +733,7 @@ static void compute_direct_px(const struct conv_ctx *cx, const struct tile_pos *
 			      float *acc, int first, int to_y)
 {
 	const struct ops_kern *kern = ops_kern;
-	int64_t pitch = cx->d.sh * cx->pwm, now = tp->now;
+	int64_t pitch = cx->d.sh * cx->bw, now = tp->now;
 	int dense = now <= PX_RUN_MAX && (pitch - now) * 4 <= now;
 	int64_t kb, r0, c0, nkb = ceil_div(tp->nk, DIRECT_KB);
 	float *tmp = cx->px;
@@ -966,7 +974,7 @@ static void onep_operands(struct conv_ctx *cx, const struct tile_pos *tp, int64_
 	const struct ops_conv_dims *d = &cx->d;
 	int64_t rs = d->r * d->s, owt = tp->ow0 / cx->t.tow, kt = tp->k0 / cx->t.tk;
 	int64_t cblk = c0 / cx->t.tc, blk = (tp->g * cx->ntk + kt) * cx->ncblk + cblk;
-	int64_t row = tp->oh0 * d->sh * cx->pwm;
+	int64_t row = tp->oh0 * d->sh * cx->bw;
 	int64_t xo = ((owt * d->n + tp->ni) * d->c + tp->g * d->cpg + c0) * cx->cp + row;
 
 	if (cx->pairs)
@@ -1107,17 +1115,15 @@ static int pairs_setup(struct conv_ctx *cx, struct opr_error *err)
 	cx->npair = ceil_div(cx->t.tc, 32) * 16;
 	/* reads reach 15 positions past the patch (isa_int.h); one pass:
 	 * past the band, whose pairs are laid out for the whole launch */
-	cx->plane = ceil_div((cx->onep ? cx->cp : cx->phm * cx->pwm) + 16, 16) * 16;
-	nq = cx->npair * cx->plane * 2;
-	if (cx->onep && prod4_over(nq, cx->ntw * d->n, d->groups, cx->ncblk, &nq))
-		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the kernel's scratch");
-	cx->xp = calloc((size_t)nq, sizeof *cx->xp);
+	cx->plane = ceil_div(cx->phm * cx->pwm + 16, 16) * 16;
+	if (!cx->onep)
+		cx->xp = calloc((size_t)(cx->npair * cx->plane * 2), sizeof *cx->xp);
 	nq = d->groups * cx->ntk * cx->nkbt * cx->ncblk * cx->wqblk;
 	cx->toff = malloc(sizeof *cx->toff * (size_t)rs);
 	/* 64-byte aligned: an A tile load of unaligned rows was slower
 	 * (22 against 26 ns a tdpbf16ps with aligned A rows, this host) */
 	cx->wq = aligned_alloc(64, (size_t)ceil_div(nq * (int64_t)sizeof *cx->wq, 64) * 64);
-	if (!cx->xp || !cx->toff || !cx->wq)
+	if ((!cx->onep && !cx->xp) || !cx->toff || !cx->wq)
 		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the kernel's scratch");
 	for (i = 0; i < d->r; i++)
 		for (j = 0; j < d->s; j++)
@@ -1141,7 +1147,7 @@ static int pairs_setup(struct conv_ctx *cx, struct opr_error *err)
  * buffer, so nothing is counted for them. */
 
 /* Bands of at most ONEP_MAX_ELEMS elements and ONEP_MAX_RATIO times the
- * input (plus 2^20): tiny ow-tiles of a wide filter repeat most columns in
+ * input (plus 2^16): tiny ow-tiles of a wide filter repeat most columns in
  * every band, and such plans keep the staged path. */
 #define ONEP_MAX_ELEMS ((int64_t)1 << 26)
 #define ONEP_MAX_RATIO 4
@@ -1158,7 +1164,7 @@ static int conv_one_pass_fits(struct conv_ctx *cx)
 	cx->cp = cx->bh * cx->pwm;
 	if (cx->strat == OPS_STRAT_UNTILED ||
 	    prod4_over(cx->ntw, d->n, d->c, cx->cp, &nel) || nel > ONEP_MAX_ELEMS ||
-	    prod4_over(d->n, d->c, d->h, d->w, &nx) || nel > ONEP_MAX_RATIO * nx + ((int64_t)1 << 20) ||
+	    prod4_over(d->n, d->c, d->h, d->w, &nx) || nel > ONEP_MAX_RATIO * nx + ((int64_t)1 << 16) ||
 	    cx->t.tc * cx->cp >= INT32_MAX)
 		return 0;
 	return 1;
@@ -1188,6 +1194,7 @@ static void bands_fill(const struct conv_ctx *cx, void *dst, int f32)
 	for (int64_t b = 0; b < cx->ntw; b++) {
 		int64_t col0 = b * cx->t.tow * d->sw - d->pw;
 		int64_t lo = min64(max64(0, -col0), cx->pwm), hi = max64(lo, min64(cx->pwm, d->w - col0));
+		const int64_t bw = cx->bw;
 
 		for (int64_t p = 0; p < d->n * d->c; p++) {
 			unsigned char *pl = (unsigned char *)dst + (size_t)((b * d->n * d->c + p) * cx->cp) * des;
@@ -1197,24 +1204,23 @@ static void bands_fill(const struct conv_ctx *cx, void *dst, int f32)
 				memset(pl, 0, (size_t)cx->cp * des);
 				continue;
 			}
-			memset(pl, 0, (size_t)(rv0 * cx->pwm) * des);
-			memset(pl + (size_t)(rv1 * cx->pwm) * des, 0,
-			       (size_t)((cx->bh - rv1) * cx->pwm) * des);
+			memset(pl, 0, (size_t)(rv0 * bw) * des);
+			memset(pl + (size_t)(rv1 * bw) * des, 0, (size_t)((cx->bh - rv1) * bw) * des);
 			for (int64_t row = rv0; row < rv1; row++) {
-				unsigned char *dr = pl + (size_t)(row * cx->pwm) * des;
+				unsigned char *dr = pl + (size_t)(row * bw) * des;
 
 				zero_small(dr, des, lo);
-				zero_small(dr + (size_t)hi * des, des, cx->pwm - hi);
+				zero_small(dr + (size_t)hi * des, des, bw - hi);
 			}
 			sp += (size_t)((rv0 - d->ph) * d->w + col0 + lo) * ses;
-			pl += (size_t)(rv0 * cx->pwm + lo) * des;
+			pl += (size_t)(rv0 * bw + lo) * des;
 			if (!f32 || cx->dt == OPS_F32)
-				ops_kern->copy_rows(pl, cx->pwm * (int64_t)des, sp, d->w * (int64_t)ses,
+				ops_kern->copy_rows(pl, bw * (int64_t)des, sp, d->w * (int64_t)ses,
 						    (size_t)(hi - lo) * des, rv1 - rv0);
 			else
 				for (int64_t row = rv0; row < rv1; row++)
 					ops_to_f32(cx->dt, sp + (size_t)((row - rv0) * d->w) * ses,
-						   (float *)(void *)(pl + (size_t)((row - rv0) * cx->pwm) * des),
+						   (float *)(void *)(pl + (size_t)((row - rv0) * bw) * des),
 						   (size_t)(hi - lo));
 		}
 	}
@@ -1257,6 +1263,35 @@ static void weights_fill(struct conv_ctx *cx, const float *wsrc)
 	}
 }
 
+/* The channel pairs of a one-pass launch: the tile loads of B rows that
+ * are not 64-byte aligned took twice as long (a 3x3 tile's 16 x 238
+ * pixels: 4.4 against 2.2 us), and the taps one column apart cannot all
+ * be aligned in one copy. So with filters up to 4 wide the bands' rows are
+ * padded to a multiple of 16 pixels and every pair plane holds one copy per
+ * column tap, copy j shifted by j*dw: every tap's B tile starts on a
+ * 64-byte boundary. Wider filters (or copies over ONEP_MAX_ELEMS) keep one
+ * copy at the patch width. */
+static void pairs_onep_layout(struct conv_ctx *cx)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int64_t bw = ceil_div(cx->pwm, 16) * 16, cpj = ceil_div(cx->bh * bw + 16, 16) * 16, nel;
+
+	cx->nshift = 1;
+	if (d->s <= 4 && !prod4_over(cx->ntw * d->n, d->groups * cx->ncblk * cx->npair,
+				     d->s * cpj, 2, &nel) && nel <= 2 * ONEP_MAX_ELEMS) {
+		cx->nshift = d->s;
+		cx->bw = bw;
+		cx->cp = cx->bh * bw;
+		cx->cpitch = cx->cp;
+	}
+	cx->cpj = ceil_div(cx->cp + 16, 16) * 16;
+	cx->plane = cx->nshift * cx->cpj;
+	for (int64_t i = 0; i < d->r; i++)
+		for (int64_t j = 0; j < d->s; j++)
+			cx->toff[i * d->s + j] = (int32_t)(i * d->dh * cx->bw +
+							   (cx->nshift > 1 ? j * cx->cpj : j * d->dw));
+}
+
 /* The one-pass launch's scratch (real runs): bands, weights and, with the
  * channel-pair kernel, the bands re-laid as channel pairs once. */
 static int onep_setup(struct conv_ctx *cx, struct opr_error *err)
@@ -1266,30 +1301,50 @@ static int onep_setup(struct conv_ctx *cx, struct opr_error *err)
 	const float *wsrc = cx->w;
 	int rc = 0;
 
+	/* bands_fill writes every element but the 64 of slack at the end
+	 * (calloc cleared the whole bands first) */
 	if (cx->amx) {
-		cx->xh = calloc((size_t)nb, sizeof *cx->xh);
+		cx->xh = malloc(sizeof *cx->xh * (size_t)nb);
 		if (!cx->xh)
 			goto nomem;
 		bands_fill(cx, cx->xh, 0);
+		memset(cx->xh + nb - 64, 0, 64 * sizeof *cx->xh);
 	} else {
-		cx->xf = calloc((size_t)nb, sizeof *cx->xf);
+		cx->xf = malloc(sizeof *cx->xf * (size_t)nb);
 		if (!cx->xf)
 			goto nomem;
 		bands_fill(cx, cx->xf, 1);
+		memset(cx->xf + nb - 64, 0, 64 * sizeof *cx->xf);
 	}
 	if (cx->pairs) {
-		/* every band's channel blocks as pairs (pack_pairs zeroes the
-		 * pairs past a block's channels; the plane's tail stays zero) */
+		/* every band's channel blocks as pairs, nshift copies of each
+		 * pair plane cpj apart, copy j shifted by column tap j
+		 * (pack_pairs zeroes the pairs past a block's channels; each
+		 * copy's tail is zeroed here) */
+		int64_t np = cx->bh * cx->bw, nel;
+
+		if (prod4_over(cx->ntw * d->n, d->groups * cx->ncblk, cx->npair, cx->plane * 2, &nel))
+			goto nomem;
+		cx->xp = aligned_alloc(64, (size_t)ceil_div(nel * (int64_t)sizeof *cx->xp, 64) * 64);
+		if (!cx->xp)
+			goto nomem;
 		for (int64_t b = 0; b < cx->ntw * d->n; b++)
 		for (int64_t g = 0; g < d->groups; g++)
 		for (int64_t cb = 0; cb < cx->ncblk; cb++) {
 			int64_t c0 = cb * cx->t.tc, nc = min64(cx->t.tc, d->cpg - c0);
+			const uint16_t *src = cx->xh + (b * d->c + g * d->cpg + c0) * cx->cp;
+			uint16_t *dst = cx->xp + ((b * d->groups + g) * cx->ncblk + cb) *
+						 cx->npair * cx->plane * 2;
 
-			ops_kern->conv_bf16_pack_pairs(cx->xh + (b * d->c + g * d->cpg + c0) * cx->cp,
-						       cx->cp, nc, cx->cp,
-						       cx->xp + ((b * d->groups + g) * cx->ncblk + cb) *
-								cx->npair * cx->plane * 2,
-						       cx->plane, ceil_div(nc, 32) * 16);
+			for (int64_t j = 0; j < cx->nshift; j++) {
+				int64_t sh = cx->nshift > 1 ? j * d->dw : 0, n = np - sh;
+
+				ops_kern->conv_bf16_pack_pairs(src + sh, cx->cp, nc, n, dst + j * cx->cpj * 2,
+							       cx->plane, cx->npair);
+				for (int64_t pr = 0; pr < cx->npair; pr++)
+					memset(dst + (pr * cx->plane + j * cx->cpj + n) * 2, 0,
+					       (size_t)(cx->cpj - n) * 2 * sizeof *dst);
+			}
 		}
 		free(cx->xh);
 		cx->xh = NULL;
@@ -1348,6 +1403,8 @@ static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 	cx->ncblk = ceil_div(cx->d.cpg, cx->t.tc);
 	cx->onep = conv_one_pass_fits(cx);
 	cx->cpitch = cx->onep ? cx->cp : cx->phm * cx->pwm;
+	cx->bw = cx->pwm;
+	cx->nshift = 1;
 	cx->off = NULL;
 	if (!cx->dry) {
 		cx->off = malloc(sizeof *cx->off * (size_t)(cx->t.tc * cx->d.r * cx->d.s));
@@ -1375,6 +1432,8 @@ static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 			if (cx->amx && (rc = pairs_setup(cx, err)) < 0)
 				goto free_off;
 		}
+		if (cx->onep && cx->pairs)
+			pairs_onep_layout(cx);
 		if (cx->onep && (rc = onep_setup(cx, err)) < 0)
 			goto free_off;
 	}
