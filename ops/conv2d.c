@@ -1336,14 +1336,21 @@ static int onep_setup(struct conv_ctx *cx, struct opr_error *err)
 			uint16_t *dst = cx->xp + ((b * d->groups + g) * cx->ncblk + cb) *
 						 cx->npair * cx->plane * 2;
 
-			for (int64_t j = 0; j < cx->nshift; j++) {
-				int64_t sh = cx->nshift > 1 ? j * d->dw : 0, n = np - sh;
+			/* copy 0 packed, copy j its positions from j*dw on (one
+			 * contiguous move per pair: cheaper than packing again) */
+			ops_kern->conv_bf16_pack_pairs(src, cx->cp, nc, np, dst, cx->plane, cx->npair);
+			for (int64_t pr = 0; pr < cx->npair; pr++) {
+				uint16_t *p0 = dst + pr * cx->plane * 2;
 
-				ops_kern->conv_bf16_pack_pairs(src + sh, cx->cp, nc, n, dst + j * cx->cpj * 2,
-							       cx->plane, cx->npair);
-				for (int64_t pr = 0; pr < cx->npair; pr++)
-					memset(dst + (pr * cx->plane + j * cx->cpj + n) * 2, 0,
+				memset(p0 + np * 2, 0, (size_t)(cx->cpj - np) * 2 * sizeof *dst);
+				for (int64_t j = 1; j < cx->nshift; j++) {
+					int64_t n = np - j * d->dw;
+
+					memcpy(p0 + j * cx->cpj * 2, p0 + j * d->dw * 2,
+					       (size_t)n * 2 * sizeof *dst);
+					memset(p0 + (j * cx->cpj + n) * 2, 0,
 					       (size_t)(cx->cpj - n) * 2 * sizeof *dst);
+				}
 			}
 		}
 		free(cx->xh);
