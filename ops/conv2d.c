@@ -215,6 +215,27 @@ static void *at(const void *base, int64_t idx, size_t es)
 	return base ? (char *)(uintptr_t)base + (size_t)idx * es : NULL;
 }
 
+/* A 3-D transfer; count: only counted (ops_dma_split_count), the host
+ * moving the bytes itself (a one-pass launch). */
+static int dma3x(struct ops_device *dev, int count, enum ops_space dsp, void *dst,
+		 enum ops_space ssp, const void *src, size_t es,
+		 int64_t n0, int64_t n1, int64_t n2, int64_t s0, int64_t s1,
+		 int64_t s2, int64_t d0, int64_t d1, int64_t d2,
+		 struct opr_error *err)
+{
+	struct ops_dma_desc dd;
+
+	memset(&dd, 0, sizeof dd);
+	dd.rank = 3;
+	dd.shape[0] = n0; dd.shape[1] = n1; dd.shape[2] = n2;
+	dd.src_stride[0] = s0; dd.src_stride[1] = s1; dd.src_stride[2] = s2;
+	dd.dst_stride[0] = d0; dd.dst_stride[1] = d1; dd.dst_stride[2] = d2;
+	dd.elem_bytes = es;
+	if (count)
+		return ops_dma_split_count(dev, dsp, ssp, &dd, err);
+	return ops_dma_split(dev, dsp, dst, ssp, src, &dd, err);
+}
+
 static int dma3(struct ops_device *dev, enum ops_space dsp, void *dst,
 		enum ops_space ssp, const void *src, size_t es,
 		int64_t n0, int64_t n1, int64_t n2, int64_t s0, int64_t s1,
@@ -283,6 +304,27 @@ struct conv_ctx {
 	int64_t nkbt, ncblk, wqblk; /* 16-channel blocks per tile, channel
 				     * blocks, elements per weight block */
 	int64_t cur_kt, cur_cblk;   /* the tile and channel block computed */
+	/* one pass (conv_one_pass_fits): the input padded once per launch
+	 * into bands, one per ow-tile of the patch's width pwm and the rows of
+	 * every oh-tile's patch (bh), channels cp = bh * pwm apart; the tiles'
+	 * transfers are counted and their kernels read the bands in place */
+	int onep;
+	int64_t bh, cp;
+	int64_t bw;             /* row pitch of what the kernels read: pwm, or with
+				 * the channel pairs' aligned copies pwm rounded up to 16 */
+	int64_t nshift, cpj;    /* channel pairs: column-tap copies per pair plane
+				 * and positions apart (1, 0: one copy) */
+	int64_t cpitch;         /* channel pitch of what the kernels read: phm*pwm or cp */
+	float *xf;              /* fp32 bands [ntw][n][c][cp] (widened), or NULL */
+	uint16_t *xh;           /* bf16 bands, the same layout (amx), or NULL */
+	float *wf;              /* w widened to fp32 (KCRS), or NULL */
+	float *wpk;             /* packed fp32 weight blocks [g][ntk][ncblk][wpkblk] */
+	uint16_t *wab;          /* bf16 weight rows [g][ntk][ncblk][wabblk] (amx per term) */
+	int64_t wpkblk, wabblk;
+	/* what the current channel block's kernel reads */
+	int64_t ldw;            /* weight rows apart (px kernel) */
+	const uint16_t *wacur;  /* bf16 weight rows (amx per term) */
+	const uint16_t *xpcur;  /* channel pairs (amx pairs) */
 };
 
 /* The on-chip buffers of one core. */
@@ -453,7 +495,7 @@ static int load_patch(struct conv_ctx *cx, const struct tile_pos *tp,
 	all = nc * rl * cl;
 	if (valid < all) {
 		/* zero-fill of the halo (padding) on chip */
-		if (!cx->dry)
+		if (!cx->dry && !cx->onep)
 			zero_halo(xb, cx->es, nc, cx->phm * cx->pwm, cx->pwm, rv0 - rs, rnv,
 				  cv0 - cs, cnv);
 		ops_compute(cx->dev, cx->dt, 0, 0, 0, (uint64_t)(all - valid) * cx->es);
@@ -462,14 +504,14 @@ static int load_patch(struct conv_ctx *cx, const struct tile_pos *tp,
 		int64_t src = (((tp->ni * d->c) + tp->g * d->cpg + c0) * d->h + rv0) * d->w + cv0;
 		int64_t dst = (rv0 - rs) * cx->pwm + (cv0 - cs);
 
-		rc = dma3(cx->dev, OPS_SHARED, at(xb, dst, cx->es), OPS_GLOBAL,
-			  at(cx->x, src, cx->es), cx->es, nc, rnv, cnv,
-			  d->h * d->w, d->w, 1, cx->phm * cx->pwm, cx->pwm, 1, err);
+		rc = dma3x(cx->dev, cx->onep, OPS_SHARED, at(xb, dst, cx->es), OPS_GLOBAL,
+			   at(cx->x, src, cx->es), cx->es, nc, rnv, cnv,
+			   d->h * d->w, d->w, 1, cx->phm * cx->pwm, cx->pwm, 1, err);
 		if (rc < 0)
 			return rc;
 	}
 	if (cx->dt != OPS_F32) {
-		if (!cx->dry && !cx->amx)
+		if (!cx->dry && !cx->amx && !cx->onep)
 			ops_to_f32(cx->dt, xb, x32, (size_t)(nc * cx->phm * cx->pwm));
 		ops_compute(cx->dev, cx->dt, 0, 0, (uint64_t)all * cx->es,
 			    (uint64_t)all * 4);
@@ -485,7 +527,7 @@ static int load_patch(struct conv_ctx *cx, const struct tile_pos *tp,
 static int weight_dma(struct conv_ctx *cx, void *dst, const void *src,
 		      const struct ops_dma_desc *dd, struct opr_error *err)
 {
-	if (cx->amx)
+	if (cx->amx || cx->onep)
 		return ops_dma_split_count(cx->dev, OPS_SHARED, OPS_GLOBAL, dd, err);
 	return ops_dma_split(cx->dev, OPS_SHARED, dst, OPS_GLOBAL, src, dd, err);
 }
@@ -513,10 +555,12 @@ static int load_weights(struct conv_ctx *cx, const struct tile_pos *tp,
 	struct ops_dma_desc dd;
 
 	if (rem) {
-		if (!cx->dry && !cx->amx && rows)
+		if (cx->dry || cx->amx || cx->onep)
+			;
+		else if (rows)
 			memset(at(wb, tp->nk * terms, cx->es), 0,
 			       (size_t)((kb - rem) * terms) * cx->es);
-		else if (!cx->dry && !cx->amx)
+		else
 			memset(wb, 0, (size_t)(nkb * kb * terms) * cx->es);
 		ops_compute(cx->dev, cx->dt, 0, 0, 0,
 			    (uint64_t)((kb - rem) * terms) * cx->es);
@@ -551,7 +595,7 @@ static int load_weights(struct conv_ctx *cx, const struct tile_pos *tp,
 		if (rc < 0)
 			return rc;
 	}
-	if (cx->amx && !cx->pairs && !cx->dry) {
+	if (cx->amx && !cx->pairs && !cx->onep && !cx->dry) {
 		/* the rows of the bf16 kernel's A tiles, straight from KCRS */
 		const uint16_t *ws = (const uint16_t *)cx->w + src;
 		int64_t l;
@@ -565,7 +609,7 @@ static int load_weights(struct conv_ctx *cx, const struct tile_pos *tp,
 			memset(cx->wa + l * cx->lda, 0, (size_t)cx->lda * sizeof *cx->wa);
 	}
 	if (cx->dt != OPS_F32) {
-		if (!cx->dry && !cx->amx)
+		if (!cx->dry && !cx->amx && !cx->onep)
 			ops_to_f32(cx->dt, wb, w32, (size_t)(nkb * kb * terms));
 		ops_compute(cx->dev, cx->dt, 0, 0, (uint64_t)(nkb * kb * terms) * cx->es,
 			    (uint64_t)(nkb * kb * terms) * 4);
@@ -576,7 +620,7 @@ static int load_weights(struct conv_ctx *cx, const struct tile_pos *tp,
 /* Patch offset of output pixel p of the tile (row-major over [noh, now]). */
 static int64_t pix_off(const struct conv_ctx *cx, const struct tile_pos *tp, int64_t p)
 {
-	return (p / tp->now) * cx->d.sh * cx->pwm + (p % tp->now) * cx->d.sw;
+	return (p / tp->now) * cx->d.sh * cx->bw + (p % tp->now) * cx->d.sw;
 }
 
 static void fill_offsets(struct conv_ctx *cx, int64_t nc)
@@ -587,8 +631,8 @@ static void fill_offsets(struct conv_ctx *cx, int64_t nc)
 	for (c = 0; c < nc; c++)
 		for (i = 0; i < d->r; i++)
 			for (j = 0; j < d->s; j++)
-				cx->off[n++] = (int32_t)(c * cx->phm * cx->pwm +
-							 i * d->dh * cx->pwm + j * d->dw);
+				cx->off[n++] = (int32_t)(c * cx->cpitch +
+							 i * d->dh * cx->bw + j * d->dw);
 }
 
 /* The weights of 16-channel block kb of tile tp and channel block
@@ -633,6 +677,49 @@ static void wq_fill(struct conv_ctx *cx)
 	}
 }
 
+/* The pixel-vector kernel's sums for tile-local channels [k, k+nk) of
+ * rows [r0, r0+nr) x columns [c0, c0+ncol) (cx->px, rows pitch apart), with
+ * the fused bias and activation when the launch has them (epilogue_f32's
+ * arithmetic, applied to the whole run: the pixels between rows are
+ * dropped), narrowed and written straight into y at y's pitch: a one-pass
+ * tile of a single channel block, whose store is counted (store_tile). */
+static void px_to_y(const struct conv_ctx *cx, const struct tile_pos *tp, int64_t k,
+		    int64_t nk, int64_t r0, int64_t nr, int64_t c0, int64_t ncol, int64_t nq,
+		    int64_t pitch)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int64_t kg = tp->g * d->kpg + tp->k0 + k;
+	uint16_t n16[PX_RUN_MAX]; /* one run narrowed */
+
+	for (int64_t l = 0; l < nk; l++) {
+		float *src = cx->px + l * PX_RUN_MAX;
+		int64_t dst = ((tp->ni * d->k + kg + l) * d->oh + tp->oh0 + r0) * d->ow +
+			      tp->ow0 + c0;
+
+		if (cx->epi) {
+			float b = cx->bias[kg + l];
+
+			for (int64_t q = 0; q < nq; q++)
+				src[q] += b;
+			if (cx->act != OPS_ACT_NONE)
+				ops_act_f32(cx->act, src, src, (size_t)nq);
+		}
+		if (cx->dt != OPS_F32) {
+			/* narrowed as one run, then copied row by row: a
+			 * conversion call per 28-pixel row cost more than it
+			 * converted */
+			ops_from_f32(cx->dt, src, n16, (size_t)nq);
+			ops_kern->copy_rows((unsigned char *)at(cx->y, dst, cx->es),
+					    d->ow * (int64_t)cx->es, (const unsigned char *)n16,
+					    pitch * (int64_t)cx->es, (size_t)ncol * cx->es, nr);
+			continue;
+		}
+		ops_kern->copy_rows((unsigned char *)((float *)cx->y + dst),
+				    d->ow * (int64_t)sizeof(float), (const unsigned char *)src,
+				    pitch * (int64_t)sizeof(float), (size_t)ncol * sizeof(float), nr);
+	}
+}
+
 /* compute_direct by the path's pixel-vector kernel (unit stride along w).
  * The tile's output rows lie sh*pwm apart in the patch; with sh == 1 and
  * little halo that pitch is close to now, so runs of whole rows go to the
@@ -643,16 +730,16 @@ static void wq_fill(struct conv_ctx *cx)
  * unused (the weights are cx->wa's rows, load_weights). */
 static void compute_direct_px(const struct conv_ctx *cx, const struct tile_pos *tp,
 			      int64_t terms, const void *xs, const void *ws,
-			      float *acc, int first)
+			      float *acc, int first, int to_y)
 {
 	const struct ops_kern *kern = ops_kern;
-	int64_t pitch = cx->d.sh * cx->pwm, now = tp->now;
+	int64_t pitch = cx->d.sh * cx->bw, now = tp->now;
 	int dense = now <= PX_RUN_MAX && (pitch - now) * 4 <= now;
 	int64_t kb, r0, c0, nkb = ceil_div(tp->nk, DIRECT_KB);
 	float *tmp = cx->px;
 
 	for (kb = 0; kb < nkb; kb++) {
-		const float *wp = cx->amx ? NULL : (const float *)ws + kb * terms * DIRECT_KB;
+		const float *wp = cx->amx ? NULL : (const float *)ws + kb * DIRECT_KB * cx->ldw;
 		int nkl = (int)min64(DIRECT_KB, tp->nk - kb * DIRECT_KB);
 
 		for (r0 = 0; r0 < tp->noh;) {
@@ -663,7 +750,7 @@ static void compute_direct_px(const struct conv_ctx *cx, const struct tile_pos *
 				int64_t nq = (nr - 1) * pitch + ncol, l, rr, j;
 
 				if (cx->pairs)
-					kern->conv_bf16_pairs(cx->xp + (r0 * pitch + c0) * 2, cx->plane,
+					kern->conv_bf16_pairs(cx->xpcur + (r0 * pitch + c0) * 2, cx->plane,
 							      (int)ceil_div(terms / (cx->d.r * cx->d.s), 32),
 							      cx->toff, (int)(cx->d.r * cx->d.s),
 							      wq_block(cx, tp, kb), nkl, nq, tmp,
@@ -671,12 +758,17 @@ static void compute_direct_px(const struct conv_ctx *cx, const struct tile_pos *
 				else if (cx->amx)
 					kern->conv_direct_bf16((const uint16_t *)xs + r0 * pitch + c0,
 							       cx->off, terms,
-							       cx->wa + kb * DIRECT_KB * cx->lda, cx->lda,
+							       cx->wacur + kb * DIRECT_KB * cx->lda, cx->lda,
 							       nkl, nq, tmp, PX_RUN_MAX);
 				else
 					kern->conv_direct_px((const float *)xs + r0 * pitch + c0,
-							     cx->off, terms, wp, terms, nkl, nq, tmp,
+							     cx->off, terms, wp, cx->ldw, nkl, nq, tmp,
 							     PX_RUN_MAX);
+				if (to_y) {
+					px_to_y(cx, tp, kb * DIRECT_KB, nkl, r0, nr, c0, ncol, nq,
+						pitch);
+					continue;
+				}
 				for (l = 0; l < nkl; l++) {
 					float *row0 = acc + (kb * DIRECT_KB + l) * tp->npix + r0 * now + c0;
 
@@ -716,7 +808,7 @@ static void compute_direct(const struct conv_ctx *cx, const struct tile_pos *tp,
 	const float *pix[OPS_KERN_MAX_PB];
 
 	if (cx->px) {
-		compute_direct_px(cx, tp, terms, x32, w32, acc, first);
+		compute_direct_px(cx, tp, terms, x32, w32, acc, first, 0);
 		return;
 	}
 	for (kb = 0; kb < nkb;) {
@@ -831,9 +923,11 @@ static void epilogue_f32(enum ops_act act, const float *bias, float *acc,
 	}
 }
 
-/* Narrows the fp32 tile (if needed) and DMAs it to y. */
+/* Narrows the fp32 tile (if needed) and DMAs it to y. One pass: the
+ * transfer is counted and the host writes acc into y itself, narrowing row
+ * by row, unless the kernel already wrote y (y_done, px_to_y). */
 static int store_tile(struct conv_ctx *cx, const struct tile_pos *tp,
-		      const float *acc, void *out, struct opr_error *err)
+		      const float *acc, void *out, int y_done, struct opr_error *err)
 {
 	const struct ops_conv_dims *d = &cx->d;
 	int64_t n = tp->nk * tp->npix;
@@ -842,14 +936,63 @@ static int store_tile(struct conv_ctx *cx, const struct tile_pos *tp,
 	const void *src = acc;
 
 	if (cx->dt != OPS_F32) {
-		if (!cx->dry)
+		if (!cx->dry && !cx->onep)
 			ops_from_f32(cx->dt, acc, out, (size_t)n);
 		ops_compute(cx->dev, cx->dt, 0, 0, (uint64_t)n * 4, (uint64_t)n * cx->es);
 		src = out;
 	}
-	return dma3(cx->dev, OPS_GLOBAL, at(cx->y, dst, cx->es), OPS_SHARED, src,
-		    cx->es, tp->nk, tp->noh, tp->now, tp->npix, tp->now, 1,
-		    d->oh * d->ow, d->ow, 1, err);
+	if (cx->onep && !cx->dry && !y_done) {
+		for (int64_t l = 0; l < tp->nk; l++) {
+			const float *a = acc + l * tp->npix;
+			int64_t yl = dst + l * d->oh * d->ow;
+
+			if (cx->dt == OPS_F32) {
+				ops_kern->copy_rows((unsigned char *)((float *)cx->y + yl),
+						    d->ow * (int64_t)sizeof(float),
+						    (const unsigned char *)a,
+						    tp->now * (int64_t)sizeof(float),
+						    (size_t)tp->now * sizeof(float), tp->noh);
+				continue;
+			}
+			for (int64_t r = 0; r < tp->noh; r++)
+				ops_from_f32(cx->dt, a + r * tp->now, at(cx->y, yl + r * d->ow, cx->es),
+					     (size_t)tp->now);
+		}
+	}
+	return dma3x(cx->dev, cx->onep, OPS_GLOBAL, at(cx->y, dst, cx->es), OPS_SHARED, src,
+		     cx->es, tp->nk, tp->noh, tp->now, tp->npix, tp->now, 1,
+		     d->oh * d->ow, d->ow, 1, err);
+}
+
+/* A one-pass tile's operands for channel block c0: its patch in the
+ * bands (*x, or cx->xpcur by channel pairs) and its weights (*w: the KCRS
+ * rows of w, widened once, for the pixel-vector kernel, ldw = cpg*r*s
+ * apart; else the block packed once, or cx->wacur's bf16 rows). */
+static void onep_operands(struct conv_ctx *cx, const struct tile_pos *tp, int64_t c0,
+			  const void **x, const float **w)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int64_t rs = d->r * d->s, owt = tp->ow0 / cx->t.tow, kt = tp->k0 / cx->t.tk;
+	int64_t cblk = c0 / cx->t.tc, blk = (tp->g * cx->ntk + kt) * cx->ncblk + cblk;
+	int64_t row = tp->oh0 * d->sh * cx->bw;
+	int64_t xo = ((owt * d->n + tp->ni) * d->c + tp->g * d->cpg + c0) * cx->cp + row;
+
+	if (cx->pairs)
+		cx->xpcur = cx->xp + ((((owt * d->n + tp->ni) * d->groups + tp->g) * cx->ncblk + cblk) *
+				      cx->npair * cx->plane + row) * 2;
+	else if (cx->amx)
+		*x = cx->xh + xo;
+	else
+		*x = cx->xf + xo;
+	if (cx->amx) {
+		cx->wacur = cx->wab ? cx->wab + blk * cx->wabblk : NULL;
+	} else if (cx->px) {
+		*w = (cx->wf ? cx->wf : (const float *)cx->w) +
+		     ((tp->g * d->kpg + tp->k0) * d->cpg + c0) * rs;
+		cx->ldw = d->cpg * rs;
+	} else {
+		*w = cx->wpk + blk * cx->wpkblk;
+	}
 }
 
 static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
@@ -861,7 +1004,7 @@ static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
 	int64_t c0, it = 0;
 	float *acc = bs->b[B_ACC].data;
 	float *bias = acc ? acc + cx->t.tk * cx->t.toh * cx->t.tow : NULL;
-	int rc;
+	int rc, y_done = 0;
 
 	for (c0 = 0; c0 < d->cpg; c0 += cx->t.tc, it++) {
 		int64_t nc = min64(cx->t.tc, d->cpg - c0), terms = nc * d->r * d->s;
@@ -889,6 +1032,17 @@ static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
 			rd += (uint64_t)(npb * GEMM_PB * terms) * 4;
 		}
 		if (!cx->dry) {
+			const void *xk = cx->amx ? (const void *)xb : (const void *)x32;
+			const float *wk = w32;
+			/* a one-pass tile of one channel block on the pixel-vector
+			 * kernel writes y itself (px_to_y) */
+			int to_y = cx->onep && cx->px && nc == d->cpg;
+
+			cx->ldw = terms;
+			cx->wacur = cx->wa;
+			cx->xpcur = cx->xp;
+			if (cx->onep)
+				onep_operands(cx, tp, c0, &xk, &wk);
 			if (!cx->pairs) /* (the channel-pair kernel takes cx->toff) */
 				fill_offsets(cx, nc);
 			if (cx->pairs) {
@@ -896,16 +1050,19 @@ static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
 
 				cx->cur_kt = tp->k0 / cx->t.tk;
 				cx->cur_cblk = c0 / cx->t.tc;
-				ops_kern->conv_bf16_pack_pairs(xb, np, nc, np, cx->xp, cx->plane,
-							       ceil_div(nc, 32) * 16);
+				if (!cx->onep)
+					ops_kern->conv_bf16_pack_pairs(xb, np, nc, np, cx->xp,
+								       cx->plane,
+								       ceil_div(nc, 32) * 16);
 			}
-			if (cx->amx)
-				compute_direct_px(cx, tp, terms, xb, wb, acc, c0 == 0);
+			if (cx->px)
+				compute_direct_px(cx, tp, terms, xk, wk, acc, c0 == 0, to_y);
 			else if (direct)
-				compute_direct(cx, tp, terms, x32, w32, acc, c0 == 0);
+				compute_direct(cx, tp, terms, xk, wk, acc, c0 == 0);
 			else
-				compute_im2col(cx, tp, terms, x32, w32,
+				compute_im2col(cx, tp, terms, xk, wk,
 					       bs->b[B_COL].data, acc, c0 == 0);
+			y_done = to_y;
 		}
 		ops_compute(cx->dev, cx->dt, (uint64_t)(tp->nk * tp->npix * terms), 0, rd, wr);
 	}
@@ -919,17 +1076,22 @@ static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
 		dd.src_stride[0] = 1;
 		dd.dst_stride[0] = 1;
 		dd.elem_bytes = 4;
-		rc = ops_dma_split(cx->dev, OPS_SHARED, bias, OPS_GLOBAL,
-				   at(cx->bias, tp->g * d->kpg + tp->k0, 4), &dd, err);
+		if (cx->onep) {
+			rc = ops_dma_split_count(cx->dev, OPS_SHARED, OPS_GLOBAL, &dd, err);
+			bias = cx->dry ? NULL : (float *)(uintptr_t)cx->bias + tp->g * d->kpg + tp->k0;
+		} else {
+			rc = ops_dma_split(cx->dev, OPS_SHARED, bias, OPS_GLOBAL,
+					   at(cx->bias, tp->g * d->kpg + tp->k0, 4), &dd, err);
+		}
 		if (rc < 0)
 			return rc;
-		if (!cx->dry)
+		if (!cx->dry && !y_done)
 			epilogue_f32(cx->act, bias, acc, tp->nk, tp->npix);
 		ops_compute(cx->dev, OPS_F32, 0, cx->act != OPS_ACT_NONE ? 2 * n : n,
 			    (cx->act != OPS_ACT_NONE ? 2 * n : n) * 4 + (uint64_t)tp->nk * 4,
 			    (cx->act != OPS_ACT_NONE ? 2 * n : n) * 4);
 	}
-	return store_tile(cx, tp, acc, bs->b[B_OUT].data, err);
+	return store_tile(cx, tp, acc, bs->b[B_OUT].data, y_done, err);
 }
 
 /* Channel blocks of at least 16 channels take the channel-pair kernel
@@ -951,14 +1113,17 @@ static int pairs_setup(struct conv_ctx *cx, struct opr_error *err)
 	    nq > WQ_MAX_ELEMS)
 		return 0;
 	cx->npair = ceil_div(cx->t.tc, 32) * 16;
-	/* reads reach 15 positions past the patch (isa_int.h) */
+	/* reads reach 15 positions past the patch (isa_int.h); one pass:
+	 * past the band, whose pairs are laid out for the whole launch */
 	cx->plane = ceil_div(cx->phm * cx->pwm + 16, 16) * 16;
-	cx->xp = calloc((size_t)(cx->npair * cx->plane * 2), sizeof *cx->xp);
+	if (!cx->onep)
+		cx->xp = calloc((size_t)(cx->npair * cx->plane * 2), sizeof *cx->xp);
+	nq = d->groups * cx->ntk * cx->nkbt * cx->ncblk * cx->wqblk;
 	cx->toff = malloc(sizeof *cx->toff * (size_t)rs);
 	/* 64-byte aligned: an A tile load of unaligned rows was slower
 	 * (22 against 26 ns a tdpbf16ps with aligned A rows, this host) */
 	cx->wq = aligned_alloc(64, (size_t)ceil_div(nq * (int64_t)sizeof *cx->wq, 64) * 64);
-	if (!cx->xp || !cx->toff || !cx->wq)
+	if ((!cx->onep && !cx->xp) || !cx->toff || !cx->wq)
 		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the kernel's scratch");
 	for (i = 0; i < d->r; i++)
 		for (j = 0; j < d->s; j++)
@@ -966,6 +1131,259 @@ static int pairs_setup(struct conv_ctx *cx, struct opr_error *err)
 	wq_fill(cx);
 	cx->pairs = 1;
 	return 0;
+}
+
+/* ---- one pass ------------------------------------------------------------------
+ * A host has no DMA engine beside its core: a tile's patch, weights and
+ * output staged through SHARED are copies on the thread that computes,
+ * per tile (the patch once per k-tile, the weights once per spatial tile),
+ * 40% of make bench's fp32 conv. A one-pass launch pads the input once into
+ * bands (one per ow-tile, pwm columns wide, the rows of every oh-tile's
+ * patch: the same row pitch as a tile's patch, so the pixel-vector
+ * kernel's runs of whole rows stay as dense) and lays the weights out once;
+ * every tile's kernel reads them in place, and writes y. Each tile's
+ * transfers are counted as they were (ops_dma_split_count): the counters
+ * are the accelerator's, unchanged. The bands are host scratch, not a device
+ * buffer, so nothing is counted for them. */
+
+/* Bands of at most ONEP_MAX_ELEMS elements and ONEP_MAX_RATIO times the
+ * input (plus 2^16): tiny ow-tiles of a wide filter repeat most columns in
+ * every band, and such plans keep the staged path. */
+#define ONEP_MAX_ELEMS ((int64_t)1 << 26)
+#define ONEP_MAX_RATIO 4
+
+/* Whether the tiled launch runs in one pass: from the shape and plan only,
+ * so that a dry run and every ISA path mark the same launches. Sets the
+ * bands' geometry (cx->bh, cx->cp). */
+static int conv_one_pass_fits(struct conv_ctx *cx)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int64_t nel, nx;
+
+	cx->bh = (d->oh - 1) * d->sh + (d->r - 1) * d->dh + 1;
+	cx->cp = cx->bh * cx->pwm;
+	if (cx->strat == OPS_STRAT_UNTILED ||
+	    prod4_over(cx->ntw, d->n, d->c, cx->cp, &nel) || nel > ONEP_MAX_ELEMS ||
+	    prod4_over(d->n, d->c, d->h, d->w, &nx) || nel > ONEP_MAX_RATIO * nx + ((int64_t)1 << 16) ||
+	    cx->t.tc * cx->cp >= INT32_MAX)
+		return 0;
+	return 1;
+}
+
+/* n elements of es bytes at p set to zero (a few, at a band's edges). */
+static void zero_small(void *p, size_t es, int64_t n)
+{
+	if (es == 4)
+		for (int64_t i = 0; i < n; i++)
+			((float *)p)[i] = 0.0f;
+	else
+		for (int64_t i = 0; i < n; i++)
+			((uint16_t *)p)[i] = 0;
+}
+
+/* The input padded into the bands: dst[((b*n + ni)*c + ch)*cp + row*pwm +
+ * col] = x[ni, ch, row - ph, b*tow*sw - pw + col], zero outside the image;
+ * fp32 widened from the storage dtype (f32 != 0), else the storage
+ * elements copied. */
+static void bands_fill(const struct conv_ctx *cx, void *dst, int f32)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	const size_t des = f32 ? 4 : cx->es, ses = cx->es;
+	int64_t rv0 = min64(d->ph, cx->bh), rv1 = min64(d->ph + d->h, cx->bh);
+
+	for (int64_t b = 0; b < cx->ntw; b++) {
+		int64_t col0 = b * cx->t.tow * d->sw - d->pw;
+		int64_t lo = min64(max64(0, -col0), cx->pwm), hi = max64(lo, min64(cx->pwm, d->w - col0));
+		const int64_t bw = cx->bw;
+
+		for (int64_t p = 0; p < d->n * d->c; p++) {
+			unsigned char *pl = (unsigned char *)dst + (size_t)((b * d->n * d->c + p) * cx->cp) * des;
+			const unsigned char *sp = (const unsigned char *)cx->x + (size_t)(p * d->h * d->w) * ses;
+
+			if (rv1 <= rv0 || hi <= lo) {
+				memset(pl, 0, (size_t)cx->cp * des);
+				continue;
+			}
+			memset(pl, 0, (size_t)(rv0 * bw) * des);
+			memset(pl + (size_t)(rv1 * bw) * des, 0, (size_t)((cx->bh - rv1) * bw) * des);
+			for (int64_t row = rv0; row < rv1; row++) {
+				unsigned char *dr = pl + (size_t)(row * bw) * des;
+
+				zero_small(dr, des, lo);
+				zero_small(dr + (size_t)hi * des, des, bw - hi);
+			}
+			sp += (size_t)((rv0 - d->ph) * d->w + col0 + lo) * ses;
+			pl += (size_t)(rv0 * bw + lo) * des;
+			if (!f32 || cx->dt == OPS_F32)
+				ops_kern->copy_rows(pl, bw * (int64_t)des, sp, d->w * (int64_t)ses,
+						    (size_t)(hi - lo) * des, rv1 - rv0);
+			else
+				for (int64_t row = rv0; row < rv1; row++)
+					ops_to_f32(cx->dt, sp + (size_t)((row - rv0) * d->w) * ses,
+						   (float *)(void *)(pl + (size_t)((row - rv0) * bw) * des),
+						   (size_t)(hi - lo));
+		}
+	}
+}
+
+/* The weights of every (group, k-tile, channel block) in the layout the
+ * chosen kernel reads, once for the launch (load_weights' layouts). */
+static void weights_fill(struct conv_ctx *cx, const float *wsrc)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int64_t rs = d->r * d->s, crs = d->cpg * rs;
+	int64_t kb = cx->strat == OPS_STRAT_DIRECT ? DIRECT_KB : GEMM_KB;
+
+	for (int64_t g = 0; g < d->groups; g++)
+	for (int64_t kt = 0; kt < cx->ntk; kt++)
+	for (int64_t cb = 0; cb < cx->ncblk; cb++) {
+		int64_t blk = (g * cx->ntk + kt) * cx->ncblk + cb;
+		int64_t k0 = kt * cx->t.tk, nk = min64(cx->t.tk, d->kpg - k0);
+		int64_t c0 = cb * cx->t.tc, terms = min64(cx->t.tc, d->cpg - c0) * rs;
+		int64_t nkb = ceil_div(nk, kb);
+
+		if (cx->wab) {
+			/* the bf16 kernel's A rows, lda apart, zero past terms and nk */
+			const uint16_t *ws = (const uint16_t *)cx->w + ((g * d->kpg + k0) * d->cpg + c0) * rs;
+			uint16_t *a = cx->wab + blk * cx->wabblk;
+
+			memset(a, 0, (size_t)cx->wabblk * sizeof *a);
+			for (int64_t l = 0; l < nk; l++)
+				memcpy(a + l * cx->lda, ws + l * crs, (size_t)terms * sizeof *a);
+			continue;
+		}
+		/* [nkb][terms][kb], zero past nk */
+		float *o = cx->wpk + blk * cx->wpkblk;
+		const float *ws = wsrc + ((g * d->kpg + k0) * d->cpg + c0) * rs;
+
+		memset(o, 0, (size_t)(nkb * kb * terms) * sizeof *o);
+		for (int64_t l = 0; l < nk; l++)
+			for (int64_t i = 0; i < terms; i++)
+				o[((l / kb) * terms + i) * kb + l % kb] = ws[l * crs + i];
+	}
+}
+
+/* The channel pairs of a one-pass launch: the tile loads of B rows that
+ * are not 64-byte aligned took twice as long (a 3x3 tile's 16 x 238
+ * pixels: 4.4 against 2.2 us), and the taps one column apart cannot all
+ * be aligned in one copy. So with filters up to 4 wide the bands' rows are
+ * padded to a multiple of 16 pixels and every pair plane holds one copy per
+ * column tap, copy j shifted by j*dw: every tap's B tile starts on a
+ * 64-byte boundary. Wider filters (or copies over ONEP_MAX_ELEMS) keep one
+ * copy at the patch width. */
+static void pairs_onep_layout(struct conv_ctx *cx)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int64_t bw = ceil_div(cx->pwm, 16) * 16, cpj = ceil_div(cx->bh * bw + 16, 16) * 16, nel;
+
+	cx->nshift = 1;
+	if (d->s <= 4 && !prod4_over(cx->ntw * d->n, d->groups * cx->ncblk * cx->npair,
+				     d->s * cpj, 2, &nel) && nel <= 2 * ONEP_MAX_ELEMS) {
+		cx->nshift = d->s;
+		cx->bw = bw;
+		cx->cp = cx->bh * bw;
+		cx->cpitch = cx->cp;
+	}
+	cx->cpj = ceil_div(cx->cp + 16, 16) * 16;
+	cx->plane = cx->nshift * cx->cpj;
+	for (int64_t i = 0; i < d->r; i++)
+		for (int64_t j = 0; j < d->s; j++)
+			cx->toff[i * d->s + j] = (int32_t)(i * d->dh * cx->bw +
+							   (cx->nshift > 1 ? j * cx->cpj : j * d->dw));
+}
+
+/* The one-pass launch's scratch (real runs): bands, weights and, with the
+ * channel-pair kernel, the bands re-laid as channel pairs once. */
+static int onep_setup(struct conv_ctx *cx, struct opr_error *err)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int64_t nb = cx->ntw * d->n * d->c * cx->cp + 64, nw = d->k * d->cpg * d->r * d->s;
+	const float *wsrc = cx->w;
+	int rc = 0;
+
+	/* bands_fill writes every element but the 64 of slack at the end
+	 * (calloc cleared the whole bands first) */
+	if (cx->amx) {
+		cx->xh = malloc(sizeof *cx->xh * (size_t)nb);
+		if (!cx->xh)
+			goto nomem;
+		bands_fill(cx, cx->xh, 0);
+		memset(cx->xh + nb - 64, 0, 64 * sizeof *cx->xh);
+	} else {
+		cx->xf = malloc(sizeof *cx->xf * (size_t)nb);
+		if (!cx->xf)
+			goto nomem;
+		bands_fill(cx, cx->xf, 1);
+		memset(cx->xf + nb - 64, 0, 64 * sizeof *cx->xf);
+	}
+	if (cx->pairs) {
+		/* every band's channel blocks as pairs, nshift copies of each
+		 * pair plane cpj apart, copy j shifted by column tap j
+		 * (pack_pairs zeroes the pairs past a block's channels; each
+		 * copy's tail is zeroed here) */
+		int64_t np = cx->bh * cx->bw, nel;
+
+		if (prod4_over(cx->ntw * d->n, d->groups * cx->ncblk, cx->npair, cx->plane * 2, &nel))
+			goto nomem;
+		cx->xp = aligned_alloc(64, (size_t)ceil_div(nel * (int64_t)sizeof *cx->xp, 64) * 64);
+		if (!cx->xp)
+			goto nomem;
+		for (int64_t b = 0; b < cx->ntw * d->n; b++)
+		for (int64_t g = 0; g < d->groups; g++)
+		for (int64_t cb = 0; cb < cx->ncblk; cb++) {
+			int64_t c0 = cb * cx->t.tc, nc = min64(cx->t.tc, d->cpg - c0);
+			const uint16_t *src = cx->xh + (b * d->c + g * d->cpg + c0) * cx->cp;
+			uint16_t *dst = cx->xp + ((b * d->groups + g) * cx->ncblk + cb) *
+						 cx->npair * cx->plane * 2;
+
+			/* copy 0 packed, copy j its positions from j*dw on (one
+			 * contiguous move per pair: cheaper than packing again) */
+			ops_kern->conv_bf16_pack_pairs(src, cx->cp, nc, np, dst, cx->plane, cx->npair);
+			for (int64_t pr = 0; pr < cx->npair; pr++) {
+				uint16_t *p0 = dst + pr * cx->plane * 2;
+
+				memset(p0 + np * 2, 0, (size_t)(cx->cpj - np) * 2 * sizeof *dst);
+				for (int64_t j = 1; j < cx->nshift; j++) {
+					int64_t n = np - j * d->dw;
+
+					memcpy(p0 + j * cx->cpj * 2, p0 + j * d->dw * 2,
+					       (size_t)n * 2 * sizeof *dst);
+					memset(p0 + (j * cx->cpj + n) * 2, 0,
+					       (size_t)(cx->cpj - n) * 2 * sizeof *dst);
+				}
+			}
+		}
+		free(cx->xh);
+		cx->xh = NULL;
+		return 0;
+	}
+	if (cx->amx) {
+		cx->wabblk = ceil_div(cx->t.tk, DIRECT_KB) * DIRECT_KB * cx->lda;
+		cx->wab = malloc(sizeof *cx->wab * (size_t)(d->groups * cx->ntk * cx->ncblk * cx->wabblk));
+		if (!cx->wab)
+			goto nomem;
+		weights_fill(cx, NULL);
+		return 0;
+	}
+	if (cx->dt != OPS_F32) {
+		cx->wf = malloc(sizeof *cx->wf * (size_t)nw);
+		if (!cx->wf)
+			goto nomem;
+		ops_to_f32(cx->dt, cx->w, cx->wf, (size_t)nw);
+		wsrc = cx->wf;
+	}
+	if (!cx->px) {
+		int64_t kb = cx->strat == OPS_STRAT_DIRECT ? DIRECT_KB : GEMM_KB;
+
+		cx->wpkblk = ceil_div(cx->t.tk, kb) * kb * cx->t.tc * d->r * d->s;
+		cx->wpk = malloc(sizeof *cx->wpk * (size_t)(d->groups * cx->ntk * cx->ncblk * cx->wpkblk));
+		if (!cx->wpk)
+			goto nomem;
+		weights_fill(cx, wsrc);
+	}
+	return rc;
+nomem:
+	return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the one-pass input bands");
 }
 
 /* Walks the tiles core by core (see tile_order), one buffer set per core. */
@@ -989,6 +1407,11 @@ static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 	cx->nth = ceil_div(cx->d.oh, cx->t.toh);
 	cx->ntw = ceil_div(cx->d.ow, cx->t.tow);
 	cx->ntiles = cx->d.n * cx->d.groups * cx->ntk * cx->nth * cx->ntw;
+	cx->ncblk = ceil_div(cx->d.cpg, cx->t.tc);
+	cx->onep = conv_one_pass_fits(cx);
+	cx->cpitch = cx->onep ? cx->cp : cx->phm * cx->pwm;
+	cx->bw = cx->pwm;
+	cx->nshift = 1;
 	cx->off = NULL;
 	if (!cx->dry) {
 		cx->off = malloc(sizeof *cx->off * (size_t)(cx->t.tc * cx->d.r * cx->d.s));
@@ -1016,6 +1439,10 @@ static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 			if (cx->amx && (rc = pairs_setup(cx, err)) < 0)
 				goto free_off;
 		}
+		if (cx->onep && cx->pairs)
+			pairs_onep_layout(cx);
+		if (cx->onep && (rc = onep_setup(cx, err)) < 0)
+			goto free_off;
 	}
 	memset(&bs, 0, sizeof bs);
 	rc = ops_launch_begin(cx->dev, name, cx->db, err);
@@ -1023,6 +1450,16 @@ static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 		goto free_off;
 	if (cx->strat == OPS_STRAT_IM2COL)
 		ops_launch_alt_kernel(cx->dev); /* a GPU runs it on tensor cores */
+	/* One pass (device_int.h): the host no longer stages a tile's
+	 * operands, it computes from the bands and writes y, so on a
+	 * dma.serial envelope the model prices what it does, max(C, G) + D,
+	 * and not a copy phase per tile before compute, max(C, Sc) + max(G,
+	 * Sd) + D. The input's padding, once per launch, is not priced: it is
+	 * a copy of x, a few percent of the launch (make bench: 0.05 of 1.3
+	 * ms). Accelerator envelopes price the launch as before (only the
+	 * record's one_pass differs). */
+	if (cx->onep)
+		ops_launch_one_pass(cx->dev);
 	for (i = 0; i < cx->ntiles; i++) {
 		int64_t t = tile_order(i, cx->ntiles, cores);
 		struct tile_pos tp;
@@ -1055,6 +1492,17 @@ free_off:
 	free(cx->xp);
 	free(cx->toff);
 	free(cx->wq);
+	free(cx->xf);
+	free(cx->xh);
+	free(cx->wf);
+	free(cx->wpk);
+	free(cx->wab);
+	cx->xf = NULL;
+	cx->xh = NULL;
+	cx->wf = NULL;
+	cx->wpk = NULL;
+	cx->wab = NULL;
+	cx->onep = 0;
 	cx->off = NULL;
 	cx->px = NULL;
 	cx->wa = NULL;

@@ -835,6 +835,80 @@ static void test_direct_shapes(void **state)
 			}
 }
 
+/* One-pass launches (ops/conv2d.c): the input padded once into bands read
+ * in place by every tile. Padding on every border, tiles that do not divide
+ * the output (in h and in w), odd sizes, strides, dilation, groups, two
+ * channel blocks (of 20: the channel-pair bf16 kernel with a block that is
+ * no multiple of 32), 5-wide filters (one copy of the pairs) and fused bias
+ * + activation, all dtypes, direct and im2col, on each path: against the
+ * fp64 reference with poisoned outputs, the conv launch marked one_pass,
+ * counters and modelled time equal to the dry run's. A plan whose bands
+ * would repeat most columns (ow-tiles of one pixel under a 5-wide dilated
+ * filter) keeps the staged path: not one_pass, and still right. */
+static void test_one_pass(void **state)
+{
+	static const enum ops_dtype dts[] = { OPS_F32, OPS_F16, OPS_BF16 };
+	/* n, c, h, w, k, r, s, stride, pad, dil, groups, tile k/oh/ow/c, one pass */
+	static const int64_t sh[][16] = {
+		{ 1, 8, 13, 29, 19, 3, 3, 1, 1, 1, 1, 16, 5, 12, 8, 1 },
+		{ 2, 40, 9, 31, 20, 3, 3, 1, 2, 1, 1, 16, 4, 14, 20, 1 },
+		{ 1, 6, 11, 17, 9, 5, 5, 2, 2, 1, 3, 2, 3, 5, 1, 1 },
+		{ 1, 36, 10, 23, 17, 5, 5, 1, 2, 2, 1, 17, 4, 9, 36, 1 },
+		{ 1, 4, 7, 7, 4, 3, 3, 1, 1, 1, 4, 1, 3, 3, 1, 1 },
+		{ 1, 3, 40, 120, 2, 3, 5, 1, 4, 2, 1, 2, 2, 1, 3, 0 },
+	};
+	struct ops_envelope env;
+
+	isa_use(state);
+	test_env(&env);
+	env.shared_capacity_kib = 4096;
+	for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+	for (int di = 0; di < 3; di++)
+	for (int fused = 0; fused < 2; fused++)
+	for (int st = OPS_STRAT_DIRECT; st <= OPS_STRAT_IM2COL; st++) {
+		const int64_t *v = sh[i];
+		struct ops_workload w;
+		struct ops_plan p;
+		struct ops_counters real, dry;
+		struct ops_quality q;
+		struct opr_error err = { 0 };
+		struct ops_device *dev = NULL;
+		struct ops_instance *a, *b;
+		const struct ops_launch_rec *rec;
+		double mr, md;
+		size_t nr;
+
+		set_conv(&w, fused ? OPS_G_CONV_BIAS_ACT : OPS_G_CONV, dts[di], v[0], v[1], v[2],
+			 v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]);
+		w.act = OPS_ACT_GELU_TANH;
+		set_plan(&p, (enum ops_strategy)st, fused, v[11], v[12], v[13], v[14], (int)(i & 1));
+		assert_int_equal(ops_device_new(&env, 0, &dev, &err), 0);
+		assert_int_equal(ops_instance_new(&w, &p, 11, "conv-test", &a, &err), 0);
+		assert_int_equal(ops_instance_run(dev, a, &err), 0);
+		real = *ops_device_counters(dev);
+		mr = ops_device_model_ns(dev);
+		rec = ops_device_launches(dev, &nr);
+		assert_true(nr >= 1);
+		if (rec[0].one_pass != (int)v[15])
+			print_error("shape %zu %s fused %d strategy %d: one_pass %d\n", i,
+				    ops_dtype_name(dts[di]), fused, st, rec[0].one_pass);
+		assert_int_equal(rec[0].one_pass, (int)v[15]);
+		for (size_t l = 1; l < nr; l++) /* the unfused bias and activation */
+			assert_int_equal(rec[l].one_pass, 0);
+		ops_device_free(dev);
+		b = run_one(&env, &w, &p, 1, &dry, &md, NULL);
+		assert_int_equal(ops_instance_quality(a, &q, &err), 0);
+		if (!(q.rel_l2 <= threshold(dts[di])))
+			print_error("shape %zu %s fused %d strategy %d: rel_l2 %g\n", i,
+				    ops_dtype_name(dts[di]), fused, st, q.rel_l2);
+		assert_true(q.rel_l2 <= threshold(dts[di]));
+		assert_memory_equal(&real, &dry, sizeof real);
+		assert_true(mr == md);
+		ops_instance_free(a);
+		ops_instance_free(b);
+	}
+}
+
 /* plans() offers both tiled strategies, the fitting ones first, and the
  * planner ranks a tiled plan above the untiled one. */
 static void test_plans(void **state)
@@ -905,6 +979,7 @@ int main(void)
 		ISA_TESTS(test_bf16_kernel),
 		ISA_TESTS(test_bf16_pairs_kernel),
 		ISA_TESTS(test_direct_shapes),
+		ISA_TESTS(test_one_pass),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_known_values),
 		ISA_TESTS(test_random_shapes_vs_reference),
