@@ -242,15 +242,7 @@ static int dma3(struct ops_device *dev, enum ops_space dsp, void *dst,
 		int64_t s2, int64_t d0, int64_t d1, int64_t d2,
 		struct opr_error *err)
 {
-	struct ops_dma_desc dd;
-
-	memset(&dd, 0, sizeof dd);
-	dd.rank = 3;
-	dd.shape[0] = n0; dd.shape[1] = n1; dd.shape[2] = n2;
-	dd.src_stride[0] = s0; dd.src_stride[1] = s1; dd.src_stride[2] = s2;
-	dd.dst_stride[0] = d0; dd.dst_stride[1] = d1; dd.dst_stride[2] = d2;
-	dd.elem_bytes = es;
-	return ops_dma_split(dev, dsp, dst, ssp, src, &dd, err);
+	return dma3x(dev, 0, dsp, dst, ssp, src, es, n0, n1, n2, s0, s1, s2, d0, d1, d2, err);
 }
 
 /* A 1-D transfer of n elements: source stride s, destination stride d. */

@@ -542,6 +542,25 @@ ALWAYS_INLINE void tr16_lanes(const __m512 *r, __m512 *u)
 	}
 }
 
+/* A whole 16 x 16 transpose in registers: o[j] = column j of the rows r[]
+ * (tr16_lanes, then the 128-bit lanes across the four groups). */
+ALWAYS_INLINE void tr16_regs(const __m512 *r, __m512 *o)
+{
+	__m512 u[16];
+
+	tr16_lanes(r, u);
+	for (int c = 0; c < 4; c++) {
+		__m512 v = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88);
+		__m512 w = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xdd);
+		__m512 v2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x88);
+		__m512 w2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xdd);
+		o[c] = _mm512_shuffle_f32x4(v, v2, 0x88);
+		o[4 + c] = _mm512_shuffle_f32x4(w, w2, 0x88);
+		o[8 + c] = _mm512_shuffle_f32x4(v, v2, 0xdd);
+		o[12 + c] = _mm512_shuffle_f32x4(w, w2, 0xdd);
+	}
+}
+
 ALWAYS_INLINE void tr16x16_f32(const float *s, int64_t lds, float *d, int64_t ldd, int nr,
 			       int nc, int nt)
 {
@@ -555,17 +574,9 @@ ALWAYS_INLINE void tr16x16_f32(const float *s, int64_t lds, float *d, int64_t ld
 		for (int i = 0; i < 16; i++)
 			r[i] = i < nr ? _mm512_maskz_loadu_ps(mc, s + i * lds) : _mm512_setzero_ps();
 	}
-	tr16_lanes(r, u);
-	for (int c = 0; c < 4; c++) {
-		__m512 v = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88);
-		__m512 w = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xdd);
-		__m512 v2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x88);
-		__m512 w2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xdd);
-		tr_store(d, ldd, c, _mm512_shuffle_f32x4(v, v2, 0x88), nr, nc, mr, nt);
-		tr_store(d, ldd, 4 + c, _mm512_shuffle_f32x4(w, w2, 0x88), nr, nc, mr, nt);
-		tr_store(d, ldd, 8 + c, _mm512_shuffle_f32x4(v, v2, 0xdd), nr, nc, mr, nt);
-		tr_store(d, ldd, 12 + c, _mm512_shuffle_f32x4(w, w2, 0xdd), nr, nc, mr, nt);
-	}
+	tr16_regs(r, u);
+	for (int j = 0; j < 16; j++)
+		tr_store(d, ldd, j, u[j], nr, nc, mr, nt);
 }
 
 /* The whole transpose in 16 x 16 blocks, TR_RUN bytes of each source row
@@ -701,18 +712,9 @@ ALWAYS_INLINE void tr_band_step(const float *src, int64_t lds, float *buf)
 			_mm_prefetch((const char *)(s + k * lds + pf), _MM_HINT_T0);
 			r[k] = _mm512_loadu_ps(s + k * lds);
 		}
-		tr16_lanes(r, u);
-		for (int c = 0; c < 4; c++) {
-			__m512 v = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88);
-			__m512 w = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xdd);
-			__m512 v2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x88);
-			__m512 w2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xdd);
-			float *o = buf + b;
-			_mm512_store_ps(o + c * TR_NT_ROWS, _mm512_shuffle_f32x4(v, v2, 0x88));
-			_mm512_store_ps(o + (4 + c) * TR_NT_ROWS, _mm512_shuffle_f32x4(w, w2, 0x88));
-			_mm512_store_ps(o + (8 + c) * TR_NT_ROWS, _mm512_shuffle_f32x4(v, v2, 0xdd));
-			_mm512_store_ps(o + (12 + c) * TR_NT_ROWS, _mm512_shuffle_f32x4(w, w2, 0xdd));
-		}
+		tr16_regs(r, u);
+		for (int k = 0; k < 16; k++)
+			_mm512_store_ps(buf + b + k * TR_NT_ROWS, u[k]);
 	}
 }
 

@@ -119,6 +119,53 @@ __device__ __forceinline__ void qg_epi(const qg_args &q, int64_t i, int64_t j, l
 	}
 }
 
+/* A block's place in the grid: n tile jt (columns [j0, j0 + w)), the K
+ * range [kb, ke) of its split-K part's K tiles ([part*ntk/parts,
+ * (part+1)*ntk/parts), the plan's split), its warp and lane, and the B rows
+ * of the warp's 4 columns (NULL past w). */
+struct qg_block {
+	int64_t jt, j0, w, kb, ke;
+	int cw, lane;
+	const int8_t *brow[QG_CW];
+};
+
+__device__ __forceinline__ qg_block qg_block_of(const qg_args &q)
+{
+	qg_block b;
+	const int64_t part = blockIdx.y;
+	const int64_t tb = part * q.ntk / q.parts, te = (part + 1) * q.ntk / q.parts;
+	b.jt = blockIdx.x;
+	b.j0 = b.jt * q.tn;
+	b.w = q.n - b.j0 < q.tn ? q.n - b.j0 : q.tn;
+	b.kb = tb * q.kk;
+	b.ke = te * q.kk < q.k ? te * q.kk : q.k;
+	b.cw = threadIdx.x / 32;
+	b.lane = threadIdx.x % 32;
+#pragma unroll
+	for (int c = 0; c < QG_CW; c++) {
+		const int64_t col = b.cw + QG_WARPS * c;
+		b.brow[c] = col < b.w ? q.b + (b.j0 + col) * q.k : NULL;
+	}
+	return b;
+}
+
+__device__ __forceinline__ void qg_zero(int acc[QG_CW][QG_RG], int cs[QG_CW])
+{
+#pragma unroll
+	for (int c = 0; c < QG_CW; c++) {
+		cs[c] = 0;
+#pragma unroll
+		for (int r = 0; r < QG_RG; r++)
+			acc[c][r] = 0;
+	}
+}
+
+__device__ __forceinline__ void qg_sacc_zero(unsigned long long sacc[QG_RG][QG_WARPS * QG_CW])
+{
+	for (int e = threadIdx.x; e < QG_RG * QG_WARPS * QG_CW; e += blockDim.x)
+		(&sacc[0][0])[e] = 0;
+}
+
 /* One step of a lane: its 16 bytes of K of the 8 A rows against its 4 B
  * columns (32 int32 sums) and the 4 columns' byte sums (for the zero point). */
 template <int ASIGNED>
@@ -246,33 +293,18 @@ template <int ASIGNED>
 __global__ void __launch_bounds__(QG_THREADS, 1) k_qgemm(qg_args q)
 {
 	__shared__ unsigned long long sacc[QG_RG][QG_WARPS * QG_CW];
-	const int64_t jt = blockIdx.x, part = blockIdx.y;
-	const int64_t j0 = jt * q.tn, w = q.n - j0 < q.tn ? q.n - j0 : q.tn;
-	const int cw = threadIdx.x / 32, lane = threadIdx.x % 32;
-	const int64_t tb = part * q.ntk / q.parts, te = (part + 1) * q.ntk / q.parts;
-	const int64_t kb = tb * q.kk, ke = te * q.kk < q.k ? te * q.kk : q.k;
-	const int8_t *brow[QG_CW];
-#pragma unroll
-	for (int c = 0; c < QG_CW; c++) {
-		const int64_t col = cw + QG_WARPS * c;
-		brow[c] = col < w ? q.b + (j0 + col) * q.k : NULL;
-	}
+	const qg_block b = qg_block_of(q);
+	const int64_t jt = b.jt, j0 = b.j0, w = b.w, kb = b.kb, ke = b.ke;
+	const int cw = b.cw, lane = b.lane;
+	const int8_t *const *brow = b.brow;
 
 	for (int64_t r0 = 0; r0 < q.m; r0 += QG_RG) {
-		for (int e = threadIdx.x; e < QG_RG * QG_WARPS * QG_CW; e += blockDim.x)
-			(&sacc[0][0])[e] = 0;
+		qg_sacc_zero(sacc);
 		__syncthreads();
 		for (int64_t c0 = kb; c0 < ke; c0 += OPS_QGEMM_MAX_TILE_KK) {
 			const int64_t c1 = c0 + OPS_QGEMM_MAX_TILE_KK < ke ? c0 + OPS_QGEMM_MAX_TILE_KK : ke;
-			int acc[QG_CW][QG_RG];
-			int cs[QG_CW];
-#pragma unroll
-			for (int c = 0; c < QG_CW; c++) {
-				cs[c] = 0;
-#pragma unroll
-				for (int r = 0; r < QG_RG; r++)
-					acc[c][r] = 0;
-			}
+			int acc[QG_CW][QG_RG], cs[QG_CW];
+			qg_zero(acc, cs);
 			for (int64_t p = c0 + 16 * lane; p < c1; p += 16 * 32) {
 				const bool full = q.vec && p + 16 <= c1;
 				/* the step QG_PF ahead into L1: each lane its B columns,
@@ -367,35 +399,21 @@ __global__ void __launch_bounds__(QG_THREADS, 1) k_qgemm_pipe(qg_args q)
 {
 	extern __shared__ __align__(16) unsigned char qgp_smem[];
 	__shared__ unsigned long long sacc[QG_RG][QG_WARPS * QG_CW];
-	const int64_t jt = blockIdx.x, part = blockIdx.y;
-	const int64_t j0 = jt * q.tn, w = q.n - j0 < q.tn ? q.n - j0 : q.tn;
-	const int cw = threadIdx.x / 32, lane = threadIdx.x % 32;
-	const int64_t tb = part * q.ntk / q.parts, te = (part + 1) * q.ntk / q.parts;
-	const int64_t kb = tb * q.kk, ke = te * q.kk < q.k ? te * q.kk : q.k;
+	const qg_block b = qg_block_of(q);
+	const int64_t jt = b.jt, j0 = b.j0, w = b.w, kb = b.kb, ke = b.ke;
+	const int cw = b.cw, lane = b.lane;
+	const int8_t *const *brow = b.brow;
 	const int64_t nsteps = ke > kb ? (ke - kb + QGP_STEP - 1) / QGP_STEP : 0;
 	/* steps a chunk: the int32 bound of qgemm_int.h, a whole number of steps */
 	const int64_t chunk_steps = OPS_QGEMM_MAX_TILE_KK / QGP_STEP;
 	static_assert(OPS_QGEMM_MAX_TILE_KK % QGP_STEP == 0, "chunks of whole steps");
-	const int8_t *brow[QG_CW];
-#pragma unroll
-	for (int c = 0; c < QG_CW; c++) {
-		const int64_t col = cw + QG_WARPS * c;
-		brow[c] = col < w ? q.b + (j0 + col) * q.k : NULL;
-	}
 
 	for (int64_t r0 = 0; r0 < q.m; r0 += QG_RG) {
-		for (int e = threadIdx.x; e < QG_RG * QG_WARPS * QG_CW; e += blockDim.x)
-			(&sacc[0][0])[e] = 0;
+		qg_sacc_zero(sacc);
 		for (int64_t st = 0; st < QGP_S - 1; st++)
 			qgp_issue(q, qgp_smem, brow, r0, kb, ke, st, nsteps, cw, lane);
 		int acc[QG_CW][QG_RG], cs[QG_CW];
-#pragma unroll
-		for (int c = 0; c < QG_CW; c++) {
-			cs[c] = 0;
-#pragma unroll
-			for (int r = 0; r < QG_RG; r++)
-				acc[c][r] = 0;
-		}
+		qg_zero(acc, cs);
 		for (int64_t st = 0; st < nsteps; st++) {
 			asm volatile("cp.async.wait_group %0;" ::"n"(QGP_S - 2) : "memory");
 			__syncthreads();
