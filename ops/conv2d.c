@@ -317,6 +317,15 @@ struct conv_ctx {
 	int64_t ldw;            /* weight rows apart (px kernel) */
 	const uint16_t *wacur;  /* bf16 weight rows (amx per term) */
 	const uint16_t *xpcur;  /* channel pairs (amx pairs) */
+	/* amx on channel-last blocks (ops_kern.conv_bf16_cl, one pass only):
+	 * the bands as 32-channel blocks of whole pixels, nsb blocks per
+	 * channel block of the plan, cp positions each (xn), and every
+	 * weight block of the launch as the kernel's B tiles (wn) */
+	int cl;
+	uint16_t *xn, *wn;
+	int64_t nsb, wnblk;     /* 32-channel blocks per channel block; elements
+				 * per 16-channel weight block */
+	const uint16_t *xncur, *wncur; /* the current tile's */
 };
 
 /* The on-chip buffers of one core. */
@@ -677,14 +686,14 @@ static void wq_fill(struct conv_ctx *cx)
  * tile of a single channel block, whose store is counted (store_tile). */
 static void px_to_y(const struct conv_ctx *cx, const struct tile_pos *tp, int64_t k,
 		    int64_t nk, int64_t r0, int64_t nr, int64_t c0, int64_t ncol, int64_t nq,
-		    int64_t pitch)
+		    int64_t pitch, int64_t lds)
 {
 	const struct ops_conv_dims *d = &cx->d;
 	int64_t kg = tp->g * d->kpg + tp->k0 + k;
 	uint16_t n16[PX_RUN_MAX]; /* one run narrowed */
 
 	for (int64_t l = 0; l < nk; l++) {
-		float *src = cx->px + l * PX_RUN_MAX;
+		float *src = cx->px + l * lds;
 		int64_t dst = ((tp->ni * d->k + kg + l) * d->oh + tp->oh0 + r0) * d->ow +
 			      tp->ow0 + c0;
 
@@ -700,6 +709,12 @@ static void px_to_y(const struct conv_ctx *cx, const struct tile_pos *tp, int64_
 			/* narrowed as one run, then copied row by row: a
 			 * conversion call per 28-pixel row cost more than it
 			 * converted */
+			if (ops_kern->f32_to_half_rows) {
+				ops_kern->f32_to_half_rows(cx->dt, src, pitch,
+							   (uint16_t *)at(cx->y, dst, cx->es), d->ow,
+							   (size_t)ncol, nr);
+				continue;
+			}
 			ops_from_f32(cx->dt, src, n16, (size_t)nq);
 			ops_kern->copy_rows((unsigned char *)at(cx->y, dst, cx->es),
 					    d->ow * (int64_t)cx->es, (const unsigned char *)n16,
@@ -709,6 +724,54 @@ static void px_to_y(const struct conv_ctx *cx, const struct tile_pos *tp, int64_
 		ops_kern->copy_rows((unsigned char *)((float *)cx->y + dst),
 				    d->ow * (int64_t)sizeof(float), (const unsigned char *)src,
 				    pitch * (int64_t)sizeof(float), (size_t)ncol * sizeof(float), nr);
+	}
+}
+
+/* Floats between the channel-last kernel's output rows in cx->px: not a
+ * multiple of 4 KiB, whose rows all fell in one L1 set (the kernel took
+ * 1.5x as long at 1024). */
+#define CL_LDO (PX_RUN_MAX - 16)
+
+/* compute_direct_px on channel-last blocks (cx->cl): the tile's rows,
+ * as many as the scratch holds per call, each output row whole; the
+ * kernel's [k][r*now + c] result goes to y (to_y) or into acc. */
+static void compute_direct_cl(const struct conv_ctx *cx, const struct tile_pos *tp,
+			      int64_t nc, float *acc, int first, int to_y)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int64_t now = tp->now, rows = max64(1, CL_LDO / now);
+	int64_t nkb = ceil_div(tp->nk, DIRECT_KB), rp = d->sh * cx->bw;
+	int nsb = (int)ceil_div(nc, 32);
+
+	for (int64_t kb = 0; kb < nkb; kb++) {
+		int nkl = (int)min64(DIRECT_KB, tp->nk - kb * DIRECT_KB);
+
+		for (int64_t r0 = 0; r0 < tp->noh; r0 += rows) {
+			int64_t nr = min64(rows, tp->noh - r0), nq = nr * now;
+			/* without an epilogue the kernel rounds its sums into y */
+			uint16_t *y = to_y && !cx->epi ?
+				      (uint16_t *)cx->y + ((tp->ni * d->k + tp->g * d->kpg + tp->k0 +
+							    kb * DIRECT_KB) * d->oh + tp->oh0 + r0) *
+							   d->ow + tp->ow0 : NULL;
+
+			ops_kern->conv_bf16_cl(cx->xncur + r0 * rp * 32, cx->cp, nsb, cx->toff,
+					       (int)(d->r * d->s), rp, d->sw,
+					       cx->wncur + kb * cx->wnblk, nkl, nr, now, cx->px,
+					       CL_LDO, y, d->oh * d->ow, d->ow);
+			if (y)
+				continue;
+			if (to_y) {
+				px_to_y(cx, tp, kb * DIRECT_KB, nkl, r0, nr, 0, now, nq, now, CL_LDO);
+				continue;
+			}
+			for (int l = 0; l < nkl; l++) {
+				float *o = acc + (kb * DIRECT_KB + l) * tp->npix + r0 * now;
+				const float *src = cx->px + l * CL_LDO;
+
+				for (int64_t q = 0; q < nq; q++)
+					o[q] = first ? src[q] : o[q] + src[q];
+			}
+		}
 	}
 }
 
@@ -730,6 +793,10 @@ static void compute_direct_px(const struct conv_ctx *cx, const struct tile_pos *
 	int64_t kb, r0, c0, nkb = ceil_div(tp->nk, DIRECT_KB);
 	float *tmp = cx->px;
 
+	if (cx->cl) {
+		compute_direct_cl(cx, tp, terms / (cx->d.r * cx->d.s), acc, first, to_y);
+		return;
+	}
 	for (kb = 0; kb < nkb; kb++) {
 		const float *wp = cx->amx ? NULL : (const float *)ws + kb * DIRECT_KB * cx->ldw;
 		int nkl = (int)min64(DIRECT_KB, tp->nk - kb * DIRECT_KB);
@@ -758,7 +825,7 @@ static void compute_direct_px(const struct conv_ctx *cx, const struct tile_pos *
 							     PX_RUN_MAX);
 				if (to_y) {
 					px_to_y(cx, tp, kb * DIRECT_KB, nkl, r0, nr, c0, ncol, nq,
-						pitch);
+						pitch, PX_RUN_MAX);
 					continue;
 				}
 				for (l = 0; l < nkl; l++) {
@@ -969,6 +1036,12 @@ static void onep_operands(struct conv_ctx *cx, const struct tile_pos *tp, int64_
 	int64_t row = tp->oh0 * d->sh * cx->bw;
 	int64_t xo = ((owt * d->n + tp->ni) * d->c + tp->g * d->cpg + c0) * cx->cp + row;
 
+	if (cx->cl) {
+		cx->xncur = cx->xn + ((((owt * d->n + tp->ni) * d->groups + tp->g) * cx->ncblk + cblk) *
+				      cx->nsb * cx->cp + row) * 32;
+		cx->wncur = cx->wn + ((tp->g * cx->ntk + kt) * cx->ncblk + cblk) * cx->nkbt *
+				     cx->wnblk;
+	}
 	if (cx->pairs)
 		cx->xpcur = cx->xp + ((((owt * d->n + tp->ni) * d->groups + tp->g) * cx->ncblk + cblk) *
 				      cx->npair * cx->plane + row) * 2;
@@ -1035,7 +1108,7 @@ static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
 			cx->xpcur = cx->xp;
 			if (cx->onep)
 				onep_operands(cx, tp, c0, &xk, &wk);
-			if (!cx->pairs) /* (the channel-pair kernel takes cx->toff) */
+			if (!cx->pairs && !cx->cl) /* (those kernels take cx->toff) */
 				fill_offsets(cx, nc);
 			if (cx->pairs) {
 				int64_t np = cx->phm * cx->pwm;
@@ -1122,6 +1195,34 @@ static int pairs_setup(struct conv_ctx *cx, struct opr_error *err)
 			cx->toff[i * d->s + j] = (int32_t)(i * d->dh * cx->pwm + j * d->dw);
 	wq_fill(cx);
 	cx->pairs = 1;
+	return 0;
+}
+
+/* Whether a one-pass bf16 launch on AMX takes the channel-last kernel:
+ * channel blocks of at least 16 channels (fewer would be more than half
+ * zeros in its 32-channel blocks) and the launch's B tiles within
+ * WQ_MAX_ELEMS. Sets its geometry and the tap offsets. */
+static int cl_setup(struct conv_ctx *cx, struct opr_error *err)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int64_t rs = d->r * d->s, nel;
+
+	if (!ops_kern->conv_bf16_cl || !ops_kern->conv_bf16_cl_row || !cx->onep || cx->t.tc < 16 ||
+	    ceil_div(cx->t.tc, 32) * rs > OPS_CL_MAX_STEPS)
+		return 0;
+	cx->nkbt = ceil_div(cx->t.tk, DIRECT_KB);
+	cx->nsb = ceil_div(cx->t.tc, 32);
+	cx->wnblk = cx->nsb * rs * 512;
+	if (prod4_over(d->groups * cx->ntk, cx->ncblk, cx->nkbt, cx->wnblk, &nel) ||
+	    nel > WQ_MAX_ELEMS)
+		return 0;
+	cx->toff = malloc(sizeof *cx->toff * (size_t)rs);
+	if (!cx->toff)
+		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the kernel's scratch");
+	for (int64_t i = 0; i < d->r; i++)
+		for (int64_t j = 0; j < d->s; j++)
+			cx->toff[i * d->s + j] = (int32_t)(i * d->dh * cx->bw + j * d->dw);
+	cx->cl = 1;
 	return 0;
 }
 
@@ -1284,6 +1385,101 @@ static void pairs_onep_layout(struct conv_ctx *cx)
 							   (cx->nshift > 1 ? j * cx->cpj : j * d->dw));
 }
 
+/* The input padded into channel-last blocks, cx->xn[(blk*cp + row*bw +
+ * col)*32 + c] for the bands' blocks blk = ((b*n + ni)*groups + g)*ncblk*nsb
+ * + cblk*nsb + sb: bands_fill's geometry, each 32 channels of a position
+ * in one 64-byte row. */
+static void cl_fill_input(const struct conv_ctx *cx)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	const uint16_t *x = cx->x;
+	int64_t rv0 = min64(d->ph, cx->bh), rv1 = min64(d->ph + d->h, cx->bh);
+	uint16_t *dst = cx->xn;
+
+	for (int64_t b = 0; b < cx->ntw; b++) {
+		int64_t col0 = b * cx->t.tow * d->sw - d->pw;
+		int64_t lo = min64(max64(0, -col0), cx->pwm), hi = max64(lo, min64(cx->pwm, d->w - col0));
+
+		for (int64_t ni = 0; ni < d->n; ni++)
+		for (int64_t g = 0; g < d->groups; g++)
+		for (int64_t cbk = 0; cbk < cx->ncblk; cbk++)
+		for (int64_t sb = 0; sb < cx->nsb; sb++, dst += cx->cp * 32) {
+			int64_t c0 = cbk * cx->t.tc + 32 * sb;
+			int64_t nc = max64(0, min64(min64(32, cx->t.tc - 32 * sb), d->cpg - c0));
+			const uint16_t *src = x + ((ni * d->c + g * d->cpg + c0) * d->h) * d->w + col0 + lo;
+
+			for (int64_t row = 0; row < cx->bh; row++) {
+				uint16_t *dr = dst + row * cx->bw * 32;
+
+				if (row < rv0 || row >= rv1 || hi <= lo || nc == 0)
+					memset(dr, 0, (size_t)cx->bw * 32 * sizeof *dr);
+				else
+					ops_kern->conv_bf16_cl_row(src + (row - d->ph) * d->w, d->h * d->w,
+								   (int)nc, lo, hi, cx->bw, dr);
+			}
+		}
+	}
+}
+
+/* The launch's weights as the kernel's B tiles in cx->wn (ops_kern's
+ * conv_bf16_cl), [g][k-tile][channel block][16-channel block][wnblk]: per
+ * 16-channel block, each channel's [c][tap] row transposed to [tap][c] in
+ * tk (16 x taps x nsb*32, zero past nk and the channels), then for each
+ * 32-channel block and tap the 16 x 16 channel pairs (32-bit) transposed
+ * to the B tile's [pair][k]. A scalar loop over the 36 K weights of the
+ * bench's conv cost 15% of its launch. */
+static void cl_fill_weights(const struct conv_ctx *cx, uint16_t *tk)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	const uint16_t *w = cx->w;
+	int64_t rs = d->r * d->s, ncp = cx->nsb * 32;
+
+	for (int64_t g = 0; g < d->groups; g++)
+	for (int64_t kt = 0; kt < cx->ntk; kt++)
+	for (int64_t cbk = 0; cbk < cx->ncblk; cbk++)
+	for (int64_t kb = 0; kb < cx->nkbt; kb++) {
+		uint16_t *o = cx->wn + (((g * cx->ntk + kt) * cx->ncblk + cbk) * cx->nkbt + kb) *
+				       cx->wnblk;
+		int64_t kfirst = kt * cx->t.tk + kb * DIRECT_KB;
+		int64_t nk = max64(0, min64(min64(kt * cx->t.tk + cx->t.tk, d->kpg), kfirst + DIRECT_KB) -
+				      kfirst);
+		int64_t cfirst = cbk * cx->t.tc, nc = min64(cx->t.tc, d->cpg - cfirst);
+
+		memset(tk, 0, (size_t)(DIRECT_KB * rs * ncp) * sizeof *tk);
+		for (int64_t k = 0; k < nk; k++)
+			ops_kern->transpose[1](w + ((g * d->kpg + kfirst + k) * d->cpg + cfirst) * rs, rs,
+					       tk + k * rs * ncp, ncp, nc, rs);
+		for (int64_t sb = 0; sb < cx->nsb; sb++)
+			for (int64_t t = 0; t < rs; t++)
+				ops_kern->transpose[2](tk + t * ncp + 32 * sb, rs * ncp / 2,
+						       o + (sb * rs + t) * 512, 16, DIRECT_KB, 16);
+	}
+}
+
+/* The channel-last kernel's input and weights for the launch (see
+ * cl_fill_input, cl_fill_weights). */
+static int cl_layout(struct conv_ctx *cx, struct opr_error *err)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int64_t nblk = cx->ntw * d->n * d->groups * cx->ncblk * cx->nsb, nel;
+	int64_t nw = d->groups * cx->ntk * cx->ncblk * cx->nkbt * cx->wnblk, rs = d->r * d->s;
+	uint16_t *tk;
+
+	if (prod4_over(nblk, cx->cp, 32, 1, &nel))
+		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the one-pass input bands");
+	cx->xn = aligned_alloc(64, (size_t)ceil_div(nel * 2, 64) * 64);
+	cx->wn = aligned_alloc(64, (size_t)ceil_div(nw * 2, 64) * 64);
+	tk = malloc(sizeof *tk * (size_t)(DIRECT_KB * rs * cx->nsb * 32));
+	if (!cx->xn || !cx->wn || !tk) {
+		free(tk);
+		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the one-pass input bands");
+	}
+	cl_fill_input(cx);
+	cl_fill_weights(cx, tk);
+	free(tk);
+	return 0;
+}
+
 /* The one-pass launch's scratch (real runs): bands, weights and, with the
  * channel-pair kernel, the bands re-laid as channel pairs once. */
 static int onep_setup(struct conv_ctx *cx, struct opr_error *err)
@@ -1293,6 +1489,8 @@ static int onep_setup(struct conv_ctx *cx, struct opr_error *err)
 	const float *wsrc = cx->w;
 	int rc = 0;
 
+	if (cx->cl)
+		return cl_layout(cx, err);
 	/* bands_fill writes every element but the 64 of slack at the end
 	 * (calloc cleared the whole bands first) */
 	if (cx->amx) {
@@ -1428,7 +1626,9 @@ static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 				return opr_error_set(err, OPR_ENOMEM,
 						     "conv2d: out of memory for the kernel's scratch");
 			}
-			if (cx->amx && (rc = pairs_setup(cx, err)) < 0)
+			if (cx->amx && (rc = cl_setup(cx, err)) < 0)
+				goto free_off;
+			if (cx->amx && !cx->cl && (rc = pairs_setup(cx, err)) < 0)
 				goto free_off;
 		}
 		if (cx->onep && cx->pairs)
@@ -1489,6 +1689,11 @@ free_off:
 	free(cx->wf);
 	free(cx->wpk);
 	free(cx->wab);
+	free(cx->xn);
+	free(cx->wn);
+	cx->xn = NULL;
+	cx->wn = NULL;
+	cx->cl = 0;
 	cx->xf = NULL;
 	cx->xh = NULL;
 	cx->wf = NULL;

@@ -42,6 +42,9 @@ static inline void ops_copy_short(unsigned char *d, const unsigned char *s, size
 			d[j] = s[j];
 }
 
+/* (channel block, tap) steps of one conv_bf16_cl call, at most. */
+#define OPS_CL_MAX_STEPS 1024
+
 /* Pixels per block of the direct conv kernel, at most (ops_kern.direct_pb). */
 #define OPS_KERN_MAX_PB 16
 
@@ -97,6 +100,27 @@ struct ops_kern {
 	void (*conv_bf16_pairs)(const uint16_t *xp, int64_t plane, int ncb, const int32_t *toff,
 				int ntap, const uint16_t *a, int nk, int64_t nq, float *out,
 				int64_t ldo);
+	/* The same with the input in channel-last blocks (where
+	 * conv_bf16_ready() says so; NULL: none): xn[(cb*cbs + p)*32 + c] =
+	 * channel 32*cb + c at position p (zero past the channels), and
+	 * b[((cb*ntap + t)*16 + pr)*32 + 2*k + j] the weight of output channel
+	 * k, channel 32*cb + 2*pr + j, tap t (zero past nk and the channels).
+	 * For k < nk (1..16), r < nr, c < ncol, with p = r*rp + c*cs + toff[t]:
+	 *   out[k*ldo + r*ncol + c] = sum_{cb < ncb, t < ntap, ch < 32}
+	 *       xn[(cb*cbs + p)*32 + ch] * b[((cb*ntap + t)*16 + ch/2)*32 + 2*k + ch%2]
+	 * reading only those positions; writing only k < nk, the nr x ncol
+	 * outputs. ncb * ntap is at most OPS_CL_MAX_STEPS. With y (not NULL)
+	 * the sums go to y[k*ldyk + r*ldyr + c] instead, rounded to bf16 as
+	 * ops_f32_to_bf16 does (out unused). */
+	void (*conv_bf16_cl)(const uint16_t *xn, int64_t cbs, int ncb, const int32_t *toff,
+			     int ntap, int64_t rp, int64_t cs, const uint16_t *b, int nk,
+			     int64_t nr, int64_t ncol, float *out, int64_t ldo, uint16_t *y,
+			     int64_t ldyk, int64_t ldyr);
+	/* One row of its input: dst[p*32 + c] = src[c*lds + p - lo] for c < nc
+	 * (<= 32) and lo <= p < hi, else 0, for p < n (src points at position
+	 * lo; nothing outside [lo, hi) is read). */
+	void (*conv_bf16_cl_row)(const uint16_t *src, int64_t lds, int nc, int64_t lo, int64_t hi,
+				 int64_t n, uint16_t *dst);
 	/* fp32 GEMM of the im2col strategy: 6 rows x gemm_nw (16 or 32) columns,
 	 *   out[r*ldo + c] (=, or += when accumulate) sum_i a[6*i + r] * b[16*i + c]
 	 * for c < 16, and b[bstride + 16*i + c - 16] for 16 <= c < 32 (nw 32). */
@@ -139,6 +163,10 @@ struct ops_kern {
 	 * as the scalar conversions of ops.h, bit for bit. */
 	void (*half_to_f32)(enum ops_dtype t, const uint16_t *src, float *dst, size_t n);
 	void (*f32_to_half)(enum ops_dtype t, const float *src, uint16_t *dst, size_t n);
+	/* f32_to_half of rows of n: src + r*lds to dst + r*ldd for r < rows
+	 * (element strides); NULL: the caller converts row by row. */
+	void (*f32_to_half_rows)(enum ops_dtype t, const float *src, int64_t lds, uint16_t *dst,
+				 int64_t ldd, size_t n, int64_t rows);
 };
 
 extern const struct ops_kern ops_kern_scalar;
@@ -164,6 +192,12 @@ void ops_avx512_conv_bf16_pack_pairs(const uint16_t *x, int64_t plane_in, int64_
 void ops_avx512_conv_bf16_pairs(const uint16_t *xp, int64_t plane, int ncb,
 				const int32_t *toff, int ntap, const uint16_t *a, int nk,
 				int64_t nq, float *out, int64_t ldo);
+void ops_avx512_conv_bf16_cl(const uint16_t *xn, int64_t cbs, int ncb, const int32_t *toff,
+			     int ntap, int64_t rp, int64_t cs, const uint16_t *b, int nk,
+			     int64_t nr, int64_t ncol, float *out, int64_t ldo, uint16_t *y,
+			     int64_t ldyk, int64_t ldyr);
+void ops_avx512_conv_bf16_cl_row(const uint16_t *src, int64_t lds, int nc, int64_t lo, int64_t hi,
+				 int64_t n, uint16_t *dst);
 int ops_amx_bf16_ready(void);
 
 /* The chosen table: never NULL (the portable one until start-up chooses). */

@@ -21,6 +21,8 @@
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")
 #endif
 
+#include "kern_avx512_inl.h"
+
 /* ---- activations: the shared math (kern_act.h) on 16 lanes --------------------- */
 
 #define VF __m512
@@ -890,19 +892,6 @@ static void avx512_stream_bytes(unsigned char *d, const unsigned char *s, size_t
 
 /* ---- conversions ---------------------------------------------------------------- */
 
-/* 16 fp32 lanes to bf16, the scalar rounding: + 0x7fff + the lowest kept
- * bit, truncated; a NaN truncated with its quiet bit set. (vcvtneps2bf16
- * would flush subnormals, which the scalar conversion keeps.) */
-static inline __m256i bf16_pack16(__m512 v)
-{
-	const __m512i u = _mm512_castps_si512(v);
-	__m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-	__m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
-	__m512i quiet = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
-	r = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), r, quiet);
-	return _mm512_cvtepi32_epi16(r);
-}
-
 static void avx512_half_to_f32(enum ops_dtype t, const uint16_t *s, float *d, size_t n)
 {
 	size_t i = 0;
@@ -929,6 +918,14 @@ static void avx512_f32_to_half(enum ops_dtype t, const float *s, uint16_t *d, si
 	}
 }
 
+
+static void avx512_f32_to_half_rows(enum ops_dtype t, const float *s, int64_t lds, uint16_t *d,
+				    int64_t ldd, size_t n, int64_t rows)
+{
+	for (int64_t r = 0; r < rows; r++)
+		avx512_f32_to_half(t, s + r * lds, d + r * ldd, n);
+}
+
 #if defined(__clang__)
 #pragma clang attribute pop
 #else
@@ -952,6 +949,8 @@ const struct ops_kern ops_kern_avx512 = {
 	.conv_bf16_ready = ops_amx_bf16_ready,
 	.conv_bf16_pack_pairs = ops_avx512_conv_bf16_pack_pairs,
 	.conv_bf16_pairs = ops_avx512_conv_bf16_pairs,
+	.conv_bf16_cl = ops_avx512_conv_bf16_cl,
+	.conv_bf16_cl_row = ops_avx512_conv_bf16_cl_row,
 	.gemm_nw = 32,
 	.conv_gemm = avx512_conv_gemm,
 	.qgemm = avx512_qgemm,
@@ -964,4 +963,5 @@ const struct ops_kern ops_kern_avx512 = {
 	.copy_rows = avx512_copy_rows,
 	.half_to_f32 = avx512_half_to_f32,
 	.f32_to_half = avx512_f32_to_half,
+	.f32_to_half_rows = avx512_f32_to_half_rows,
 };

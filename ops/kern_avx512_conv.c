@@ -20,6 +20,8 @@
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")
 #endif
 
+#include "kern_avx512_inl.h"
+
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
 /* Register block: KR output channels x NV 16-pixel vectors of accumulators
@@ -457,5 +459,225 @@ void ops_avx512_conv_bf16_pack_pairs(const uint16_t *x, int64_t plane_in, int64_
 				_mm512_mask_storeu_epi16(d + 2 * p + 32, m1,
 							 _mm512_permutex2var_epi16(va, hi, vb));
 		}
+	}
+}
+
+/* ---- bf16 on AMX tiles, channel-last blocks -------------------------------------
+ * The input as 32-channel blocks of whole pixels (64 bytes each): an A tile
+ * of m pixels x 32 channels is m consecutive 64-byte rows at any filter
+ * tap's offset, always aligned, one copy for every tap; B is the weights of
+ * one block and tap, 16 channel pairs x 16 output channels, reused by the m
+ * pixels of every C tile it feeds. C[m][16] comes out pixel by output
+ * channel and is transposed on its way to out. A row of ncol outputs is
+ * cut into pieces of m <= 16 pixels (the last one ending at the row's end,
+ * overlapping the one before when m does not divide ncol), so no lane
+ * computes a halo column; four pieces share each step's B tile. */
+
+/* Steps (channel block, tap) of one call at most: ops_kern's contract
+ * (isa_int.h). */
+#define CL_MAX_STEPS OPS_CL_MAX_STEPS
+
+/* r[i] (16 rows of 16 floats) transposed in place. */
+AMX_TARGET ALWAYS_INLINE void tr16_ps(__m512 r[16])
+{
+	__m512 t[16];
+
+	_Pragma("GCC unroll 16")
+	for (int i = 0; i < 16; i += 2) {
+		t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+		t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+	}
+	_Pragma("GCC unroll 16")
+	for (int i = 0; i < 16; i += 4) {
+		r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+		r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xee);
+		r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+		r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+	}
+	_Pragma("GCC unroll 16")
+	for (int i = 0; i < 4; i++) {
+		t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+		t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
+		t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
+		t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
+	}
+	_Pragma("GCC unroll 16")
+	for (int i = 0; i < 8; i++) {
+		r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+		r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
+	}
+}
+
+/* c[i*16 + k] (i < m) to out[k*ldo + i] for k < nk; or with y, rounded
+ * to bf16 as the scalar conversion does, to y[k*ldy + i]. */
+AMX_TARGET ALWAYS_INLINE void cl_scatter(const float *c, int m, int nk, float *out, int64_t ldo,
+					 uint16_t *y, int64_t ldy)
+{
+	__m512 r[16];
+	__mmask16 mm = (__mmask16)((1u << m) - 1u);
+
+	_Pragma("GCC unroll 16")
+	for (int i = 0; i < 16; i++)
+		r[i] = i < m ? _mm512_load_ps(c + 16 * i) : _mm512_setzero_ps();
+	tr16_ps(r);
+	if (y) {
+		_Pragma("GCC unroll 16")
+		for (int k = 0; k < nk; k++)
+			_mm256_mask_storeu_epi16(y + k * ldy, mm, bf16_pack16(r[k]));
+		return;
+	}
+	_Pragma("GCC unroll 16")
+	for (int k = 0; k < nk; k++)
+		_mm512_mask_storeu_ps(out + k * ldo, mm, r[k]);
+}
+
+AMX_TARGET void ops_avx512_conv_bf16_cl(const uint16_t *xn, int64_t cbs, int ncb,
+					const int32_t *toff, int ntap, int64_t rp, int64_t cs,
+					const uint16_t *b, int nk, int64_t nr, int64_t ncol,
+					float *out, int64_t ldo, uint16_t *y, int64_t ldyk,
+					int64_t ldyr)
+{
+	struct amx_cfg cfg;
+	/* two groups' C tiles: the previous group's are transposed out while
+	 * this group's tdpbf16ps run (loading a tile's rows right after
+	 * _tile_stored wrote them waited for the store, twice the kernel's
+	 * time when done in line) */
+	float cbuf[2][4][16 * 16] __attribute__((aligned(64)));
+	int np = (int)((ncol + 15) / 16), m = (int)((ncol + np - 1) / np);
+	int64_t npiece = nr * np, pos[4], oq[2][4], oy[2][4], nstep = (int64_t)ncb * ntap;
+	const int64_t astride = cs * 64;
+	int ngp = 0; /* pieces of the previous group */
+	/* each step's input: (channel block, tap) without a division a step */
+	const uint16_t *xs[CL_MAX_STEPS];
+
+	for (int64_t st = 0, cb = 0, t = 0; st < nstep; st++) {
+		xs[st] = xn + (cb * cbs + toff[t]) * 32;
+		if (++t == ntap) {
+			t = 0;
+			cb++;
+		}
+	}
+
+	memset(&cfg, 0, sizeof cfg);
+	cfg.palette = 1;
+	for (int t = 0; t < 8; t++) {
+		cfg.colsb[t] = 64;
+		cfg.rows[t] = (uint8_t)(t == 4 || t == 5 ? 16 : m); /* B: 16 pairs */
+	}
+	_tile_loadconfig(&cfg);
+	for (int64_t g0 = 0, gi = 0; g0 < npiece; g0 += 4, gi ^= 1) {
+		int ng = npiece - g0 >= 4 ? 4 : (int)(npiece - g0);
+
+		for (int g = 0; g < ng; g++) {
+			int64_t r = (g0 + g) / np, p = (g0 + g) % np;
+			int64_t c0 = p == np - 1 ? ncol - m : p * m;
+
+			pos[g] = (r * rp + c0 * cs) * 32;
+			oq[gi][g] = r * ncol + c0;
+			oy[gi][g] = r * ldyr + c0;
+		}
+		_tile_zero(0);
+		_tile_zero(1);
+		_tile_zero(2);
+		_tile_zero(3);
+		/* step ST with its B in tile TB; A alternates tmm6 / tmm7 */
+#define CL_STEP(TB, ST)                                                                 \
+	do {                                                                            \
+		const uint16_t *x_ = xs[ST];                                            \
+		_tile_loadd(TB, b + (ST) * 512, 64);                                    \
+		_tile_loadd(6, x_ + pos[0], astride);                                   \
+		_tile_dpbf16ps(0, 6, TB);                                               \
+		if (ng > 1) {                                                           \
+			_tile_loadd(7, x_ + pos[1], astride);                           \
+			_tile_dpbf16ps(1, 7, TB);                                       \
+		}                                                                       \
+		if (ng > 2) {                                                           \
+			_tile_loadd(6, x_ + pos[2], astride);                           \
+			_tile_dpbf16ps(2, 6, TB);                                       \
+		}                                                                       \
+		if (ng > 3) {                                                           \
+			_tile_loadd(7, x_ + pos[3], astride);                           \
+			_tile_dpbf16ps(3, 7, TB);                                       \
+		}                                                                       \
+	} while (0)
+		/* the previous group's tiles go out one every other step pair,
+		 * between this group's tile instructions */
+		int done = 0;
+
+		for (int64_t st = 0; st < nstep; st += 2) {
+			CL_STEP(4, st);
+			if (st + 1 < nstep)
+				CL_STEP(5, st + 1);
+			if ((st & 2) && done < ngp) {
+				cl_scatter(cbuf[gi ^ 1][done], m, nk, out + oq[gi ^ 1][done], ldo,
+					   y ? y + oy[gi ^ 1][done] : NULL, ldyk);
+				done++;
+			}
+		}
+#undef CL_STEP
+		for (; done < ngp; done++)
+			cl_scatter(cbuf[gi ^ 1][done], m, nk, out + oq[gi ^ 1][done], ldo,
+				   y ? y + oy[gi ^ 1][done] : NULL, ldyk);
+		_tile_stored(0, cbuf[gi][0], 64);
+		if (ng > 1)
+			_tile_stored(1, cbuf[gi][1], 64);
+		if (ng > 2)
+			_tile_stored(2, cbuf[gi][2], 64);
+		if (ng > 3)
+			_tile_stored(3, cbuf[gi][3], 64);
+		ngp = ng;
+	}
+	_tile_release();
+	int last = (int)(((npiece + 3) / 4 - 1) & 1);
+
+	for (int g = 0; g < ngp; g++)
+		cl_scatter(cbuf[last][g], m, nk, out + oq[last][g], ldo,
+			   y ? y + oy[last][g] : NULL, ldyk);
+}
+
+/* One band row of ops_avx512_conv_bf16_cl's input from the image's
+ * channel rows: dst[p*32 + c] = src[c*lds + p - lo] for c < nc and lo <= p
+ * < hi, else 0, for p < n (src points at position lo). Channel pairs are
+ * interleaved into the 32-bit lanes of 16 vectors, which one 16 x 16
+ * transpose turns into 16 pixels of 32 channels. */
+AMX_TARGET void ops_avx512_conv_bf16_cl_row(const uint16_t *src, int64_t lds, int nc, int64_t lo,
+					    int64_t hi, int64_t n, uint16_t *dst)
+{
+	/* word 2i <- a[i], word 2i+1 <- b[i] of a:b (a in the low half) */
+	const __m512i ilv = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25,
+					     9, 24, 8, 23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2,
+					     17, 1, 16, 0);
+
+	for (int64_t p0 = 0; p0 < n; p0 += 16) {
+		int np = n - p0 >= 16 ? 16 : (int)(n - p0);
+		int64_t a = lo > p0 ? lo : p0, e = hi < p0 + np ? hi : p0 + np;
+		__m512 r[16];
+
+		if (a >= e) {
+			for (int i = 0; i < np; i++)
+				_mm512_storeu_si512((void *)(dst + (p0 + i) * 32), _mm512_setzero_si512());
+			continue;
+		}
+		/* the valid elements [a, e) land in lanes a - p0 on */
+		int s = (int)(a - p0);
+		__mmask16 m = (__mmask16)((1u << (e - a)) - 1u);
+		__m512i idx = _mm512_sub_epi16(ilv, _mm512_set1_epi16((short)s));
+		__mmask32 keep = (__mmask32)(~0u << (2 * s));
+		const uint16_t *sp = src + (a - lo);
+
+		_Pragma("GCC unroll 16")
+		for (int pr = 0; pr < 16; pr++) {
+			__m256i x0 = 2 * pr < nc ? _mm256_maskz_loadu_epi16(m, sp + 2 * pr * lds) :
+				     _mm256_setzero_si256();
+			__m256i x1 = 2 * pr + 1 < nc ?
+				     _mm256_maskz_loadu_epi16(m, sp + (2 * pr + 1) * lds) :
+				     _mm256_setzero_si256();
+			__m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(x0), x1, 1);
+
+			r[pr] = _mm512_castsi512_ps(_mm512_maskz_permutexvar_epi16(keep, idx, v));
+		}
+		tr16_ps(r);
+		for (int i = 0; i < np; i++)
+			_mm512_storeu_si512((void *)(dst + (p0 + i) * 32), _mm512_castps_si512(r[i]));
 	}
 }

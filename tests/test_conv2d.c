@@ -775,6 +775,110 @@ static void test_bf16_pairs_kernel(void **state)
 	free(out);
 }
 
+struct cl_case {
+	const uint16_t *xn, *b;
+	const int32_t *toff;
+	int nc, ntap, ncol;
+	int64_t cbs, rp, cs;
+};
+static double cl_want(const void *ctx, int k, int q)
+{
+	const struct cl_case *c = ctx;
+	int64_t r = q / c->ncol, col = q % c->ncol;
+	double e = 0.0;
+
+	for (int ch = 0; ch < c->nc; ch++)
+		for (int t = 0; t < c->ntap; t++) {
+			int64_t p = r * c->rp + col * c->cs + c->toff[t];
+			int cb = ch / 32, cc = ch % 32;
+
+			e += (double)ops_bf16_to_f32(c->xn[(cb * c->cbs + p) * 32 + cc]) *
+			     ops_bf16_to_f32(c->b[((cb * c->ntap + t) * 16 + cc / 2) * 32 + 2 * k +
+						  cc % 2]);
+		}
+	return e;
+}
+
+/* The channel-last bf16 kernel (where the host runs it) against fp64 sums:
+ * 1 to 70 channels (one to three 32-channel blocks, the channels past nc
+ * zero in xn and b as the contract says), 1 to 9 taps at random offsets,
+ * column steps 1 and 2, 1 to 5 rows of 1 to 45 outputs (pieces of every
+ * width m from 1 to 16, an overlapping last piece, groups of four pieces
+ * and a partial one), 1 to 16 output channels; poisoned outputs stay
+ * poisoned past the nr x ncol outputs and nk. The input holds the
+ * positions read and no more. */
+static void test_bf16_cl_kernel(void **state)
+{
+	enum { LDO = 240, LDY = 5 * 48 };
+	static const int cols[] = { 1, 7, 14, 16, 17, 28, 33, 45 };
+	const struct ops_kern *kn;
+
+	isa_use(state);
+	kn = ops_kern;
+	if (!kn->conv_bf16_cl || !kn->conv_bf16_ready || !kn->conv_bf16_ready())
+		SKIP_BECAUSE("the %s path runs no channel-last bf16 conv kernel on this host "
+			     "(AMX-BF16 with the OS's tile state)", ops_isa_name(ops_isa_active()));
+	float *out = malloc(sizeof *out * 17 * LDO);
+	uint16_t *yb = malloc(sizeof *yb * 17 * LDY);
+	assert_non_null(out);
+	assert_non_null(yb);
+	for (int nc = 1; nc <= 70; nc += 23)
+	for (size_t ci = 0; ci < sizeof cols / sizeof cols[0]; ci++) {
+		int ncb = (nc + 31) / 32, ntap = (int)rnd(1, 9), ncol = cols[ci];
+		int64_t cs = (int64_t)rnd(1, 2), nr = rnd(1, 5), span = 0;
+		int64_t rp = (ncol - 1) * cs + 1 + rnd(0, 6), cbs;
+		int32_t toff[9];
+
+		if (nr * ncol > LDO)
+			nr = LDO / ncol;
+		for (int t = 0; t < ntap; t++) {
+			toff[t] = (int32_t)rnd(0, 40);
+			span = toff[t] > span ? toff[t] : span;
+		}
+		cbs = (nr - 1) * rp + (ncol - 1) * cs + span + 1;
+		uint16_t *xn = malloc(sizeof *xn * (size_t)(ncb * cbs * 32));
+		uint16_t *b = calloc((size_t)(ncb * ntap * 512), sizeof *b);
+
+		assert_non_null(xn);
+		assert_non_null(b);
+		for (int64_t i = 0; i < ncb * cbs * 32; i++)
+			xn[i] = (i % 32) + 32 * (i / (cbs * 32)) < nc ?
+				ops_f32_to_bf16((float)rnd(-1000, 1000) / 1000.0f) : 0;
+		for (int ch = 0; ch < nc; ch++)
+			for (int t = 0; t < ntap; t++)
+				for (int k = 0; k < 16; k++)
+					b[(((ch / 32) * ntap + t) * 16 + (ch % 32) / 2) * 32 + 2 * k +
+					  ch % 2] = ops_f32_to_bf16((float)rnd(-1000, 1000) / 1000.0f);
+		for (int nk = 1; nk <= 16; nk += 5) {
+			const struct cl_case c = { xn, b, toff, nc, ntap, ncol, cbs, rp, cs };
+
+			memset(out, 0xFF, sizeof *out * 17 * LDO);
+			kn->conv_bf16_cl(xn, cbs, ncb, toff, ntap, rp, cs, b, nk, nr, ncol, out, LDO,
+					 NULL, 0, 0);
+			check_rows(out, LDO, nk, (int)(nr * ncol), cl_want, &c);
+			/* rounded into y: row k, output row r at ldyk, ldyr; the
+			 * same sums as out's, narrowed by the scalar rule */
+			memset(yb, 0xFF, sizeof *yb * 17 * LDY);
+			kn->conv_bf16_cl(xn, cbs, ncb, toff, ntap, rp, cs, b, nk, nr, ncol, NULL, 0,
+					 yb, LDY, ncol + 3);
+			for (int k = 0; k < 17; k++)
+				for (int64_t i = 0; i < LDY; i++) {
+					int64_t r = i / (ncol + 3), col = i % (ncol + 3);
+
+					if (k < nk && r < nr && col < ncol)
+						assert_int_equal(yb[k * LDY + i],
+								 ops_f32_to_bf16(out[k * LDO + r * ncol + col]));
+					else
+						assert_int_equal(yb[k * LDY + i], 0xFFFF);
+				}
+		}
+		free(xn);
+		free(b);
+	}
+	free(out);
+	free(yb);
+}
+
 /* Direct plans on the shapes the pixel-vector and bf16 kernels take apart:
  * unit stride along w with rows of 1 to 70 pixels (several 48- and 64-pixel
  * blocks, masked tails), stride 2 along h only (row by row), a row longer
@@ -855,6 +959,7 @@ static void test_one_pass(void **state)
 		{ 1, 6, 11, 17, 9, 5, 5, 2, 2, 1, 3, 2, 3, 5, 1, 1 },
 		{ 1, 36, 10, 23, 17, 5, 5, 1, 2, 2, 1, 17, 4, 9, 36, 1 },
 		{ 1, 4, 7, 7, 4, 3, 3, 1, 1, 1, 4, 1, 3, 3, 1, 1 },
+		{ 1, 24, 12, 27, 21, 3, 3, 2, 1, 1, 1, 16, 3, 7, 24, 1 },
 		{ 1, 3, 40, 120, 2, 3, 5, 1, 4, 2, 1, 2, 2, 1, 3, 0 },
 	};
 	struct ops_envelope env;
@@ -978,6 +1083,7 @@ int main(void)
 		ISA_TESTS(test_px_kernel),
 		ISA_TESTS(test_bf16_kernel),
 		ISA_TESTS(test_bf16_pairs_kernel),
+		ISA_TESTS(test_bf16_cl_kernel),
 		ISA_TESTS(test_direct_shapes),
 		ISA_TESTS(test_one_pass),
 		cmocka_unit_test(test_check),
