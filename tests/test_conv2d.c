@@ -879,6 +879,50 @@ static void test_bf16_cl_kernel(void **state)
 	free(yb);
 }
 
+/* The channel-last kernel's row packing (where the host runs it): every
+ * channel count 1..32, valid ranges that start before, at and after the
+ * row's first position and end before, at and past its last, rows of 1 to
+ * 45 positions (partial 16-position blocks); the rest of dst poisoned.
+ * The source holds [lo, hi) of each channel row and nothing more, so a
+ * read outside it is a heap overflow under ASan. */
+static void test_bf16_cl_row(void **state)
+{
+	enum { NMAX = 45 };
+	const struct ops_kern *kn;
+
+	isa_use(state);
+	kn = ops_kern;
+	if (!kn->conv_bf16_cl_row || !kn->conv_bf16_ready || !kn->conv_bf16_ready())
+		SKIP_BECAUSE("the %s path runs no channel-last bf16 conv kernel on this host "
+			     "(AMX-BF16 with the OS's tile state)", ops_isa_name(ops_isa_active()));
+	uint16_t *dst = malloc(sizeof *dst * (NMAX + 1) * 32);
+	assert_non_null(dst);
+	for (int nc = 1; nc <= 32; nc++) {
+		int64_t n = rnd(1, NMAX), lo = rnd(0, 3) ? rnd(0, 5) : 0;
+		int64_t hi = rnd(0, 3) ? n - rnd(0, 5) : n + rnd(0, 3), lds;
+
+		if (hi < lo)
+			hi = lo + rnd(0, 2);
+		lds = hi - lo + rnd(0, 4);
+		uint16_t *src = malloc(sizeof *src * (size_t)((nc - 1) * lds + (hi - lo) + 1));
+
+		assert_non_null(src);
+		for (int64_t i = 0; i < (nc - 1) * lds + (hi - lo); i++)
+			src[i] = (uint16_t)rnd(1, 0xfffe);
+		memset(dst, 0xFF, sizeof *dst * (NMAX + 1) * 32);
+		kn->conv_bf16_cl_row(src, lds, nc, lo, hi, n, dst);
+		for (int64_t p = 0; p <= NMAX; p++)
+			for (int c = 0; c < 32; c++) {
+				uint16_t want = p >= n ? 0xFFFF :
+						c < nc && p >= lo && p < hi ? src[c * lds + p - lo] : 0;
+
+				assert_int_equal(dst[p * 32 + c], want);
+			}
+		free(src);
+	}
+	free(dst);
+}
+
 /* Direct plans on the shapes the pixel-vector and bf16 kernels take apart:
  * unit stride along w with rows of 1 to 70 pixels (several 48- and 64-pixel
  * blocks, masked tails), stride 2 along h only (row by row), a row longer
@@ -1084,6 +1128,7 @@ int main(void)
 		ISA_TESTS(test_bf16_kernel),
 		ISA_TESTS(test_bf16_pairs_kernel),
 		ISA_TESTS(test_bf16_cl_kernel),
+		ISA_TESTS(test_bf16_cl_row),
 		ISA_TESTS(test_direct_shapes),
 		ISA_TESTS(test_one_pass),
 		cmocka_unit_test(test_check),
