@@ -643,10 +643,10 @@ AMX_TARGET void ops_avx512_conv_bf16_cl(const uint16_t *xn, int64_t cbs, int ncb
 AMX_TARGET void ops_avx512_conv_bf16_cl_row(const uint16_t *src, int64_t lds, int nc, int64_t lo,
 					    int64_t hi, int64_t n, uint16_t *dst)
 {
-	/* word 2i <- a[i], word 2i+1 <- b[i] of a:b (a in the low half) */
-	const __m512i ilv = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25,
-					     9, 24, 8, 23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2,
-					     17, 1, 16, 0);
+	/* word 2i <- a[i], word 2i+1 <- b[i] (b the second source, from 32) */
+	const __m512i ilv = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41,
+					     9, 40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2,
+					     33, 1, 32, 0);
 
 	for (int64_t p0 = 0; p0 < n; p0 += 16) {
 		int np = n - p0 >= 16 ? 16 : (int)(n - p0);
@@ -672,9 +672,8 @@ AMX_TARGET void ops_avx512_conv_bf16_cl_row(const uint16_t *src, int64_t lds, in
 			__m256i x1 = 2 * pr + 1 < nc ?
 				     _mm256_maskz_loadu_epi16(m, sp + (2 * pr + 1) * lds) :
 				     _mm256_setzero_si256();
-			__m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(x0), x1, 1);
-
-			r[pr] = _mm512_castsi512_ps(_mm512_maskz_permutexvar_epi16(keep, idx, v));
+			r[pr] = _mm512_castsi512_ps(_mm512_maskz_permutex2var_epi16(
+				keep, _mm512_castsi256_si512(x0), idx, _mm512_castsi256_si512(x1)));
 		}
 		tr16_ps(r);
 		for (int i = 0; i < np; i++)
