@@ -923,6 +923,53 @@ static void test_bf16_cl_row(void **state)
 	free(dst);
 }
 
+/* An instance keeps what it packed from its weights across runs (the
+ * channel-last bf16 kernel's B tiles): after its weights change, the next
+ * run must use the new ones. Three runs of one bf16 instance, the weights
+ * rewritten between them (one element, then all), each against the fp64
+ * reference of the weights it ran with; and the counters of every run equal. */
+static void test_kept_weights_follow(void **state)
+{
+	struct ops_envelope env;
+	struct ops_workload w;
+	struct ops_plan p;
+	struct ops_quality q;
+	struct ops_counters c0, c;
+	struct opr_error err = { 0 };
+	struct ops_device *dev = NULL;
+	struct ops_instance *a;
+
+	isa_use(state);
+	test_env(&env);
+	env.shared_capacity_kib = 4096;
+	set_conv(&w, OPS_G_CONV, OPS_BF16, 1, 40, 9, 31, 20, 3, 3, 1, 1, 1, 1);
+	set_plan(&p, OPS_STRAT_DIRECT, 0, 16, 4, 14, 40, 1);
+	assert_int_equal(ops_device_new(&env, 0, &dev, &err), 0);
+	assert_int_equal(ops_instance_new(&w, &p, 5, "conv-test", &a, &err), 0);
+	struct ops_tensor *tw = ops_instance_tensor(a, "w");
+	assert_non_null(tw);
+	uint16_t *wd = tw->data;
+	for (int run = 0; run < 3; run++) {
+		if (run == 1)
+			wd[7] = ops_f32_to_bf16(-ops_bf16_to_f32(wd[7]) + 0.5f);
+		if (run == 2)
+			for (int64_t i = 0; i < tw->count; i++)
+				wd[i] = ops_f32_to_bf16(0.25f - ops_bf16_to_f32(wd[i]));
+		ops_device_reset(dev);
+		assert_int_equal(ops_instance_run(dev, a, &err), 0);
+		assert_int_equal(ops_instance_quality(a, &q, &err), 0);
+		if (!(q.rel_l2 <= threshold(OPS_BF16)))
+			print_error("run %d: rel_l2 %g\n", run, q.rel_l2);
+		assert_true(q.rel_l2 <= threshold(OPS_BF16));
+		c = *ops_device_counters(dev);
+		if (run == 0)
+			c0 = c;
+		assert_memory_equal(&c, &c0, sizeof c);
+	}
+	ops_instance_free(a);
+	ops_device_free(dev);
+}
+
 /* Direct plans on the shapes the pixel-vector and bf16 kernels take apart:
  * unit stride along w with rows of 1 to 70 pixels (several 48- and 64-pixel
  * blocks, masked tails), stride 2 along h only (row by row), a row longer
@@ -1129,6 +1176,7 @@ int main(void)
 		ISA_TESTS(test_bf16_pairs_kernel),
 		ISA_TESTS(test_bf16_cl_kernel),
 		ISA_TESTS(test_bf16_cl_row),
+		ISA_TESTS(test_kept_weights_follow),
 		ISA_TESTS(test_direct_shapes),
 		ISA_TESTS(test_one_pass),
 		cmocka_unit_test(test_check),
