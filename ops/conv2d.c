@@ -260,6 +260,16 @@ static int dma1(struct ops_device *dev, enum ops_space dsp, void *dst, enum ops_
 	return ops_dma_split(dev, dsp, dst, ssp, src, &dd, err);
 }
 
+/* Jobs of the channel-last kernel that write y, run CL_JOBS at a time:
+ * one call runs many tiles, and a tile's last sums go out while the next
+ * tile's tdpbf16ps run (at one call a tile, the tile unit drained at every
+ * return). Every job's y is disjoint from the others'. */
+#define CL_JOBS 64
+struct cl_queue {
+	struct ops_cl_job job[CL_JOBS];
+	int n;
+};
+
 /* What an instance keeps across its runs (inst->priv): the channel-last
  * kernel's packed weights, repacked only when the weights they came from
  * (kept, compared byte for byte) or the plan's tiles change. Packing them
@@ -339,6 +349,7 @@ struct conv_ctx {
 				 * per 16-channel weight block */
 	const uint16_t *xncur, *wncur; /* the current tile's */
 	struct conv_priv *priv; /* the instance's (NULL: none) */
+	struct cl_queue *clq;   /* jobs of the channel-last kernel not yet run */
 	int wn_kept;            /* wn is priv's, not the launch's */
 };
 
@@ -749,6 +760,19 @@ static void px_to_y(const struct conv_ctx *cx, const struct tile_pos *tp, int64_
 /* compute_direct_px on channel-last blocks (cx->cl): the tile's rows,
  * as many as the scratch holds per call, each output row whole; the
  * kernel's [k][r*now + c] result goes to y (to_y) or into acc. */
+/* Runs the channel-last kernel's queued jobs (cx->clq). */
+static void cl_flush(const struct conv_ctx *cx)
+{
+	const struct ops_conv_dims *d = &cx->d;
+
+	if (!cx->clq || !cx->clq->n)
+		return;
+	ops_kern->conv_bf16_cl(cx->clq->job, cx->clq->n, cx->cp, (int)ceil_div(d->cpg, 32),
+			       cx->toff, (int)(d->r * d->s), d->sh * cx->bw, d->sw, CL_LDO,
+			       d->oh * d->ow, d->ow);
+	cx->clq->n = 0;
+}
+
 static void compute_direct_cl(const struct conv_ctx *cx, const struct tile_pos *tp,
 			      int64_t nc, float *acc, int first, int to_y)
 {
@@ -762,18 +786,22 @@ static void compute_direct_cl(const struct conv_ctx *cx, const struct tile_pos *
 
 		for (int64_t r0 = 0; r0 < tp->noh; r0 += rows) {
 			int64_t nr = min64(rows, tp->noh - r0), nq = nr * now;
-			/* without an epilogue the kernel rounds its sums into y */
-			uint16_t *y = to_y && !cx->epi ?
-				      (uint16_t *)cx->y + ((tp->ni * d->k + tp->g * d->kpg + tp->k0 +
-							    kb * DIRECT_KB) * d->oh + tp->oh0 + r0) *
-							   d->ow + tp->ow0 : NULL;
+			struct ops_cl_job jb = { cx->xncur + r0 * rp * 32, cx->wncur + kb * cx->wnblk,
+						 cx->px, NULL, nkl, nr, now };
 
-			ops_kern->conv_bf16_cl(cx->xncur + r0 * rp * 32, cx->cp, nsb, cx->toff,
-					       (int)(d->r * d->s), rp, d->sw,
-					       cx->wncur + kb * cx->wnblk, nkl, nr, now, cx->px,
-					       CL_LDO, y, d->oh * d->ow, d->ow);
-			if (y)
+			/* without an epilogue the kernel rounds its sums into y,
+			 * queued (a tile of one channel block: the queue's ncb) */
+			if (to_y && !cx->epi) {
+				jb.y = (uint16_t *)cx->y + ((tp->ni * d->k + tp->g * d->kpg + tp->k0 +
+							     kb * DIRECT_KB) * d->oh + tp->oh0 + r0) *
+							    d->ow + tp->ow0;
+				cx->clq->job[cx->clq->n++] = jb;
+				if (cx->clq->n == CL_JOBS)
+					cl_flush(cx);
 				continue;
+			}
+			ops_kern->conv_bf16_cl(&jb, 1, cx->cp, nsb, cx->toff, (int)(d->r * d->s), rp,
+					       d->sw, CL_LDO, d->oh * d->ow, d->ow);
 			if (to_y) {
 				px_to_y(cx, tp, kb * DIRECT_KB, nkl, r0, nr, 0, now, nq, now, CL_LDO);
 				continue;
@@ -1231,7 +1259,8 @@ static int cl_setup(struct conv_ctx *cx, struct opr_error *err)
 	    nel > WQ_MAX_ELEMS)
 		return 0;
 	cx->toff = malloc(sizeof *cx->toff * (size_t)rs);
-	if (!cx->toff)
+	cx->clq = calloc(1, sizeof *cx->clq);
+	if (!cx->toff || !cx->clq)
 		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the kernel's scratch");
 	for (int64_t i = 0; i < d->r; i++)
 		for (int64_t j = 0; j < d->s; j++)
@@ -1725,6 +1754,7 @@ static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 		if (rc < 0)
 			goto release;
 	}
+	cl_flush(cx);
 	rc = 0;
 release:
 	bufs_release(cx->dev, &bs);
@@ -1748,6 +1778,8 @@ free_off:
 	free(cx->xn);
 	if (!cx->wn_kept)
 		free(cx->wn);
+	free(cx->clq);
+	cx->clq = NULL;
 	cx->wn_kept = 0;
 	cx->xn = NULL;
 	cx->wn = NULL;

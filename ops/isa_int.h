@@ -45,6 +45,16 @@ static inline void ops_copy_short(unsigned char *d, const unsigned char *s, size
 /* (channel block, tap) steps of one conv_bf16_cl call, at most. */
 #define OPS_CL_MAX_STEPS 1024
 
+/* One job of ops_kern.conv_bf16_cl: an nr x ncol block of outputs for nk
+ * output channels from input xn and weights b, into out or (not NULL) y. */
+struct ops_cl_job {
+	const uint16_t *xn, *b;
+	float *out;
+	uint16_t *y;
+	int nk;
+	int64_t nr, ncol;
+};
+
 /* Pixels per block of the direct conv kernel, at most (ops_kern.direct_pb). */
 #define OPS_KERN_MAX_PB 16
 
@@ -101,20 +111,21 @@ struct ops_kern {
 				int ntap, const uint16_t *a, int nk, int64_t nq, float *out,
 				int64_t ldo);
 	/* The same with the input in channel-last blocks (where
-	 * conv_bf16_ready() says so; NULL: none): xn[(cb*cbs + p)*32 + c] =
-	 * channel 32*cb + c at position p (zero past the channels), and
+	 * conv_bf16_ready() says so; NULL: none), over njob jobs (struct
+	 * ops_cl_job) in one call: xn[(cb*cbs + p)*32 + c] = channel 32*cb + c
+	 * at position p of the job's input (zero past the channels), and
 	 * b[((cb*ntap + t)*16 + pr)*32 + 2*k + j] the weight of output channel
 	 * k, channel 32*cb + 2*pr + j, tap t (zero past nk and the channels).
 	 * For k < nk (1..16), r < nr, c < ncol, with p = r*rp + c*cs + toff[t]:
 	 *   out[k*ldo + r*ncol + c] = sum_{cb < ncb, t < ntap, ch < 32}
 	 *       xn[(cb*cbs + p)*32 + ch] * b[((cb*ntap + t)*16 + ch/2)*32 + 2*k + ch%2]
 	 * reading only those positions; writing only k < nk, the nr x ncol
-	 * outputs. ncb * ntap is at most OPS_CL_MAX_STEPS. With y (not NULL)
-	 * the sums go to y[k*ldyk + r*ldyr + c] instead, rounded to bf16 as
-	 * ops_f32_to_bf16 does (out unused). */
-	void (*conv_bf16_cl)(const uint16_t *xn, int64_t cbs, int ncb, const int32_t *toff,
-			     int ntap, int64_t rp, int64_t cs, const uint16_t *b, int nk,
-			     int64_t nr, int64_t ncol, float *out, int64_t ldo, uint16_t *y,
+	 * outputs. ncb * ntap is at most OPS_CL_MAX_STEPS. A job with y (not
+	 * NULL) has its sums go to y[k*ldyk + r*ldyr + c] instead, rounded to
+	 * bf16 as ops_f32_to_bf16 does (out unused). Every job's outputs are
+	 * written when the call returns, not before. */
+	void (*conv_bf16_cl)(const struct ops_cl_job *jobs, int njob, int64_t cbs, int ncb,
+			     const int32_t *toff, int ntap, int64_t rp, int64_t cs, int64_t ldo,
 			     int64_t ldyk, int64_t ldyr);
 	/* One row of its input: dst[p*32 + c] = src[c*lds + p - lo] for c < nc
 	 * (<= 32) and lo <= p < hi, else 0, for p < n (src points at position
@@ -192,9 +203,8 @@ void ops_avx512_conv_bf16_pack_pairs(const uint16_t *x, int64_t plane_in, int64_
 void ops_avx512_conv_bf16_pairs(const uint16_t *xp, int64_t plane, int ncb,
 				const int32_t *toff, int ntap, const uint16_t *a, int nk,
 				int64_t nq, float *out, int64_t ldo);
-void ops_avx512_conv_bf16_cl(const uint16_t *xn, int64_t cbs, int ncb, const int32_t *toff,
-			     int ntap, int64_t rp, int64_t cs, const uint16_t *b, int nk,
-			     int64_t nr, int64_t ncol, float *out, int64_t ldo, uint16_t *y,
+void ops_avx512_conv_bf16_cl(const struct ops_cl_job *jobs, int njob, int64_t cbs, int ncb,
+			     const int32_t *toff, int ntap, int64_t rp, int64_t cs, int64_t ldo,
 			     int64_t ldyk, int64_t ldyr);
 void ops_avx512_conv_bf16_cl_row(const uint16_t *src, int64_t lds, int nc, int64_t lo, int64_t hi,
 				 int64_t n, uint16_t *dst);

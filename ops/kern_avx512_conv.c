@@ -531,59 +531,94 @@ AMX_TARGET ALWAYS_INLINE void cl_scatter(const float *c, int m, int nk, float *o
 		_mm512_mask_storeu_ps(out + k * ldo, mm, r[k]);
 }
 
-AMX_TARGET void ops_avx512_conv_bf16_cl(const uint16_t *xn, int64_t cbs, int ncb,
-					const int32_t *toff, int ntap, int64_t rp, int64_t cs,
-					const uint16_t *b, int nk, int64_t nr, int64_t ncol,
-					float *out, int64_t ldo, uint16_t *y, int64_t ldyk,
-					int64_t ldyr)
+/* A piece whose sums wait in cbuf to go out: where they go (out's or
+ * y's first output, the other NULL) and for how many output channels. */
+struct cl_out {
+	float *out;
+	uint16_t *y;
+	int nk;
+};
+
+AMX_TARGET ALWAYS_INLINE void cl_put(const float *c, int m, const struct cl_out *o, int64_t ldo,
+				     int64_t ldyk)
+{
+	cl_scatter(c, m, o->nk, o->out, ldo, o->y, ldyk);
+}
+
+/* The pieces of a job: ceil(ncol / 16) a row of m = ncol / that, rounded
+ * up, the last one ending at the row's end. */
+static int cl_width(int64_t ncol, int64_t *np)
+{
+	*np = (ncol + 15) / 16;
+	return (int)((ncol + *np - 1) / *np);
+}
+
+AMX_TARGET void ops_avx512_conv_bf16_cl(const struct ops_cl_job *jobs, int njob, int64_t cbs,
+					int ncb, const int32_t *toff, int ntap, int64_t rp,
+					int64_t cs, int64_t ldo, int64_t ldyk, int64_t ldyr)
 {
 	struct amx_cfg cfg;
 	/* two groups' C tiles: the previous group's are transposed out while
 	 * this group's tdpbf16ps run (loading a tile's rows right after
 	 * _tile_stored wrote them waited for the store, twice the kernel's
-	 * time when done in line) */
+	 * time when done in line), across jobs too: a group's tail no longer
+	 * waits for the tile unit to drain at each job's end */
 	float cbuf[2][4][16 * 16] __attribute__((aligned(64)));
-	int np = (int)((ncol + 15) / 16), m = (int)((ncol + np - 1) / np);
-	int64_t npiece = nr * np, pos[4], oq[2][4], oy[2][4], nstep = (int64_t)ncb * ntap;
+	struct cl_out pend[2][4];
+	int64_t pos[4], nstep = (int64_t)ncb * ntap, gi = 0;
 	const int64_t astride = cs * 64;
-	int ngp = 0; /* pieces of the previous group */
-	/* each step's input: (channel block, tap) without a division a step */
-	const uint16_t *xs[CL_MAX_STEPS];
+	int ngp = 0, mp = 0, cfg_m = 0; /* the previous group's pieces and width */
+	/* each step's input offset: (channel block, tap) without a division a step */
+	int64_t xo[CL_MAX_STEPS];
 
 	for (int64_t st = 0, cb = 0, t = 0; st < nstep; st++) {
-		xs[st] = xn + (cb * cbs + toff[t]) * 32;
+		xo[st] = (cb * cbs + toff[t]) * 32;
 		if (++t == ntap) {
 			t = 0;
 			cb++;
 		}
 	}
-
 	memset(&cfg, 0, sizeof cfg);
 	cfg.palette = 1;
-	for (int t = 0; t < 8; t++) {
-		cfg.colsb[t] = 64;
-		cfg.rows[t] = (uint8_t)(t == 4 || t == 5 ? 16 : m); /* B: 16 pairs */
-	}
-	_tile_loadconfig(&cfg);
-	for (int64_t g0 = 0, gi = 0; g0 < npiece; g0 += 4, gi ^= 1) {
-		int ng = npiece - g0 >= 4 ? 4 : (int)(npiece - g0);
+	for (int j = 0; j < njob; j++) {
+		const struct ops_cl_job *jb = &jobs[j];
+		const uint16_t *xn = jb->xn, *b = jb->b;
+		int64_t np, npiece;
+		int m = cl_width(jb->ncol, &np);
 
-		for (int g = 0; g < ng; g++) {
-			int64_t r = (g0 + g) / np, p = (g0 + g) % np;
-			int64_t c0 = p == np - 1 ? ncol - m : p * m;
-
-			pos[g] = (r * rp + c0 * cs) * 32;
-			oq[gi][g] = r * ncol + c0;
-			oy[gi][g] = r * ldyr + c0;
+		npiece = jb->nr * np;
+		if (m != cfg_m) {
+			/* a new width: what waits goes out at the old one first */
+			for (int g = 0; g < ngp; g++)
+				cl_put(cbuf[gi ^ 1][g], mp, &pend[gi ^ 1][g], ldo, ldyk);
+			ngp = 0;
+			for (int t = 0; t < 8; t++) {
+				cfg.colsb[t] = 64;
+				cfg.rows[t] = (uint8_t)(t == 4 || t == 5 ? 16 : m); /* B: 16 pairs */
+			}
+			_tile_loadconfig(&cfg);
+			cfg_m = m;
 		}
-		_tile_zero(0);
-		_tile_zero(1);
-		_tile_zero(2);
-		_tile_zero(3);
-		/* step ST with its B in tile TB; A alternates tmm6 / tmm7 */
+		for (int64_t g0 = 0; g0 < npiece; g0 += 4, gi ^= 1) {
+			int ng = npiece - g0 >= 4 ? 4 : (int)(npiece - g0);
+
+			for (int g = 0; g < ng; g++) {
+				int64_t r = (g0 + g) / np, p = (g0 + g) % np;
+				int64_t c0 = p == np - 1 ? jb->ncol - m : p * m;
+
+				pos[g] = (r * rp + c0 * cs) * 32;
+				pend[gi][g].out = jb->y ? NULL : jb->out + r * jb->ncol + c0;
+				pend[gi][g].y = jb->y ? jb->y + r * ldyr + c0 : NULL;
+				pend[gi][g].nk = jb->nk;
+			}
+			_tile_zero(0);
+			_tile_zero(1);
+			_tile_zero(2);
+			_tile_zero(3);
+			/* step ST with its B in tile TB; A alternates tmm6 / tmm7 */
 #define CL_STEP(TB, ST)                                                                 \
 	do {                                                                            \
-		const uint16_t *x_ = xs[ST];                                            \
+		const uint16_t *x_ = xn + xo[ST];                                       \
 		_tile_loadd(TB, b + (ST) * 512, 64);                                    \
 		_tile_loadd(6, x_ + pos[0], astride);                                   \
 		_tile_dpbf16ps(0, 6, TB);                                               \
@@ -600,39 +635,37 @@ AMX_TARGET void ops_avx512_conv_bf16_cl(const uint16_t *xn, int64_t cbs, int ncb
 			_tile_dpbf16ps(3, 7, TB);                                       \
 		}                                                                       \
 	} while (0)
-		/* the previous group's tiles go out one every other step pair,
-		 * between this group's tile instructions */
-		int done = 0;
+			/* the previous group's tiles go out one every other step
+			 * pair, between this group's tile instructions */
+			int done = 0;
 
-		for (int64_t st = 0; st < nstep; st += 2) {
-			CL_STEP(4, st);
-			if (st + 1 < nstep)
-				CL_STEP(5, st + 1);
-			if ((st & 2) && done < ngp) {
-				cl_scatter(cbuf[gi ^ 1][done], m, nk, out + oq[gi ^ 1][done], ldo,
-					   y ? y + oy[gi ^ 1][done] : NULL, ldyk);
-				done++;
+			for (int64_t st = 0; st < nstep; st += 2) {
+				CL_STEP(4, st);
+				if (st + 1 < nstep)
+					CL_STEP(5, st + 1);
+				if ((st & 2) && done < ngp) {
+					cl_put(cbuf[gi ^ 1][done], mp, &pend[gi ^ 1][done], ldo, ldyk);
+					done++;
+				}
 			}
-		}
 #undef CL_STEP
-		for (; done < ngp; done++)
-			cl_scatter(cbuf[gi ^ 1][done], m, nk, out + oq[gi ^ 1][done], ldo,
-				   y ? y + oy[gi ^ 1][done] : NULL, ldyk);
-		_tile_stored(0, cbuf[gi][0], 64);
-		if (ng > 1)
-			_tile_stored(1, cbuf[gi][1], 64);
-		if (ng > 2)
-			_tile_stored(2, cbuf[gi][2], 64);
-		if (ng > 3)
-			_tile_stored(3, cbuf[gi][3], 64);
-		ngp = ng;
+			for (; done < ngp; done++)
+				cl_put(cbuf[gi ^ 1][done], mp, &pend[gi ^ 1][done], ldo, ldyk);
+			_tile_stored(0, cbuf[gi][0], 64);
+			if (ng > 1)
+				_tile_stored(1, cbuf[gi][1], 64);
+			if (ng > 2)
+				_tile_stored(2, cbuf[gi][2], 64);
+			if (ng > 3)
+				_tile_stored(3, cbuf[gi][3], 64);
+			ngp = ng;
+			mp = m;
+		}
 	}
-	_tile_release();
-	int last = (int)(((npiece + 3) / 4 - 1) & 1);
-
+	if (cfg_m)
+		_tile_release();
 	for (int g = 0; g < ngp; g++)
-		cl_scatter(cbuf[last][g], m, nk, out + oq[last][g], ldo,
-			   y ? y + oy[last][g] : NULL, ldyk);
+		cl_put(cbuf[gi ^ 1][g], mp, &pend[gi ^ 1][g], ldo, ldyk);
 }
 
 /* One band row of ops_avx512_conv_bf16_cl's input from the image's

@@ -818,9 +818,10 @@ static void test_bf16_cl_kernel(void **state)
 	if (!kn->conv_bf16_cl || !kn->conv_bf16_ready || !kn->conv_bf16_ready())
 		SKIP_BECAUSE("the %s path runs no channel-last bf16 conv kernel on this host "
 			     "(AMX-BF16 with the OS's tile state)", ops_isa_name(ops_isa_active()));
-	float *out = malloc(sizeof *out * 17 * LDO);
+	float *out = malloc(sizeof *out * 17 * LDO), *out2 = malloc(sizeof *out2 * 17 * LDO);
 	uint16_t *yb = malloc(sizeof *yb * 17 * LDY);
 	assert_non_null(out);
+	assert_non_null(out2);
 	assert_non_null(yb);
 	for (int nc = 1; nc <= 70; nc += 23)
 	for (size_t ci = 0; ci < sizeof cols / sizeof cols[0]; ci++) {
@@ -851,16 +852,24 @@ static void test_bf16_cl_kernel(void **state)
 					  ch % 2] = ops_f32_to_bf16((float)rnd(-1000, 1000) / 1000.0f);
 		for (int nk = 1; nk <= 16; nk += 5) {
 			const struct cl_case c = { xn, b, toff, nc, ntap, ncol, cbs, rp, cs };
+			/* the same block narrower: another tile width in the call */
+			int64_t ncol2 = ncol / 2 + 1, nr2 = nr > 1 ? nr - 1 : 1;
+			const struct cl_case c2 = { xn, b, toff, nc, ntap, (int)ncol2, cbs, rp, cs };
 
+			/* three jobs in one call: sums into out, rounded into y,
+			 * the narrower block into out2 (y's own rounding checked
+			 * against out's sums) */
 			memset(out, 0xFF, sizeof *out * 17 * LDO);
-			kn->conv_bf16_cl(xn, cbs, ncb, toff, ntap, rp, cs, b, nk, nr, ncol, out, LDO,
-					 NULL, 0, 0);
-			check_rows(out, LDO, nk, (int)(nr * ncol), cl_want, &c);
-			/* rounded into y: row k, output row r at ldyk, ldyr; the
-			 * same sums as out's, narrowed by the scalar rule */
+			memset(out2, 0xFF, sizeof *out2 * 17 * LDO);
 			memset(yb, 0xFF, sizeof *yb * 17 * LDY);
-			kn->conv_bf16_cl(xn, cbs, ncb, toff, ntap, rp, cs, b, nk, nr, ncol, NULL, 0,
-					 yb, LDY, ncol + 3);
+			struct ops_cl_job jobs[3] = {
+				{ xn, b, out, NULL, nk, nr, ncol },
+				{ xn, b, NULL, yb, nk, nr, ncol },
+				{ xn, b, out2, NULL, nk, nr2, ncol2 },
+			};
+			kn->conv_bf16_cl(jobs, 3, cbs, ncb, toff, ntap, rp, cs, LDO, LDY, ncol + 3);
+			check_rows(out, LDO, nk, (int)(nr * ncol), cl_want, &c);
+			check_rows(out2, LDO, nk, (int)(nr2 * ncol2), cl_want, &c2);
 			for (int k = 0; k < 17; k++)
 				for (int64_t i = 0; i < LDY; i++) {
 					int64_t r = i / (ncol + 3), col = i % (ncol + 3);
@@ -876,6 +885,7 @@ static void test_bf16_cl_kernel(void **state)
 		free(b);
 	}
 	free(out);
+	free(out2);
 	free(yb);
 }
 
