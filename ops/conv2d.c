@@ -313,6 +313,8 @@ struct conv_ctx {
 	float *wpk;             /* packed fp32 weight blocks [g][ntk][ncblk][wpkblk] */
 	uint16_t *wab;          /* bf16 weight rows [g][ntk][ncblk][wabblk] (amx per term) */
 	int64_t wpkblk, wabblk;
+	int cl;                 /* fp32 on the path's channels-along-lanes kernel
+				 * (cl_fits): weights from wpk, sums straight into y */
 	/* what the current channel block's kernel reads */
 	int64_t ldw;            /* weight rows apart (px kernel) */
 	const uint16_t *wacur;  /* bf16 weight rows (amx per term) */
@@ -712,6 +714,37 @@ static void px_to_y(const struct conv_ctx *cx, const struct tile_pos *tp, int64_
 	}
 }
 
+/* A one-pass fp32 tile of one channel block by the path's channels-along-
+ * lanes kernel: each 16-channel block's sums, plus the bias where the launch
+ * fuses it, go straight into y's rows, and the activation runs over those
+ * rows in place (epilogue_f32's arithmetic, in its order). ws: the block's
+ * packed weights [nkb][terms][16] (weights_fill). */
+static void compute_direct_cl(const struct conv_ctx *cx, const struct tile_pos *tp,
+			      int64_t terms, const float *xs, const float *ws)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int64_t kg = tp->g * d->kpg + tp->k0, plane = d->oh * d->ow;
+	float *y = (float *)cx->y + ((tp->ni * d->k + kg) * d->oh + tp->oh0) * d->ow + tp->ow0;
+
+	for (int64_t kb = 0; kb * DIRECT_KB < tp->nk; kb++) {
+		int nkl = (int)min64(DIRECT_KB, tp->nk - kb * DIRECT_KB);
+		float *yk = y + kb * DIRECT_KB * plane;
+
+		ops_kern->conv_direct_cl(xs, d->sh * cx->bw, cx->off, terms,
+					 ws + kb * terms * DIRECT_KB, nkl, tp->noh, tp->now,
+					 cx->epi ? cx->bias + kg + kb * DIRECT_KB : NULL, yk,
+					 plane, d->ow);
+		if (!cx->epi || cx->act == OPS_ACT_NONE)
+			continue;
+		for (int64_t l = 0; l < nkl; l++)
+			for (int64_t r = 0; r < tp->noh; r++) {
+				float *row = yk + l * plane + r * d->ow;
+
+				ops_act_f32(cx->act, row, row, (size_t)tp->now);
+			}
+	}
+}
+
 /* compute_direct by the path's pixel-vector kernel (unit stride along w).
  * The tile's output rows lie sh*pwm apart in the patch; with sh == 1 and
  * little halo that pitch is close to now, so runs of whole rows go to the
@@ -730,6 +763,10 @@ static void compute_direct_px(const struct conv_ctx *cx, const struct tile_pos *
 	int64_t kb, r0, c0, nkb = ceil_div(tp->nk, DIRECT_KB);
 	float *tmp = cx->px;
 
+	if (cx->cl) { /* (one pass, one channel block: to_y) */
+		compute_direct_cl(cx, tp, terms, xs, ws);
+		return;
+	}
 	for (kb = 0; kb < nkb; kb++) {
 		const float *wp = cx->amx ? NULL : (const float *)ws + kb * DIRECT_KB * cx->ldw;
 		int nkl = (int)min64(DIRECT_KB, tp->nk - kb * DIRECT_KB);
@@ -978,7 +1015,7 @@ static void onep_operands(struct conv_ctx *cx, const struct tile_pos *tp, int64_
 		*x = cx->xf + xo;
 	if (cx->amx) {
 		cx->wacur = cx->wab ? cx->wab + blk * cx->wabblk : NULL;
-	} else if (cx->px) {
+	} else if (cx->px && !cx->cl) {
 		*w = (cx->wf ? cx->wf : (const float *)cx->w) +
 		     ((tp->g * d->kpg + tp->k0) * d->cpg + c0) * rs;
 		cx->ldw = d->cpg * rs;
@@ -1284,6 +1321,34 @@ static void pairs_onep_layout(struct conv_ctx *cx)
 							   (cx->nshift > 1 ? j * cx->cpj : j * d->dw));
 }
 
+/* Whether a one-pass launch takes the path's channels-along-lanes kernel:
+ * fp32 storage on the pixel-vector path (direct, unit stride along w) and
+ * one channel block, so that each tile's sums are whole when the kernel
+ * writes them to y. fp16 widened to fp32 keeps the pixel-vector kernel,
+ * whose px_to_y narrows. */
+static int cl_fits(const struct conv_ctx *cx)
+{
+	return cx->px && cx->dt == OPS_F32 && ops_kern->conv_direct_cl && cx->ncblk == 1;
+}
+
+/* The launch's weights packed once for conv_direct_cl, [nkb][terms][16]
+ * per (group, k-tile) (weights_fill), every block 64-byte aligned: each
+ * term's weight vector is one cache line. */
+static int cl_setup(struct conv_ctx *cx, struct opr_error *err)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int64_t nel;
+
+	cx->wpkblk = ceil_div(cx->t.tk, DIRECT_KB) * DIRECT_KB * cx->t.tc * d->r * d->s;
+	nel = d->groups * cx->ntk * cx->ncblk * cx->wpkblk;
+	cx->wpk = aligned_alloc(64, (size_t)ceil_div(nel * (int64_t)sizeof *cx->wpk, 64) * 64);
+	if (!cx->wpk)
+		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the packed weights");
+	weights_fill(cx, cx->w);
+	cx->cl = 1;
+	return 0;
+}
+
 /* The one-pass launch's scratch (real runs): bands, weights and, with the
  * channel-pair kernel, the bands re-laid as channel pairs once. */
 static int onep_setup(struct conv_ctx *cx, struct opr_error *err)
@@ -1364,6 +1429,8 @@ static int onep_setup(struct conv_ctx *cx, struct opr_error *err)
 		ops_to_f32(cx->dt, cx->w, cx->wf, (size_t)nw);
 		wsrc = cx->wf;
 	}
+	if (cl_fits(cx))
+		return cl_setup(cx, err);
 	if (!cx->px) {
 		int64_t kb = cx->strat == OPS_STRAT_DIRECT ? DIRECT_KB : GEMM_KB;
 
@@ -1503,6 +1570,7 @@ free_off:
 	cx->wq = NULL;
 	cx->amx = 0;
 	cx->pairs = 0;
+	cx->cl = 0;
 	return rc;
 }
 

@@ -916,6 +916,7 @@ const struct ops_kern ops_kern_avx512 = {
 	.direct_pb = { DPB1, DPB2 },
 	.conv_direct = avx512_conv_direct,
 	.conv_direct_px = ops_avx512_conv_direct_px,
+	.conv_direct_cl = ops_avx512_conv_direct_cl,
 	.conv_direct_bf16 = ops_avx512_conv_direct_bf16,
 	.conv_bf16_ready = ops_amx_bf16_ready,
 	.conv_bf16_pack_pairs = ops_avx512_conv_bf16_pack_pairs,
