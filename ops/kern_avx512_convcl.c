@@ -22,12 +22,14 @@
 
 /* Pixels per block, at most: 28 accumulators, the weight vector and three
  * registers to spare. Per term, one 64-byte weight load feeds CL_NP FMAs
- * whose x operand is an embedded broadcast: 29 loads to 28 FMAs, within
- * the three load ports, so the two FMA pipes bound the loop. The pixel-
- * vector kernel (kern_avx512_conv.c) lost ~7% of its lanes to the halo
- * columns between rows and its result went through a copy into y; here
- * every lane is an output and the block is transposed in registers
- * straight into y's rows. */
+ * whose x operand is an embedded broadcast: 29 loads to 28 FMAs. On this
+ * host that mix ran at ~90% of register-only FMAs (an asm loop of it); the
+ * kernel, in the bench's launch, at ~184 GFLOP/s. Pairs of pixels by 64-bit
+ * broadcasts (16 loads to 28 FMAs, the weights twice over) were no faster
+ * in the launch. The pixel-vector kernel (kern_avx512_conv.c) lost ~7% of
+ * its lanes to the halo columns between rows and its result went through
+ * a copy into y; here every lane is an output and the block is transposed
+ * in registers straight into y's rows. */
 #define CL_NP 28
 
 /* Terms per pass, and blocks per group: a group's sums are stored in an
@@ -36,7 +38,7 @@
  * these stay in L1 across the group's blocks (a tile's 8 rows on the
  * bench): 5% faster on the bench's 576-term tiles than one pass over all
  * terms, whose 36 KiB of weights and 23 KiB of patch rows a block did not
- * fit in the 48 KiB L1 (72 and 144 terms: 1-8% slower than 288). */
+ * fit in the 48 KiB L1 (72 and 144 terms: 0-8% slower than 288, noisy). */
 #define CL_TERMS 288
 #define CL_GROUP 8
 
