@@ -314,8 +314,8 @@ struct conv_ctx {
 	float *wpk;             /* packed fp32 weight blocks [g][ntk][ncblk][wpkblk] */
 	uint16_t *wab;          /* bf16 weight rows [g][ntk][ncblk][wabblk] (amx per term) */
 	int64_t wpkblk, wabblk;
-	int cl;                 /* fp32 on the path's channels-along-lanes kernel
-				 * (cl_fits): weights from wpk, sums straight into y */
+	int lanes;              /* fp32 on the path's channels-along-lanes kernel
+				 * (lanes_fits): weights from wpk, sums straight into y */
 	/* what the current channel block's kernel reads */
 	int64_t ldw;            /* weight rows apart (px kernel) */
 	const uint16_t *wacur;  /* bf16 weight rows (amx per term) */
@@ -727,7 +727,7 @@ static void px_to_y(const struct conv_ctx *cx, const struct tile_pos *tp, int64_
  * fuses it, go straight into y's rows, and the activation runs over those
  * rows in place (epilogue_f32's arithmetic, in its order). ws: the block's
  * packed weights [nkb][terms][16] (weights_fill). */
-static void compute_direct_cl(const struct conv_ctx *cx, const struct tile_pos *tp,
+static void compute_direct_lanes(const struct conv_ctx *cx, const struct tile_pos *tp,
 			      int64_t terms, const float *xs, const float *ws)
 {
 	const struct ops_conv_dims *d = &cx->d;
@@ -771,8 +771,8 @@ static void compute_direct_px(const struct conv_ctx *cx, const struct tile_pos *
 	int64_t kb, r0, c0, nkb = ceil_div(tp->nk, DIRECT_KB);
 	float *tmp = cx->px;
 
-	if (cx->cl) { /* (one pass, one channel block: to_y) */
-		compute_direct_cl(cx, tp, terms, xs, ws);
+	if (cx->lanes) { /* (one pass, one channel block: to_y) */
+		compute_direct_lanes(cx, tp, terms, xs, ws);
 		return;
 	}
 	for (kb = 0; kb < nkb; kb++) {
@@ -1023,7 +1023,7 @@ static void onep_operands(struct conv_ctx *cx, const struct tile_pos *tp, int64_
 		*x = cx->xf + xo;
 	if (cx->amx) {
 		cx->wacur = cx->wab ? cx->wab + blk * cx->wabblk : NULL;
-	} else if (cx->px && !cx->cl) {
+	} else if (cx->px && !cx->lanes) {
 		*w = (cx->wf ? cx->wf : (const float *)cx->w) +
 		     ((tp->g * d->kpg + tp->k0) * d->cpg + c0) * rs;
 		cx->ldw = d->cpg * rs;
@@ -1336,7 +1336,7 @@ static void pairs_onep_layout(struct conv_ctx *cx)
  * one channel block, so that each tile's sums are whole when the kernel
  * writes them to y. fp16 widened to fp32 keeps the pixel-vector kernel,
  * whose px_to_y narrows. */
-static int cl_fits(const struct conv_ctx *cx)
+static int lanes_fits(const struct conv_ctx *cx)
 {
 	return cx->px && cx->dt == OPS_F32 && ops_kern->conv_direct_cl && cx->ncblk == 1;
 }
@@ -1344,7 +1344,7 @@ static int cl_fits(const struct conv_ctx *cx)
 /* The launch's weights packed once for conv_direct_cl, [nkb][terms][16]
  * per (group, k-tile) (weights_fill), every block 64-byte aligned: each
  * term's weight vector is one cache line. */
-static int cl_setup(struct conv_ctx *cx, struct opr_error *err)
+static int lanes_setup(struct conv_ctx *cx, struct opr_error *err)
 {
 	const struct ops_conv_dims *d = &cx->d;
 	int64_t nel;
@@ -1355,7 +1355,7 @@ static int cl_setup(struct conv_ctx *cx, struct opr_error *err)
 	if (!cx->wpk)
 		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the packed weights");
 	weights_fill(cx, cx->w);
-	cx->cl = 1;
+	cx->lanes = 1;
 	return 0;
 }
 
@@ -1439,8 +1439,8 @@ static int onep_setup(struct conv_ctx *cx, struct opr_error *err)
 		ops_to_f32(cx->dt, cx->w, cx->wf, (size_t)nw);
 		wsrc = cx->wf;
 	}
-	if (cl_fits(cx))
-		return cl_setup(cx, err);
+	if (lanes_fits(cx))
+		return lanes_setup(cx, err);
 	if (!cx->px) {
 		int64_t kb = cx->strat == OPS_STRAT_DIRECT ? DIRECT_KB : GEMM_KB;
 
@@ -1581,7 +1581,7 @@ free_off:
 	cx->wq = NULL;
 	cx->amx = 0;
 	cx->pairs = 0;
-	cx->cl = 0;
+	cx->lanes = 0;
 	return rc;
 }
 
