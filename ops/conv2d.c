@@ -300,6 +300,7 @@ struct conv_ctx {
 	int64_t ntk, nth, ntw, ntiles;
 	int64_t phm, pwm;       /* patch layout (largest tile) */
 	int32_t *off;           /* term -> patch offset, tc*r*s entries */
+	int64_t off_nc;         /* the channel count off holds (0: none yet) */
 	float *px;              /* host scratch of the pixel-vector kernel,
 				 * DIRECT_KB x PX_RUN_MAX floats (NULL: unused) */
 	int amx;                /* bf16 straight to the path's bf16 kernel,
@@ -335,6 +336,8 @@ struct conv_ctx {
 	float *wpk;             /* packed fp32 weight blocks [g][ntk][ncblk][wpkblk] */
 	uint16_t *wab;          /* bf16 weight rows [g][ntk][ncblk][wabblk] (amx per term) */
 	int64_t wpkblk, wabblk;
+	int lanes;              /* fp32 on the path's channels-along-lanes kernel
+				 * (lanes_fits): weights from wpk, sums straight into y */
 	/* what the current channel block's kernel reads */
 	int64_t ldw;            /* weight rows apart (px kernel) */
 	const uint16_t *wacur;  /* bf16 weight rows (amx per term) */
@@ -649,11 +652,18 @@ static int64_t pix_off(const struct conv_ctx *cx, const struct tile_pos *tp, int
 	return (p / tp->now) * cx->d.sh * cx->bw + (p % tp->now) * cx->d.sw;
 }
 
+/* The term offsets of a channel block of nc channels: the same for every
+ * tile of the launch with that many channels (the patch layout is the
+ * launch's), so filled again only when nc changes (per tile, they were 2%
+ * of the bench's one-pass fp32 conv). */
 static void fill_offsets(struct conv_ctx *cx, int64_t nc)
 {
 	const struct ops_conv_dims *d = &cx->d;
 	int64_t c, i, j, n = 0;
 
+	if (cx->off_nc == nc)
+		return;
+	cx->off_nc = nc;
 	for (c = 0; c < nc; c++)
 		for (i = 0; i < d->r; i++)
 			for (j = 0; j < d->s; j++)
@@ -817,6 +827,37 @@ static void compute_direct_cl(const struct conv_ctx *cx, const struct tile_pos *
 	}
 }
 
+/* A one-pass fp32 tile of one channel block by the path's channels-along-
+ * lanes kernel: each 16-channel block's sums, plus the bias where the launch
+ * fuses it, go straight into y's rows, and the activation runs over those
+ * rows in place (epilogue_f32's arithmetic, in its order). ws: the block's
+ * packed weights [nkb][terms][16] (weights_fill). */
+static void compute_direct_lanes(const struct conv_ctx *cx, const struct tile_pos *tp,
+			      int64_t terms, const float *xs, const float *ws)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int64_t kg = tp->g * d->kpg + tp->k0, plane = d->oh * d->ow;
+	float *y = (float *)cx->y + ((tp->ni * d->k + kg) * d->oh + tp->oh0) * d->ow + tp->ow0;
+
+	for (int64_t kb = 0; kb * DIRECT_KB < tp->nk; kb++) {
+		int nkl = (int)min64(DIRECT_KB, tp->nk - kb * DIRECT_KB);
+		float *yk = y + kb * DIRECT_KB * plane;
+
+		ops_kern->conv_direct_cl(xs, d->sh * cx->bw, cx->off, terms,
+					 ws + kb * terms * DIRECT_KB, nkl, tp->noh, tp->now,
+					 cx->epi ? cx->bias + kg + kb * DIRECT_KB : NULL, yk,
+					 plane, d->ow);
+		if (!cx->epi || cx->act == OPS_ACT_NONE)
+			continue;
+		for (int64_t l = 0; l < nkl; l++)
+			for (int64_t r = 0; r < tp->noh; r++) {
+				float *row = yk + l * plane + r * d->ow;
+
+				ops_act_f32(cx->act, row, row, (size_t)tp->now);
+			}
+	}
+}
+
 /* compute_direct by the path's pixel-vector kernel (unit stride along w).
  * The tile's output rows lie sh*pwm apart in the patch; with sh == 1 and
  * little halo that pitch is close to now, so runs of whole rows go to the
@@ -837,6 +878,10 @@ static void compute_direct_px(const struct conv_ctx *cx, const struct tile_pos *
 
 	if (cx->cl) {
 		compute_direct_cl(cx, tp, terms / (cx->d.r * cx->d.s), acc, first, to_y);
+		return;
+	}
+	if (cx->lanes) { /* (one pass, one channel block: to_y) */
+		compute_direct_lanes(cx, tp, terms, xs, ws);
 		return;
 	}
 	for (kb = 0; kb < nkb; kb++) {
@@ -1093,7 +1138,7 @@ static void onep_operands(struct conv_ctx *cx, const struct tile_pos *tp, int64_
 		*x = cx->xf + xo;
 	if (cx->amx) {
 		cx->wacur = cx->wab ? cx->wab + blk * cx->wabblk : NULL;
-	} else if (cx->px) {
+	} else if (cx->px && !cx->lanes) {
 		*w = (cx->wf ? cx->wf : (const float *)cx->w) +
 		     ((tp->g * d->kpg + tp->k0) * d->cpg + c0) * rs;
 		cx->ldw = d->cpg * rs;
@@ -1392,10 +1437,12 @@ static void weights_fill(struct conv_ctx *cx, const float *wsrc)
 		float *o = cx->wpk + blk * cx->wpkblk;
 		const float *ws = wsrc + ((g * d->kpg + k0) * d->cpg + c0) * rs;
 
+		/* each kb-row block of KCRS rows transposed by the path's kernel
+		 * (an element at a time this was 1% of the bench's fp32 conv) */
 		memset(o, 0, (size_t)(nkb * kb * terms) * sizeof *o);
-		for (int64_t l = 0; l < nk; l++)
-			for (int64_t i = 0; i < terms; i++)
-				o[((l / kb) * terms + i) * kb + l % kb] = ws[l * crs + i];
+		for (int64_t b = 0; b < nkb; b++)
+			ops_kern->transpose[2](ws + b * kb * crs, crs, o + b * terms * kb, kb,
+					       min64(kb, nk - b * kb), terms);
 	}
 }
 
@@ -1565,6 +1612,34 @@ static int cl_layout(struct conv_ctx *cx, struct opr_error *err)
 	return 0;
 }
 
+/* Whether a one-pass launch takes the path's channels-along-lanes kernel:
+ * fp32 storage on the pixel-vector path (direct, unit stride along w) and
+ * one channel block, so that each tile's sums are whole when the kernel
+ * writes them to y. fp16 widened to fp32 keeps the pixel-vector kernel,
+ * whose px_to_y narrows. */
+static int lanes_fits(const struct conv_ctx *cx)
+{
+	return cx->px && cx->dt == OPS_F32 && ops_kern->conv_direct_cl && cx->ncblk == 1;
+}
+
+/* The launch's weights packed once for conv_direct_cl, [nkb][terms][16]
+ * per (group, k-tile) (weights_fill), every block 64-byte aligned: each
+ * term's weight vector is one cache line. */
+static int lanes_setup(struct conv_ctx *cx, struct opr_error *err)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int64_t nel;
+
+	cx->wpkblk = ceil_div(cx->t.tk, DIRECT_KB) * DIRECT_KB * cx->t.tc * d->r * d->s;
+	nel = d->groups * cx->ntk * cx->ncblk * cx->wpkblk;
+	cx->wpk = aligned_alloc(64, (size_t)ceil_div(nel * (int64_t)sizeof *cx->wpk, 64) * 64);
+	if (!cx->wpk)
+		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the packed weights");
+	weights_fill(cx, cx->w);
+	cx->lanes = 1;
+	return 0;
+}
+
 /* The one-pass launch's scratch (real runs): bands, weights and, with the
  * channel-pair kernel, the bands re-laid as channel pairs once. */
 static int onep_setup(struct conv_ctx *cx, struct opr_error *err)
@@ -1647,6 +1722,8 @@ static int onep_setup(struct conv_ctx *cx, struct opr_error *err)
 		ops_to_f32(cx->dt, cx->w, cx->wf, (size_t)nw);
 		wsrc = cx->wf;
 	}
+	if (lanes_fits(cx))
+		return lanes_setup(cx, err);
 	if (!cx->px) {
 		int64_t kb = cx->strat == OPS_STRAT_DIRECT ? DIRECT_KB : GEMM_KB;
 
@@ -1690,6 +1767,7 @@ static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 	cx->off = NULL;
 	if (!cx->dry) {
 		cx->off = malloc(sizeof *cx->off * (size_t)(cx->t.tc * cx->d.r * cx->d.s));
+		cx->off_nc = 0;
 		if (!cx->off)
 			return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the offset table");
 		if (cx->strat == OPS_STRAT_DIRECT && cx->d.sw == 1 && ops_kern->conv_direct_px) {
@@ -1798,6 +1876,7 @@ free_off:
 	cx->wq = NULL;
 	cx->amx = 0;
 	cx->pairs = 0;
+	cx->lanes = 0;
 	return rc;
 }
 

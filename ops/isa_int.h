@@ -83,6 +83,19 @@ struct ops_kern {
 	void (*conv_direct_px)(const float *x, const int32_t *off, int64_t nterm,
 			       const float *wp, int64_t ldw, int nk, int64_t nq, float *out,
 			       int64_t ldo);
+	/* conv2d direct on fp32 with the output channels along the vector
+	 * lanes, for nrow output rows of nq pixels one input element apart
+	 * (unit stride along w), input rows ldx apart, the weights of one
+	 * 16-channel block as wp[16*i + k] (16 per term, best 64-byte
+	 * aligned): for r < nrow, k < nk (1..16), q < nq,
+	 *   y[k*ldk + r*ldr + q] = sum_{i < nterm} x[r*ldx + off[i] + q] * wp[16*i + k]
+	 *                          (+ bias[k] where bias is not NULL)
+	 * the sum from 0 in term order (one rounding per FMA), the bias added
+	 * once after it; reading x[r*ldx + off[i] + q] for q < nq only,
+	 * writing only those elements of y. NULL: the path has none. */
+	void (*conv_direct_cl)(const float *x, int64_t ldx, const int32_t *off, int64_t nterm,
+			       const float *wp, int nk, int64_t nrow, int64_t nq,
+			       const float *bias, float *y, int64_t ldk, int64_t ldr);
 	/* The same on bf16 storage with fp32 sums, the weights as rows
 	 * a[k*lda + i] (lda >= nterm rounded up to 32, zero past nterm):
 	 *   out[k*ldo + q] = sum_{i < nterm} x[off[i] + q] * a[k*lda + i]
@@ -189,6 +202,11 @@ void ops_avx2_transpose_u8(const void *s, int64_t lds, void *d, int64_t ldd, int
 void ops_avx2_transpose_u16(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r, int64_t c);
 void ops_avx2_transpose_f32(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r, int64_t c);
 
+/* The AVX-512 path's fp32 conv kernel with channels along the lanes
+ * (ops/kern_avx512_convcl.c). */
+void ops_avx512_conv_direct_cl(const float *x, int64_t ldx, const int32_t *off, int64_t nterm,
+			       const float *wp, int nk, int64_t nrow, int64_t nq,
+			       const float *bias, float *y, int64_t ldk, int64_t ldr);
 /* The AVX-512 path's pixel-vector conv kernels (ops/kern_avx512_conv.c):
  * fp32, and bf16 on AMX tiles, which ops_amx_bf16_ready() allows once the
  * CPU has AMX-TILE and AMX-BF16 and the OS has granted the tile state. */

@@ -527,41 +527,9 @@ ALWAYS_INLINE void tr_store(float *d, int64_t ldd, int j, __m512 v, int nr, int 
 		_mm512_mask_storeu_ps(d + j * ldd, mr, v);
 }
 
-/* The shuffle network of a 16 x 16 block: u[] from the rows r[], as above. */
-ALWAYS_INLINE void tr16_lanes(const __m512 *r, __m512 *u)
-{
-	__m512 t[16];
-
-	for (int k = 0; k < 8; k++) {
-		t[2 * k] = _mm512_unpacklo_ps(r[2 * k], r[2 * k + 1]);
-		t[2 * k + 1] = _mm512_unpackhi_ps(r[2 * k], r[2 * k + 1]);
-	}
-	for (int k = 0; k < 4; k++) {
-		u[4 * k] = _mm512_shuffle_ps(t[4 * k], t[4 * k + 2], 0x44);
-		u[4 * k + 1] = _mm512_shuffle_ps(t[4 * k], t[4 * k + 2], 0xee);
-		u[4 * k + 2] = _mm512_shuffle_ps(t[4 * k + 1], t[4 * k + 3], 0x44);
-		u[4 * k + 3] = _mm512_shuffle_ps(t[4 * k + 1], t[4 * k + 3], 0xee);
-	}
-}
-
-/* A whole 16 x 16 transpose in registers: o[j] = column j of the rows r[]
- * (tr16_lanes, then the 128-bit lanes across the four groups). */
-ALWAYS_INLINE void tr16_regs(const __m512 *r, __m512 *o)
-{
-	__m512 u[16];
-
-	tr16_lanes(r, u);
-	for (int c = 0; c < 4; c++) {
-		__m512 v = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88);
-		__m512 w = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xdd);
-		__m512 v2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x88);
-		__m512 w2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xdd);
-		o[c] = _mm512_shuffle_f32x4(v, v2, 0x88);
-		o[4 + c] = _mm512_shuffle_f32x4(w, w2, 0x88);
-		o[8 + c] = _mm512_shuffle_f32x4(v, v2, 0xdd);
-		o[12 + c] = _mm512_shuffle_f32x4(w, w2, 0xdd);
-	}
-}
+/* the register transpose itself (tr16_lanes, tr16_regs), shared with the
+ * channels-along-lanes conv kernel */
+#include "kern_avx512_tr.h"
 
 ALWAYS_INLINE void tr16x16_f32(const float *s, int64_t lds, float *d, int64_t ldd, int nr,
 			       int nc, int nt)
@@ -945,6 +913,7 @@ const struct ops_kern ops_kern_avx512 = {
 	.direct_pb = { DPB1, DPB2 },
 	.conv_direct = avx512_conv_direct,
 	.conv_direct_px = ops_avx512_conv_direct_px,
+	.conv_direct_cl = ops_avx512_conv_direct_cl,
 	.conv_direct_bf16 = ops_avx512_conv_direct_bf16,
 	.conv_bf16_ready = ops_amx_bf16_ready,
 	.conv_bf16_pack_pairs = ops_avx512_conv_bf16_pack_pairs,

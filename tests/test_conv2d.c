@@ -650,6 +650,74 @@ static void test_px_kernel(void **state)
 	free(wp);
 }
 
+/* The path's channels-along-lanes fp32 kernel (where it has one) against
+ * fp64 sums: runs of 1 to 100 pixels (whole 28-pixel blocks, the smaller
+ * blocks of a row's remainder, several blocks a row), 1 to 9 rows (more
+ * than one group of blocks), 1 to 16 channels, with and without the bias;
+ * 23 terms, and 601 (summed in chunks, the last one partial); rows of x
+ * LDX apart and of y LDR apart, channels LDK apart. Nothing is written
+ * outside the rows' nq pixels of the nk channels (poisoned with NaN), and
+ * nothing read past x[(nrow-1)*LDX + off[i] + nq - 1] (the input ends
+ * there, so ASan sees any read beyond). */
+static void test_cl_kernel(void **state)
+{
+	enum { NQMAX = 100, NTMAX = 601, LDX = 37, LDR = 104, NRMAX = 9, LDK = NRMAX * LDR + 5 };
+	static const int nqs[] = { 1, 2, 3, 4, 5, 7, 13, 16, 17, 27, 28, 29, 31, 45, 56, 57, 100 };
+	static const int nks[] = { 1, 5, 15, 16 };
+	float *wp, *x, *y, bias[16];
+	int32_t off[NTMAX];
+	int i, n = 0;
+
+	isa_use(state);
+	if (!ops_kern->conv_direct_cl)
+		SKIP_BECAUSE("the %s path has no channels-along-lanes conv kernel",
+			     ops_isa_name(ops_isa_active()));
+	wp = malloc(sizeof *wp * 16 * NTMAX);
+	y = malloc(sizeof *y * 17 * LDK);
+	assert_non_null(wp);
+	assert_non_null(y);
+	for (i = 0; i < 16 * NTMAX; i++)
+		wp[i] = (float)rnd(-1000, 1000) / 1000.0f;
+	for (i = 0; i < 16; i++)
+		bias[i] = (float)rnd(-1000, 1000) / 100.0f;
+	for (int nt = 23; nt <= NTMAX; nt += NTMAX - 23)
+	for (size_t iq = 0; iq < sizeof nqs / sizeof nqs[0]; iq++)
+	for (size_t ik = 0; ik < sizeof nks / sizeof nks[0]; ik++, n++) {
+		int nq = nqs[iq], nk = nks[ik], nrow = n % 3 == 0 ? 1 : n % 3 == 1 ? 3 : NRMAX;
+		const float *b = n & 1 ? bias : NULL;
+		int span = 0;
+
+		for (i = 0; i < nt; i++) {
+			off[i] = (int32_t)rnd(0, 150);
+			if (off[i] > span)
+				span = off[i];
+		}
+		/* the input ends at the last row's largest offset + nq */
+		x = malloc(sizeof *x * (size_t)((nrow - 1) * LDX + span + nq));
+		assert_non_null(x);
+		for (i = 0; i < (nrow - 1) * LDX + span + nq; i++)
+			x[i] = (float)rnd(-1000, 1000) / 1000.0f;
+		memset(y, 0xFF, sizeof *y * 17 * LDK);
+		ops_kern->conv_direct_cl(x, LDX, off, nt, wp, nk, nrow, nq, b, y, LDK, LDR);
+		for (int k = 0; k < 17; k++)
+			for (int e = 0; e < LDK; e++) {
+				int r = e / LDR, q = e % LDR;
+				double want = b && k < 16 ? b[k] : 0.0;
+
+				if (k >= nk || r >= nrow || q >= nq) {
+					assert_true(isnan(y[k * LDK + e]));
+					continue;
+				}
+				for (i = 0; i < nt; i++)
+					want += (double)x[r * LDX + off[i] + q] * wp[16 * i + k];
+				assert_float_equal(y[k * LDK + e], want, 1e-4);
+			}
+		free(x);
+	}
+	free(y);
+	free(wp);
+}
+
 /* The bf16 kernel on AMX tiles (where the host runs it) against fp64 sums
  * of the bf16 inputs: odd term counts (the A rows zero past nterm), 1 to
  * 16 channels, runs of 1 to 150 pixels; poisoned outputs stay poisoned
@@ -1049,7 +1117,10 @@ static void test_direct_shapes(void **state)
  * fp64 reference with poisoned outputs, the conv launch marked one_pass,
  * counters and modelled time equal to the dry run's. A plan whose bands
  * would repeat most columns (ow-tiles of one pixel under a 5-wide dilated
- * filter) keeps the staged path: not one_pass, and still right. */
+ * filter) keeps the staged path: not one_pass, and still right. The last
+ * two take the fp32 channels-along-lanes kernel where the path has one (one
+ * channel block): rows of 61 and 30 pixels (whole 28-pixel blocks and
+ * remainders), 21 channels (16 + 5), two images, two groups. */
 static void test_one_pass(void **state)
 {
 	static const enum ops_dtype dts[] = { OPS_F32, OPS_F16, OPS_BF16 };
@@ -1062,6 +1133,8 @@ static void test_one_pass(void **state)
 		{ 1, 4, 7, 7, 4, 3, 3, 1, 1, 1, 4, 1, 3, 3, 1, 1 },
 		{ 1, 24, 12, 27, 21, 3, 3, 2, 1, 1, 1, 16, 3, 7, 24, 1 },
 		{ 1, 3, 40, 120, 2, 3, 5, 1, 4, 2, 1, 2, 2, 1, 3, 0 },
+		{ 2, 12, 9, 61, 21, 3, 3, 1, 1, 1, 1, 21, 4, 61, 12, 1 },
+		{ 1, 8, 6, 30, 6, 3, 3, 1, 1, 1, 2, 3, 3, 30, 4, 1 },
 	};
 	struct ops_envelope env;
 
@@ -1182,6 +1255,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		ISA_TESTS(test_microkernels),
 		ISA_TESTS(test_px_kernel),
+		ISA_TESTS(test_cl_kernel),
 		ISA_TESTS(test_bf16_kernel),
 		ISA_TESTS(test_bf16_pairs_kernel),
 		ISA_TESTS(test_bf16_cl_kernel),
