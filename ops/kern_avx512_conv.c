@@ -20,9 +20,9 @@
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")
 #endif
 
-#include "kern_avx512_inl.h"
-
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+#include "kern_avx512_inl.h"
 
 /* Register block: KR output channels x NV 16-pixel vectors of accumulators
  * (8 x 3 = 24 zmm, 3 more for the inputs). Per term: NV loads of inputs and
@@ -477,49 +477,18 @@ void ops_avx512_conv_bf16_pack_pairs(const uint16_t *x, int64_t plane_in, int64_
  * (isa_int.h). */
 #define CL_MAX_STEPS OPS_CL_MAX_STEPS
 
-/* r[i] (16 rows of 16 floats) transposed in place. */
-AMX_TARGET ALWAYS_INLINE void tr16_ps(__m512 r[16])
-{
-	__m512 t[16];
-
-	_Pragma("GCC unroll 16")
-	for (int i = 0; i < 16; i += 2) {
-		t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-		t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-	}
-	_Pragma("GCC unroll 16")
-	for (int i = 0; i < 16; i += 4) {
-		r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
-		r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xee);
-		r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-		r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xee);
-	}
-	_Pragma("GCC unroll 16")
-	for (int i = 0; i < 4; i++) {
-		t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
-		t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
-		t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
-		t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
-	}
-	_Pragma("GCC unroll 16")
-	for (int i = 0; i < 8; i++) {
-		r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
-		r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
-	}
-}
-
 /* c[i*16 + k] (i < m) to out[k*ldo + i] for k < nk; or with y, rounded
  * to bf16 as the scalar conversion does, to y[k*ldy + i]. */
 AMX_TARGET ALWAYS_INLINE void cl_scatter(const float *c, int m, int nk, float *out, int64_t ldo,
 					 uint16_t *y, int64_t ldy)
 {
-	__m512 r[16];
+	__m512 rows[16], r[16];
 	__mmask16 mm = (__mmask16)((1u << m) - 1u);
 
 	_Pragma("GCC unroll 16")
 	for (int i = 0; i < 16; i++)
-		r[i] = i < m ? _mm512_load_ps(c + 16 * i) : _mm512_setzero_ps();
-	tr16_ps(r);
+		rows[i] = i < m ? _mm512_load_ps(c + 16 * i) : _mm512_setzero_ps();
+	tr16_regs(rows, r);
 	if (y) {
 		_Pragma("GCC unroll 16")
 		for (int k = 0; k < nk; k++)
@@ -684,7 +653,7 @@ AMX_TARGET void ops_avx512_conv_bf16_cl_row(const uint16_t *src, int64_t lds, in
 	for (int64_t p0 = 0; p0 < n; p0 += 16) {
 		int np = n - p0 >= 16 ? 16 : (int)(n - p0);
 		int64_t a = lo > p0 ? lo : p0, e = hi < p0 + np ? hi : p0 + np;
-		__m512 r[16];
+		__m512 r[16], px[16];
 
 		if (a >= e) {
 			for (int i = 0; i < np; i++)
@@ -708,8 +677,8 @@ AMX_TARGET void ops_avx512_conv_bf16_cl_row(const uint16_t *src, int64_t lds, in
 			r[pr] = _mm512_castsi512_ps(_mm512_maskz_permutex2var_epi16(
 				keep, _mm512_castsi256_si512(x0), idx, _mm512_castsi256_si512(x1)));
 		}
-		tr16_ps(r);
+		tr16_regs(r, px);
 		for (int i = 0; i < np; i++)
-			_mm512_storeu_si512((void *)(dst + (p0 + i) * 32), _mm512_castps_si512(r[i]));
+			_mm512_storeu_si512((void *)(dst + (p0 + i) * 32), _mm512_castps_si512(px[i]));
 	}
 }

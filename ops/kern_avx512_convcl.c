@@ -18,7 +18,7 @@
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
-#include "kern_avx512_tr.h"
+#include "kern_avx512_inl.h"
 
 /* Pixels per block, at most: 28 accumulators, the weight vector and three
  * registers to spare. Per term, one 64-byte weight load feeds CL_NP FMAs
