@@ -767,9 +767,6 @@ static void px_to_y(const struct conv_ctx *cx, const struct tile_pos *tp, int64_
  * 1.5x as long at 1024). */
 #define CL_LDO (PX_RUN_MAX - 16)
 
-/* compute_direct_px on channel-last blocks (cx->cl): the tile's rows,
- * as many as the scratch holds per call, each output row whole; the
- * kernel's [k][r*now + c] result goes to y (to_y) or into acc. */
 /* Runs the channel-last kernel's queued jobs (cx->clq). */
 static void cl_flush(const struct conv_ctx *cx)
 {
@@ -777,31 +774,37 @@ static void cl_flush(const struct conv_ctx *cx)
 
 	if (!cx->clq || !cx->clq->n)
 		return;
-	ops_kern->conv_bf16_cl(cx->clq->job, cx->clq->n, cx->cp, (int)ceil_div(d->cpg, 32),
+	ops_kern->conv_bf16_cl(cx->clq->job, cx->clq->n, cx->cp, (int)(cx->ncblk * cx->nsb),
 			       cx->toff, (int)(d->r * d->s), d->sh * cx->bw, d->sw, CL_LDO,
 			       d->oh * d->ow, d->ow);
 	cx->clq->n = 0;
 }
 
-static void compute_direct_cl(const struct conv_ctx *cx, const struct tile_pos *tp,
-			      int64_t nc, float *acc, int first, int to_y)
+/* A one-pass bf16 tile on channel-last blocks (cx->cl), every channel
+ * block of it in one pass (the bands hold them all; the tile's transfers
+ * are counted per channel block by conv_tile): the tile's rows, as many as
+ * the scratch holds per job, each output row whole. Without an epilogue
+ * the jobs are queued and their sums rounded into y; with one, the
+ * kernel's [k][r*now + c] sums go through px_to_y. */
+static void compute_direct_cl(const struct conv_ctx *cx, const struct tile_pos *tp)
 {
 	const struct ops_conv_dims *d = &cx->d;
 	int64_t now = tp->now, rows = max64(1, CL_LDO / now);
 	int64_t nkb = ceil_div(tp->nk, DIRECT_KB), rp = d->sh * cx->bw;
-	int nsb = (int)ceil_div(nc, 32);
+	int nsb = (int)(cx->ncblk * cx->nsb);
 
 	for (int64_t kb = 0; kb < nkb; kb++) {
 		int nkl = (int)min64(DIRECT_KB, tp->nk - kb * DIRECT_KB);
 
 		for (int64_t r0 = 0; r0 < tp->noh; r0 += rows) {
 			int64_t nr = min64(rows, tp->noh - r0), nq = nr * now;
-			struct ops_cl_job jb = { cx->xncur + r0 * rp * 32, cx->wncur + kb * cx->wnblk,
-						 cx->px, NULL, nkl, nr, now };
+			struct ops_cl_job jb = { cx->xncur + r0 * rp * 32,
+						 cx->wncur + kb * cx->ncblk * cx->wnblk, cx->px, NULL,
+						 nkl, nr, now };
 
 			/* without an epilogue the kernel rounds its sums into y,
-			 * queued (a tile of one channel block: the queue's ncb) */
-			if (to_y && !cx->epi) {
+			 * queued */
+			if (!cx->epi) {
 				jb.y = (uint16_t *)cx->y + ((tp->ni * d->k + tp->g * d->kpg + tp->k0 +
 							     kb * DIRECT_KB) * d->oh + tp->oh0 + r0) *
 							    d->ow + tp->ow0;
@@ -812,17 +815,7 @@ static void compute_direct_cl(const struct conv_ctx *cx, const struct tile_pos *
 			}
 			ops_kern->conv_bf16_cl(&jb, 1, cx->cp, nsb, cx->toff, (int)(d->r * d->s), rp,
 					       d->sw, CL_LDO, d->oh * d->ow, d->ow);
-			if (to_y) {
-				px_to_y(cx, tp, kb * DIRECT_KB, nkl, r0, nr, 0, now, nq, now, CL_LDO);
-				continue;
-			}
-			for (int l = 0; l < nkl; l++) {
-				float *o = acc + (kb * DIRECT_KB + l) * tp->npix + r0 * now;
-				const float *src = cx->px + l * CL_LDO;
-
-				for (int64_t q = 0; q < nq; q++)
-					o[q] = first ? src[q] : o[q] + src[q];
-			}
+			px_to_y(cx, tp, kb * DIRECT_KB, nkl, r0, nr, 0, now, nq, now, CL_LDO);
 		}
 	}
 }
@@ -876,10 +869,6 @@ static void compute_direct_px(const struct conv_ctx *cx, const struct tile_pos *
 	int64_t kb, r0, c0, nkb = ceil_div(tp->nk, DIRECT_KB);
 	float *tmp = cx->px;
 
-	if (cx->cl) {
-		compute_direct_cl(cx, tp, terms / (cx->d.r * cx->d.s), acc, first, to_y);
-		return;
-	}
 	if (cx->lanes) { /* (one pass, one channel block: to_y) */
 		compute_direct_lanes(cx, tp, terms, xs, ws);
 		return;
@@ -1123,11 +1112,10 @@ static void onep_operands(struct conv_ctx *cx, const struct tile_pos *tp, int64_
 	int64_t row = tp->oh0 * d->sh * cx->bw;
 	int64_t xo = ((owt * d->n + tp->ni) * d->c + tp->g * d->cpg + c0) * cx->cp + row;
 
-	if (cx->cl) {
-		cx->xncur = cx->xn + ((((owt * d->n + tp->ni) * d->groups + tp->g) * cx->ncblk + cblk) *
+	if (cx->cl) { /* every channel block of the tile's band and group */
+		cx->xncur = cx->xn + ((((owt * d->n + tp->ni) * d->groups + tp->g) * cx->ncblk) *
 				      cx->nsb * cx->cp + row) * 32;
-		cx->wncur = cx->wn + ((tp->g * cx->ntk + kt) * cx->ncblk + cblk) * cx->nkbt *
-				     cx->wnblk;
+		cx->wncur = cx->wn + (tp->g * cx->ntk + kt) * cx->nkbt * cx->ncblk * cx->wnblk;
 	}
 	if (cx->pairs)
 		cx->xpcur = cx->xp + ((((owt * d->n + tp->ni) * d->groups + tp->g) * cx->ncblk + cblk) *
@@ -1207,7 +1195,12 @@ static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
 								       cx->plane,
 								       ceil_div(nc, 32) * 16);
 			}
-			if (cx->px)
+			if (cx->cl) {
+				/* every channel block in one pass, at the last one */
+				if (c0 + cx->t.tc >= d->cpg)
+					compute_direct_cl(cx, tp);
+				to_y = 1;
+			} else if (cx->px)
 				compute_direct_px(cx, tp, terms, xk, wk, acc, c0 == 0, to_y);
 			else if (direct)
 				compute_direct(cx, tp, terms, xk, wk, acc, c0 == 0);
@@ -1295,7 +1288,7 @@ static int cl_setup(struct conv_ctx *cx, struct opr_error *err)
 	int64_t rs = d->r * d->s, nel;
 
 	if (!ops_kern->conv_bf16_cl || !ops_kern->conv_bf16_cl_row || !cx->onep || cx->t.tc < 16 ||
-	    ceil_div(cx->t.tc, 32) * rs > OPS_CL_MAX_STEPS)
+	    cx->ncblk * ceil_div(cx->t.tc, 32) * rs > OPS_CL_MAX_STEPS)
 		return 0;
 	cx->nkbt = ceil_div(cx->t.tk, DIRECT_KB);
 	cx->nsb = ceil_div(cx->t.tc, 32);
@@ -1512,7 +1505,7 @@ static void cl_fill_input(const struct conv_ctx *cx)
 }
 
 /* The launch's weights as the kernel's B tiles in cx->wn (ops_kern's
- * conv_bf16_cl), [g][k-tile][channel block][16-channel block][wnblk]: per
+ * conv_bf16_cl), [g][k-tile][16-channel block][channel block][wnblk]: per
  * 16-channel block, each channel's [c][tap] row transposed to [tap][c] in
  * tk (16 x taps x nsb*32, zero past nk and the channels), then for each
  * 32-channel block and tap the 16 x 16 channel pairs (32-bit) transposed
@@ -1528,7 +1521,7 @@ static void cl_fill_weights(const struct conv_ctx *cx, uint16_t *tk)
 	for (int64_t kt = 0; kt < cx->ntk; kt++)
 	for (int64_t cbk = 0; cbk < cx->ncblk; cbk++)
 	for (int64_t kb = 0; kb < cx->nkbt; kb++) {
-		uint16_t *o = cx->wn + (((g * cx->ntk + kt) * cx->ncblk + cbk) * cx->nkbt + kb) *
+		uint16_t *o = cx->wn + (((g * cx->ntk + kt) * cx->nkbt + kb) * cx->ncblk + cbk) *
 				       cx->wnblk;
 		int64_t kfirst = kt * cx->t.tk + kb * DIRECT_KB;
 		int64_t nk = max64(0, min64(min64(kt * cx->t.tk + cx->t.tk, d->kpg), kfirst + DIRECT_KB) -
