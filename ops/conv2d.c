@@ -871,7 +871,7 @@ static void compute_direct_px(const struct conv_ctx *cx, const struct tile_pos *
 	int64_t kb, r0, c0, nkb = ceil_div(tp->nk, DIRECT_KB);
 	float *tmp = cx->px;
 
-	if (cx->lanes) { /* (one pass, one channel block: to_y) */
+	if (cx->lanes) { /* (one pass, every channel block: to_y) */
 		compute_direct_lanes(cx, tp, terms, xs, ws);
 		return;
 	}
@@ -1202,11 +1202,16 @@ static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
 				if (c0 + cx->t.tc >= d->cpg)
 					compute_direct_cl(cx, tp);
 				to_y = 1;
-			} else if (cx->px && cx->px_whole && !cx->lanes && !cx->amx) {
-				/* the same on the pixel-vector kernel */
+			} else if (cx->px && cx->px_whole && !cx->amx) {
+				/* the same on the pixel-vector or the lanes kernel
+				 * (whose weights are then one block of every channel
+				 * per group and k-tile, lanes_setup) */
 				if (c0 + cx->t.tc >= d->cpg) {
 					onep_operands(cx, tp, 0, &xk, &wk);
 					fill_offsets(cx, d->cpg);
+					if (cx->lanes)
+						wk = cx->wpk + (tp->g * cx->ntk + tp->k0 / cx->t.tk) *
+							       cx->wpkblk;
 					compute_direct_px(cx, tp, d->cpg * d->r * d->s, xk, wk, acc, 1, 1);
 				}
 				to_y = 1;
@@ -1617,12 +1622,13 @@ static int cl_layout(struct conv_ctx *cx, struct opr_error *err)
 
 /* Whether a one-pass launch takes the path's channels-along-lanes kernel:
  * fp32 storage on the pixel-vector path (direct, unit stride along w) and
- * one channel block, so that each tile's sums are whole when the kernel
- * writes them to y. fp16 widened to fp32 keeps the pixel-vector kernel,
- * whose px_to_y narrows. */
+ * one channel block or every block at once (px_whole), so that each tile's
+ * sums are whole when the kernel writes them to y. fp16 widened to fp32
+ * keeps the pixel-vector kernel, whose px_to_y narrows. */
 static int lanes_fits(const struct conv_ctx *cx)
 {
-	return cx->px && cx->dt == OPS_F32 && ops_kern->conv_direct_cl && cx->ncblk == 1;
+	return cx->px && cx->dt == OPS_F32 && ops_kern->conv_direct_cl &&
+	       (cx->ncblk == 1 || cx->px_whole);
 }
 
 /* The launch's weights packed once for conv_direct_cl, [nkb][terms][16]
@@ -1633,12 +1639,20 @@ static int lanes_setup(struct conv_ctx *cx, struct opr_error *err)
 	const struct ops_conv_dims *d = &cx->d;
 	int64_t nel;
 
+	/* several channel blocks (px_whole): one block of every channel */
+	int64_t tc = cx->t.tc, ncblk = cx->ncblk;
+
+	cx->t.tc = cx->ncblk > 1 ? d->cpg : cx->t.tc;
+	cx->ncblk = 1;
 	cx->wpkblk = ceil_div(cx->t.tk, DIRECT_KB) * DIRECT_KB * cx->t.tc * d->r * d->s;
-	nel = d->groups * cx->ntk * cx->ncblk * cx->wpkblk;
+	nel = d->groups * cx->ntk * cx->wpkblk;
 	cx->wpk = aligned_alloc(64, (size_t)ceil_div(nel * (int64_t)sizeof *cx->wpk, 64) * 64);
+	if (cx->wpk)
+		weights_fill(cx, cx->w);
+	cx->t.tc = tc;
+	cx->ncblk = ncblk;
 	if (!cx->wpk)
 		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the packed weights");
-	weights_fill(cx, cx->w);
 	cx->lanes = 1;
 	return 0;
 }
