@@ -57,8 +57,10 @@ static void avx2_act_f32(enum ops_act a, const float *x, float *y, size_t n);
 ALWAYS_INLINE void map8(__m256 (*f)(__m256), const float *x, float *y, size_t n)
 {
 	size_t i = 0;
-	for (; i + 8 <= n; i += 8)
+	for (; i + 8 <= n; i += 8) {
+		_mm_prefetch((const char *)((uintptr_t)(x + i) + ACT_PF * sizeof *x), _MM_HINT_T0);
 		_mm256_storeu_ps(y + i, f(_mm256_loadu_ps(x + i)));
+	}
 	if (i < n) {
 		__m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n - i)),
 						  _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));

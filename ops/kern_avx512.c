@@ -62,8 +62,10 @@ static inline __mmask16 tail_mask(size_t m)
 ALWAYS_INLINE void map16(__m512 (*f)(__m512), const float *x, float *y, size_t n)
 {
 	size_t i = 0;
-	for (; i + 16 <= n; i += 16)
+	for (; i + 16 <= n; i += 16) {
+		_mm_prefetch((const char *)((uintptr_t)(x + i) + ACT_PF * sizeof *x), _MM_HINT_T0);
 		_mm512_storeu_ps(y + i, f(_mm512_loadu_ps(x + i)));
+	}
 	if (i < n) {
 		__mmask16 m = tail_mask(n - i);
 		_mm512_mask_storeu_ps(y + i, m, f(_mm512_maskz_loadu_ps(m, x + i)));
