@@ -4,8 +4,10 @@
 #include "isa_int.h"
 
 #include <cpuid.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const struct ops_kern *ops_kern = &ops_kern_scalar;
 
@@ -140,4 +142,53 @@ const char *ops_kfam_name(enum ops_kfam f)
 const char *ops_kfam_path(enum ops_kfam f)
 {
 	return (unsigned)f < OPS_NKFAMS ? ops_kern->path[f] : "?";
+}
+
+/* ---- cache geometry for the streaming transposes (ops/kern_avx2.c,
+ * ops/kern_avx512.c) ---------------------------------------------------------- */
+
+/* L2's size and the bytes of one of its ways (size / associativity), read
+ * once from the C library; 1 MiB and 64 KiB where it does not say. Source
+ * rows whose byte offsets agree modulo a way share L2 sets. */
+int64_t ops_l2_bytes(int way)
+{
+	static _Atomic int64_t cached_size, cached_way;
+	int64_t v = atomic_load_explicit(way ? &cached_way : &cached_size, memory_order_relaxed);
+
+	if (v)
+		return v;
+	long size = sysconf(_SC_LEVEL2_CACHE_SIZE), ways = sysconf(_SC_LEVEL2_CACHE_ASSOC);
+	int ok = size >= 65536 && ways > 0 && size / ways >= 4096;
+	atomic_store_explicit(&cached_size, ok ? (int64_t)size : (int64_t)1 << 20,
+			      memory_order_relaxed);
+	atomic_store_explicit(&cached_way, ok ? (int64_t)(size / ways) : 65536,
+			      memory_order_relaxed);
+	return atomic_load_explicit(way ? &cached_way : &cached_size, memory_order_relaxed);
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+	while (b) {
+		int64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* Whether a band's 32 rows, lds floats apart, fall on at most 8
+ * distinct offsets within an L2 way (4 or more rows on each): the row
+ * stride a multiple of 16 KiB or more on this VM's 128 KiB ways. There the
+ * bands lost to the tile order before (2 KiB runs of 64 rows in 16 KiB
+ * windows; stand-alone, 1 GiB each, ms): strides of 16 KiB 176 against
+ * 159, 32 KiB 186/138, 48 KiB 178/167, 64 KiB 168/143, 256 KiB 153-159/
+ * 143-147. Where the rows fall on 16 or more offsets the bands were
+ * within 3% or faster: 8 KiB 181/184, 12 KiB 145/141, 264 KiB 153/160, and
+ * 280000 bytes (the [4096, 70000] rows) 115-126/159. */
+int ops_tr_rows_alias(int64_t lds)
+{
+	const int64_t way = ops_l2_bytes(1), st = (lds * (int64_t)sizeof(float)) % way;
+	const int64_t offsets = way / gcd64(st ? st : way, way);
+
+	return offsets <= 8;
 }

@@ -197,6 +197,13 @@ extern const struct ops_kern ops_kern_scalar;
 extern const struct ops_kern ops_kern_avx2;
 extern const struct ops_kern ops_kern_avx512;
 
+/* L2's size (way 0) or the bytes of one of its ways (way 1), from the C
+ * library; and whether 32 source rows lds floats apart fall on at most 8
+ * offsets within an L2 way, where the streaming transposes keep the tile
+ * order (ops/isa.c). */
+int64_t ops_l2_bytes(int way);
+int ops_tr_rows_alias(int64_t lds);
+
 /* The AVX2 path's register transposes, which the AVX-512 table shares. */
 void ops_avx2_transpose_u8(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r, int64_t c);
 void ops_avx2_transpose_u16(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r, int64_t c);

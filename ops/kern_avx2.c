@@ -549,6 +549,57 @@ DEFINE_TRANSPOSE(transpose_f32, float, tr8x8_f32)
 DEFINE_TRANSPOSE(transpose_u16, uint16_t, tr8x8_u16)
 DEFINE_TRANSPOSE(transpose_u8, uint8_t, tr8x8_u8)
 
+/* The streaming transpose (ops_kern.transpose_nt[2]) on AVX2, the AVX-512
+ * path's bands on 8 x 8 blocks: each step moves 32 source rows x 8 columns
+ * (each row prefetched 256 bytes ahead) through an L1 buffer, and each of
+ * the 8 destination rows gets its 32 elements, two whole lines, by
+ * non-temporal stores. Destination rows that are not 64-byte aligned, and
+ * source rows on few L2 sets (ops_tr_rows_alias), take the tile order with
+ * ordinary stores; so do the rows past the last band and the columns past
+ * the last 8, whose lines no band touches. The caller fences. */
+#define TR2_ROWS 32
+#define TR2_PF 256
+static inline __attribute__((always_inline)) void tr2_band_step(const float *src, int64_t lds,
+								 float *buf)
+{
+	for (int b = 0; b < TR2_ROWS; b += 8) {
+		for (int k = 0; k < 8; k++)
+			_mm_prefetch((const char *)((uintptr_t)(src + (b + k) * lds) + TR2_PF),
+				     _MM_HINT_T0);
+		tr8x8_f32(src + b * lds, lds, buf + b, TR2_ROWS);
+	}
+}
+
+static void avx2_transpose_nt_f32(const void *s, int64_t lds, void *d, int64_t ldd,
+				  int64_t rows, int64_t cols)
+{
+	const float *src = s;
+	float *dst = d;
+	float buf[8 * TR2_ROWS] __attribute__((aligned(32)));
+	const int64_t c8 = cols / 8 * 8;
+	int64_t i = 0;
+
+	if (((uintptr_t)dst & 63) || (ldd & 15) || ops_tr_rows_alias(lds)) {
+		transpose_f32(src, lds, dst, ldd, rows, cols);
+		return;
+	}
+	for (; i + TR2_ROWS <= rows; i += TR2_ROWS) {
+		for (int64_t j = 0; j < c8; j += 8) {
+			float *p = dst + j * ldd + i;
+
+			tr2_band_step(src + i * lds + j, lds, buf);
+			for (int k = 0; k < 8; k++)
+				for (int b = 0; b < TR2_ROWS; b += 8)
+					_mm256_stream_ps(p + k * ldd + b, _mm256_load_ps(buf + k * TR2_ROWS + b));
+		}
+		if (c8 < cols)
+			transpose_f32(src + i * lds + c8, lds, dst + c8 * ldd + i, ldd, TR2_ROWS,
+				      cols - c8);
+	}
+	if (i < rows)
+		transpose_f32(src + i * lds, lds, dst + i, ldd, rows - i, cols);
+}
+
 void ops_avx2_transpose_u8(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r, int64_t c)
 {
 	transpose_u8(s, lds, d, ldd, r, c);
@@ -698,7 +749,7 @@ const struct ops_kern ops_kern_avx2 = {
 		[OPS_KF_GEMM] = "avx2 (fma, 6x16)",
 		[OPS_KF_QGEMM] = "avx2 (vpmaddwd int16 pairs)",
 		[OPS_KF_ACT] = "avx2 (fma, 8 lanes)",
-		[OPS_KF_PERMUTE] = "avx2 (8x8 transposes, streamed stores)",
+		[OPS_KF_PERMUTE] = "avx2 (8x8 transposes; fp32 one pass, 32-row bands streamed into GLOBAL)",
 		[OPS_KF_CONVERT] = "avx2 (f16c, integer bf16)",
 	},
 	.direct_pb = { 6, 0 },
@@ -710,6 +761,7 @@ const struct ops_kern ops_kern_avx2 = {
 	.act_f32 = avx2_act_f32,
 	.act_f32_stream = avx2_act_f32_stream,
 	.transpose = { ops_avx2_transpose_u8, ops_avx2_transpose_u16, ops_avx2_transpose_f32 },
+	.transpose_nt = { NULL, NULL, avx2_transpose_nt_f32 },
 	.stream_bytes = avx2_stream_bytes,
 	.copy_rows = avx2_copy_rows,
 	.half_to_f32 = avx2_half_to_f32,

@@ -10,9 +10,7 @@
 
 #include <immintrin.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <string.h>
-#include <unistd.h> /* sysconf: the L2 geometry */
 
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c"))), apply_to = function)
@@ -599,55 +597,9 @@ ALWAYS_INLINE void tr_f32_body(const float *src, int64_t lds, float *dst, int64_
  * 162-170 ms called per 512 x 64 tile. Rows past the last band go through
  * tr_f32_body; destination rows that are not 64-byte aligned join a
  * band's lines through a carry (tr_f32_bands_carry), and planes whose
- * source rows share few L2 sets keep the tile order (tr_rows_alias). */
+ * source rows share few L2 sets keep the tile order (ops_tr_rows_alias). */
 #define TR_NT_ROWS 32
 #define TR_NT_PF 256
-
-/* L2's size and the bytes of one of its ways (size / associativity), read
- * once from the C library; 1 MiB and 64 KiB where it does not say. Source
- * rows whose byte offsets agree modulo a way share L2 sets. */
-static int64_t l2_bytes(int way)
-{
-	static _Atomic int64_t cached_size, cached_way;
-	int64_t v = atomic_load_explicit(way ? &cached_way : &cached_size, memory_order_relaxed);
-
-	if (v)
-		return v;
-	long size = sysconf(_SC_LEVEL2_CACHE_SIZE), ways = sysconf(_SC_LEVEL2_CACHE_ASSOC);
-	int ok = size >= 65536 && ways > 0 && size / ways >= 4096;
-	atomic_store_explicit(&cached_size, ok ? (int64_t)size : (int64_t)1 << 20,
-			      memory_order_relaxed);
-	atomic_store_explicit(&cached_way, ok ? (int64_t)(size / ways) : 65536,
-			      memory_order_relaxed);
-	return atomic_load_explicit(way ? &cached_way : &cached_size, memory_order_relaxed);
-}
-
-static int64_t gcd64(int64_t a, int64_t b)
-{
-	while (b) {
-		int64_t t = a % b;
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
-/* Whether a band's TR_NT_ROWS rows, lds floats apart, fall on at most 8
- * distinct offsets within an L2 way (4 or more rows on each): the row
- * stride a multiple of 16 KiB or more on this VM's 128 KiB ways. There the
- * bands lost to the tile order before (2 KiB runs of 64 rows in 16 KiB
- * windows; stand-alone, 1 GiB each, ms): strides of 16 KiB 176 against
- * 159, 32 KiB 186/138, 48 KiB 178/167, 64 KiB 168/143, 256 KiB 153-159/
- * 143-147. Where the rows fall on 16 or more offsets the bands were
- * within 3% or faster: 8 KiB 181/184, 12 KiB 145/141, 264 KiB 153/160, and
- * 280000 bytes (the [4096, 70000] rows) 115-126/159. */
-static int tr_rows_alias(int64_t lds)
-{
-	const int64_t way = l2_bytes(1), st = (lds * (int64_t)sizeof(float)) % way;
-	const int64_t offsets = way / gcd64(st ? st : way, way);
-
-	return offsets <= 8;
-}
 
 /* The tile order: windows of TR_WIN_COLS columns, TR_WIN_ROWS rows at a
  * time (nt: the destination rows are 64-byte aligned). */
@@ -734,7 +686,7 @@ static int tr_f32_bands_carry(const float *src, int64_t lds, float *dst, int64_t
 {
 	float buf[16 * TR_NT_ROWS] __attribute__((aligned(64)));
 	const int64_t c16 = cols / 16 * 16, nb = rows / TR_NT_ROWS * TR_NT_ROWS;
-	int64_t w = l2_bytes(0) / 8 / 64 / 16 * 16;
+	int64_t w = ops_l2_bytes(0) / 8 / 64 / 16 * 16;
 	const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
 
 	w = w < 256 ? 256 : w;
@@ -797,7 +749,7 @@ static void avx512_transpose_nt_f32(const void *s, int64_t lds, void *d, int64_t
 {
 	const int aligned = !((uintptr_t)d & 63) && !(ldd & 15);
 
-	if (tr_rows_alias(lds))
+	if (ops_tr_rows_alias(lds))
 		tr_f32_tiles(s, lds, d, ldd, rows, cols, aligned);
 	else if (aligned)
 		tr_f32_bands(s, lds, d, ldd, rows, cols);
@@ -907,7 +859,7 @@ const struct ops_kern ops_kern_avx512 = {
 		[OPS_KF_GEMM] = "avx512 (fma, 6x32)",
 		[OPS_KF_QGEMM] = "avx512 (vnni vpdpbusd)",
 		[OPS_KF_ACT] = "avx512 (fma, 16 lanes)",
-		[OPS_KF_PERMUTE] = "avx512 (avx2 8x8 transposes through SHARED, fp32 16x16 one-pass streamed into GLOBAL)",
+		[OPS_KF_PERMUTE] = "avx512 (avx2 8x8 transposes; fp32 one pass, 16x16 in 32-row bands streamed into GLOBAL)",
 		[OPS_KF_CONVERT] = "avx512 (vcvtph2ps/vcvtps2ph, integer bf16)",
 	},
 	.direct_pb = { DPB1, DPB2 },
