@@ -673,6 +673,17 @@ static void fill_offsets(struct conv_ctx *cx, int64_t nc)
 							 i * d->dh * cx->bw + j * d->dw);
 }
 
+/* Each filter tap's offset in a patch of row pitch bw (cx->toff), for the
+ * kernels that read every tap from one layout of the patch. */
+static void fill_tap_offsets(struct conv_ctx *cx)
+{
+	const struct ops_conv_dims *d = &cx->d;
+
+	for (int64_t i = 0; i < d->r; i++)
+		for (int64_t j = 0; j < d->s; j++)
+			cx->toff[i * d->s + j] = (int32_t)(i * d->dh * cx->bw + j * d->dw);
+}
+
 /* The weights of 16-channel block kb of tile tp and channel block
  * cx->cur_cblk in wq: [ncb 32-channel blocks][r*s taps][16 k][32 c]. */
 static const uint16_t *wq_block(const struct conv_ctx *cx, const struct tile_pos *tp,
@@ -680,6 +691,14 @@ static const uint16_t *wq_block(const struct conv_ctx *cx, const struct tile_pos
 {
 	return cx->wq + (((tp->g * cx->ntk + cx->cur_kt) * cx->nkbt + kb) * cx->ncblk +
 			 cx->cur_cblk) * cx->wqblk;
+}
+
+/* The output channels of 16-channel block kb of k-tile kt within its
+ * group: [*kfirst, the value returned). */
+static int64_t kblock_range(const struct conv_ctx *cx, int64_t kt, int64_t kb, int64_t *kfirst)
+{
+	*kfirst = kt * cx->t.tk + kb * DIRECT_KB;
+	return min64(min64(kt * cx->t.tk + cx->t.tk, cx->d.kpg), *kfirst + DIRECT_KB);
 }
 
 /* Lays out every weight block of the launch for conv_bf16_pairs once:
@@ -698,8 +717,7 @@ static void wq_fill(struct conv_ctx *cx)
 	for (int64_t cbk = 0; cbk < cx->ncblk; cbk++) {
 		uint16_t *blk = cx->wq + (((g * cx->ntk + kt) * cx->nkbt + kb) * cx->ncblk + cbk) *
 					 cx->wqblk;
-		int64_t kfirst = kt * cx->t.tk + kb * DIRECT_KB;
-		int64_t kend = min64(min64(kt * cx->t.tk + cx->t.tk, d->kpg), kfirst + DIRECT_KB);
+		int64_t kfirst, kend = kblock_range(cx, kt, kb, &kfirst);
 		int64_t c0 = cbk * cx->t.tc, nc = min64(cx->t.tc, d->cpg - c0);
 
 		/* zeros where the block is not full (channels or k) */
@@ -769,16 +787,23 @@ static void px_to_y(const struct conv_ctx *cx, const struct tile_pos *tp, int64_
  * 1.5x as long at 1024). */
 #define CL_LDO (PX_RUN_MAX - 16)
 
-/* Runs the channel-last kernel's queued jobs (cx->clq). */
-static void cl_flush(const struct conv_ctx *cx)
+/* The channel-last kernel over n jobs of the launch: every channel block
+ * of a tile, at the bands' geometry. */
+static void cl_run(const struct conv_ctx *cx, const struct ops_cl_job *jobs, int n)
 {
 	const struct ops_conv_dims *d = &cx->d;
 
+	ops_kern->conv_bf16_cl(jobs, n, cx->cp, (int)(cx->ncblk * cx->nsb), cx->toff,
+			       (int)(d->r * d->s), d->sh * cx->bw, d->sw, CL_LDO, d->oh * d->ow,
+			       d->ow);
+}
+
+/* Runs the channel-last kernel's queued jobs (cx->clq). */
+static void cl_flush(const struct conv_ctx *cx)
+{
 	if (!cx->clq || !cx->clq->n)
 		return;
-	ops_kern->conv_bf16_cl(cx->clq->job, cx->clq->n, cx->cp, (int)(cx->ncblk * cx->nsb),
-			       cx->toff, (int)(d->r * d->s), d->sh * cx->bw, d->sw, CL_LDO,
-			       d->oh * d->ow, d->ow);
+	cl_run(cx, cx->clq->job, cx->clq->n);
 	cx->clq->n = 0;
 }
 
@@ -793,7 +818,6 @@ static void compute_direct_cl(const struct conv_ctx *cx, const struct tile_pos *
 	const struct ops_conv_dims *d = &cx->d;
 	int64_t now = tp->now, rows = max64(1, CL_LDO / now);
 	int64_t nkb = ceil_div(tp->nk, DIRECT_KB), rp = d->sh * cx->bw;
-	int nsb = (int)(cx->ncblk * cx->nsb);
 
 	for (int64_t kb = 0; kb < nkb; kb++) {
 		int nkl = (int)min64(DIRECT_KB, tp->nk - kb * DIRECT_KB);
@@ -815,8 +839,7 @@ static void compute_direct_cl(const struct conv_ctx *cx, const struct tile_pos *
 					cl_flush(cx);
 				continue;
 			}
-			ops_kern->conv_bf16_cl(&jb, 1, cx->cp, nsb, cx->toff, (int)(d->r * d->s), rp,
-					       d->sw, CL_LDO, d->oh * d->ow, d->ow);
+			cl_run(cx, &jb, 1);
 			px_to_y(cx, tp, kb * DIRECT_KB, nkl, r0, nr, 0, now, nq, now, CL_LDO);
 		}
 	}
@@ -838,7 +861,7 @@ static void compute_direct_lanes(const struct conv_ctx *cx, const struct tile_po
 		int nkl = (int)min64(DIRECT_KB, tp->nk - kb * DIRECT_KB);
 		float *yk = y + kb * DIRECT_KB * plane;
 
-		ops_kern->conv_direct_cl(xs, d->sh * cx->bw, cx->off, terms,
+		ops_kern->conv_direct_lanes(xs, d->sh * cx->bw, cx->off, terms,
 					 ws + kb * terms * DIRECT_KB, nkl, tp->noh, tp->now,
 					 cx->epi ? cx->bias + kg + kb * DIRECT_KB : NULL, yk,
 					 plane, d->ow);
@@ -1179,13 +1202,15 @@ static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
 			/* a one-pass tile of one channel block on the pixel-vector
 			 * kernel writes y itself (px_to_y) */
 			int to_y = cx->onep && cx->px && nc == d->cpg;
+			/* computed whole at its last channel block (cl, px_whole) */
+			int whole = cx->cl || (cx->px && cx->px_whole && !cx->amx);
 
 			cx->ldw = terms;
 			cx->wacur = cx->wa;
 			cx->xpcur = cx->xp;
-			if (cx->onep)
+			if (cx->onep && !whole)
 				onep_operands(cx, tp, c0, &xk, &wk);
-			if (!cx->pairs && !cx->cl) /* (those kernels take cx->toff) */
+			if (!cx->pairs && !whole) /* (the pairs kernel takes cx->toff) */
 				fill_offsets(cx, nc);
 			if (cx->pairs) {
 				int64_t np = cx->phm * cx->pwm;
@@ -1199,10 +1224,12 @@ static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
 			}
 			if (cx->cl) {
 				/* every channel block in one pass, at the last one */
-				if (c0 + cx->t.tc >= d->cpg)
+				if (c0 + cx->t.tc >= d->cpg) {
+					onep_operands(cx, tp, 0, &xk, &wk);
 					compute_direct_cl(cx, tp);
+				}
 				to_y = 1;
-			} else if (cx->px && cx->px_whole && !cx->amx) {
+			} else if (whole) {
 				/* the same on the pixel-vector or the lanes kernel
 				 * (whose weights are then one block of every channel
 				 * per group and k-tile, lanes_setup) */
@@ -1263,7 +1290,7 @@ static int pairs_setup(struct conv_ctx *cx, struct opr_error *err)
 {
 	const struct ops_conv_dims *d = &cx->d;
 	const struct ops_kern *kn = ops_kern;
-	int64_t rs = d->r * d->s, nq, i, j;
+	int64_t rs = d->r * d->s, nq;
 
 	cx->nkbt = ceil_div(cx->t.tk, DIRECT_KB);
 	cx->ncblk = ceil_div(d->cpg, cx->t.tc);
@@ -1285,9 +1312,7 @@ static int pairs_setup(struct conv_ctx *cx, struct opr_error *err)
 	cx->wq = aligned_alloc(64, (size_t)ceil_div(nq * (int64_t)sizeof *cx->wq, 64) * 64);
 	if ((!cx->onep && !cx->xp) || !cx->toff || !cx->wq)
 		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the kernel's scratch");
-	for (i = 0; i < d->r; i++)
-		for (j = 0; j < d->s; j++)
-			cx->toff[i * d->s + j] = (int32_t)(i * d->dh * cx->pwm + j * d->dw);
+	fill_tap_offsets(cx);
 	wq_fill(cx);
 	cx->pairs = 1;
 	return 0;
@@ -1315,9 +1340,7 @@ static int cl_setup(struct conv_ctx *cx, struct opr_error *err)
 	cx->clq = calloc(1, sizeof *cx->clq);
 	if (!cx->toff || !cx->clq)
 		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the kernel's scratch");
-	for (int64_t i = 0; i < d->r; i++)
-		for (int64_t j = 0; j < d->s; j++)
-			cx->toff[i * d->s + j] = (int32_t)(i * d->dh * cx->bw + j * d->dw);
+	fill_tap_offsets(cx);
 	cx->cl = 1;
 	return 0;
 }
@@ -1415,9 +1438,10 @@ static void bands_fill(const struct conv_ctx *cx, void *dst, int f32)
 	}
 }
 
-/* The weights of every (group, k-tile, channel block) in the layout the
- * chosen kernel reads, once for the launch (load_weights' layouts). */
-static void weights_fill(struct conv_ctx *cx, const float *wsrc)
+/* The weights of every (group, k-tile, channel block of tc channels, ncblk
+ * of them) in the layout the chosen kernel reads, once for the launch
+ * (load_weights' layouts; the lanes kernel's one block of every channel). */
+static void weights_fill(struct conv_ctx *cx, const float *wsrc, int64_t tc, int64_t ncblk)
 {
 	const struct ops_conv_dims *d = &cx->d;
 	int64_t rs = d->r * d->s, crs = d->cpg * rs;
@@ -1425,10 +1449,10 @@ static void weights_fill(struct conv_ctx *cx, const float *wsrc)
 
 	for (int64_t g = 0; g < d->groups; g++)
 	for (int64_t kt = 0; kt < cx->ntk; kt++)
-	for (int64_t cb = 0; cb < cx->ncblk; cb++) {
-		int64_t blk = (g * cx->ntk + kt) * cx->ncblk + cb;
+	for (int64_t cb = 0; cb < ncblk; cb++) {
+		int64_t blk = (g * cx->ntk + kt) * ncblk + cb;
 		int64_t k0 = kt * cx->t.tk, nk = min64(cx->t.tk, d->kpg - k0);
-		int64_t c0 = cb * cx->t.tc, terms = min64(cx->t.tc, d->cpg - c0) * rs;
+		int64_t c0 = cb * tc, terms = min64(tc, d->cpg - c0) * rs;
 		int64_t nkb = ceil_div(nk, kb);
 
 		if (cx->wab) {
@@ -1538,9 +1562,7 @@ static void cl_fill_weights(const struct conv_ctx *cx, uint16_t *tk)
 	for (int64_t kb = 0; kb < cx->nkbt; kb++) {
 		uint16_t *o = cx->wn + (((g * cx->ntk + kt) * cx->nkbt + kb) * cx->ncblk + cbk) *
 				       cx->wnblk;
-		int64_t kfirst = kt * cx->t.tk + kb * DIRECT_KB;
-		int64_t nk = max64(0, min64(min64(kt * cx->t.tk + cx->t.tk, d->kpg), kfirst + DIRECT_KB) -
-				      kfirst);
+		int64_t kfirst, nk = max64(0, kblock_range(cx, kt, kb, &kfirst) - kfirst);
 		int64_t cfirst = cbk * cx->t.tc, nc = min64(cx->t.tc, d->cpg - cfirst);
 
 		memset(tk, 0, (size_t)(DIRECT_KB * rs * ncp) * sizeof *tk);
@@ -1556,10 +1578,15 @@ static void cl_fill_weights(const struct conv_ctx *cx, uint16_t *tk)
 
 /* Whether the instance kept B tiles for these weights and tiles: then
  * cx->wn is theirs. */
+static size_t weight_bytes(const struct conv_ctx *cx)
+{
+	return (size_t)(cx->d.k * cx->d.cpg * cx->d.r * cx->d.s) * cx->es;
+}
+
 static int cl_weights_kept(struct conv_ctx *cx, int64_t nw)
 {
 	const struct conv_priv *pv = cx->priv;
-	size_t wb = (size_t)(cx->d.k * cx->d.cpg * cx->d.r * cx->d.s) * cx->es;
+	size_t wb = weight_bytes(cx);
 
 	if (!pv || !pv->wn || pv->nw != nw || pv->wbytes != wb || pv->t.tk != cx->t.tk ||
 	    pv->t.tc != cx->t.tc || pv->t.toh != cx->t.toh || pv->t.tow != cx->t.tow ||
@@ -1575,7 +1602,7 @@ static int cl_weights_kept(struct conv_ctx *cx, int64_t nw)
 static void cl_weights_keep(struct conv_ctx *cx, int64_t nw)
 {
 	struct conv_priv *pv = cx->priv;
-	size_t wb = (size_t)(cx->d.k * cx->d.cpg * cx->d.r * cx->d.s) * cx->es;
+	size_t wb = weight_bytes(cx);
 	void *raw;
 
 	if (!pv || !(raw = malloc(wb)))
@@ -1627,32 +1654,25 @@ static int cl_layout(struct conv_ctx *cx, struct opr_error *err)
  * keeps the pixel-vector kernel, whose px_to_y narrows. */
 static int lanes_fits(const struct conv_ctx *cx)
 {
-	return cx->px && cx->dt == OPS_F32 && ops_kern->conv_direct_cl &&
+	return cx->px && cx->dt == OPS_F32 && ops_kern->conv_direct_lanes &&
 	       (cx->ncblk == 1 || cx->px_whole);
 }
 
-/* The launch's weights packed once for conv_direct_cl, [nkb][terms][16]
+/* The launch's weights packed once for conv_direct_lanes, [nkb][terms][16]
  * per (group, k-tile) (weights_fill), every block 64-byte aligned: each
  * term's weight vector is one cache line. */
 static int lanes_setup(struct conv_ctx *cx, struct opr_error *err)
 {
 	const struct ops_conv_dims *d = &cx->d;
-	int64_t nel;
-
 	/* several channel blocks (px_whole): one block of every channel */
-	int64_t tc = cx->t.tc, ncblk = cx->ncblk;
+	int64_t tc = cx->ncblk > 1 ? d->cpg : cx->t.tc, nel;
 
-	cx->t.tc = cx->ncblk > 1 ? d->cpg : cx->t.tc;
-	cx->ncblk = 1;
-	cx->wpkblk = ceil_div(cx->t.tk, DIRECT_KB) * DIRECT_KB * cx->t.tc * d->r * d->s;
+	cx->wpkblk = ceil_div(cx->t.tk, DIRECT_KB) * DIRECT_KB * tc * d->r * d->s;
 	nel = d->groups * cx->ntk * cx->wpkblk;
 	cx->wpk = aligned_alloc(64, (size_t)ceil_div(nel * (int64_t)sizeof *cx->wpk, 64) * 64);
-	if (cx->wpk)
-		weights_fill(cx, cx->w);
-	cx->t.tc = tc;
-	cx->ncblk = ncblk;
 	if (!cx->wpk)
 		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the packed weights");
+	weights_fill(cx, cx->w, tc, 1);
 	cx->lanes = 1;
 	return 0;
 }
@@ -1729,7 +1749,7 @@ static int onep_setup(struct conv_ctx *cx, struct opr_error *err)
 		cx->wab = malloc(sizeof *cx->wab * (size_t)(d->groups * cx->ntk * cx->ncblk * cx->wabblk));
 		if (!cx->wab)
 			goto nomem;
-		weights_fill(cx, NULL);
+		weights_fill(cx, NULL, cx->t.tc, cx->ncblk);
 		return 0;
 	}
 	if (cx->dt != OPS_F32) {
@@ -1748,7 +1768,7 @@ static int onep_setup(struct conv_ctx *cx, struct opr_error *err)
 		cx->wpk = malloc(sizeof *cx->wpk * (size_t)(d->groups * cx->ntk * cx->ncblk * cx->wpkblk));
 		if (!cx->wpk)
 			goto nomem;
-		weights_fill(cx, wsrc);
+		weights_fill(cx, wsrc, cx->t.tc, cx->ncblk);
 	}
 	return rc;
 nomem:

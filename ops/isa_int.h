@@ -93,7 +93,7 @@ struct ops_kern {
 	 * the sum from 0 in term order (one rounding per FMA), the bias added
 	 * once after it; reading x[r*ldx + off[i] + q] for q < nq only,
 	 * writing only those elements of y. NULL: the path has none. */
-	void (*conv_direct_cl)(const float *x, int64_t ldx, const int32_t *off, int64_t nterm,
+	void (*conv_direct_lanes)(const float *x, int64_t ldx, const int32_t *off, int64_t nterm,
 			       const float *wp, int nk, int64_t nrow, int64_t nq,
 			       const float *bias, float *y, int64_t ldk, int64_t ldr);
 	/* The same on bf16 storage with fp32 sums, the weights as rows
@@ -210,8 +210,8 @@ void ops_avx2_transpose_u16(const void *s, int64_t lds, void *d, int64_t ldd, in
 void ops_avx2_transpose_f32(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r, int64_t c);
 
 /* The AVX-512 path's fp32 conv kernel with channels along the lanes
- * (ops/kern_avx512_convcl.c). */
-void ops_avx512_conv_direct_cl(const float *x, int64_t ldx, const int32_t *off, int64_t nterm,
+ * (ops/kern_avx512_lanes.c). */
+void ops_avx512_conv_direct_lanes(const float *x, int64_t ldx, const int32_t *off, int64_t nterm,
 			       const float *wp, int nk, int64_t nrow, int64_t nq,
 			       const float *bias, float *y, int64_t ldk, int64_t ldr);
 /* The AVX-512 path's pixel-vector conv kernels (ops/kern_avx512_conv.c):

@@ -477,29 +477,6 @@ void ops_avx512_conv_bf16_pack_pairs(const uint16_t *x, int64_t plane_in, int64_
  * (isa_int.h). */
 #define CL_MAX_STEPS OPS_CL_MAX_STEPS
 
-/* c[i*16 + k] (i < m) to out[k*ldo + i] for k < nk; or with y, rounded
- * to bf16 as the scalar conversion does, to y[k*ldy + i]. */
-AMX_TARGET ALWAYS_INLINE void cl_scatter(const float *c, int m, int nk, float *out, int64_t ldo,
-					 uint16_t *y, int64_t ldy)
-{
-	__m512 rows[16], r[16];
-	__mmask16 mm = (__mmask16)((1u << m) - 1u);
-
-	_Pragma("GCC unroll 16")
-	for (int i = 0; i < 16; i++)
-		rows[i] = i < m ? _mm512_load_ps(c + 16 * i) : _mm512_setzero_ps();
-	tr16_regs(rows, r);
-	if (y) {
-		_Pragma("GCC unroll 16")
-		for (int k = 0; k < nk; k++)
-			_mm256_mask_storeu_epi16(y + k * ldy, mm, bf16_pack16(r[k]));
-		return;
-	}
-	_Pragma("GCC unroll 16")
-	for (int k = 0; k < nk; k++)
-		_mm512_mask_storeu_ps(out + k * ldo, mm, r[k]);
-}
-
 /* A piece whose sums wait in cbuf to go out: where they go (out's or
  * y's first output, the other NULL) and for how many output channels. */
 struct cl_out {
@@ -508,10 +485,27 @@ struct cl_out {
 	int nk;
 };
 
+/* c[i*16 + k] (i < m) to o->out[k*ldo + i] for k < o->nk; or with o->y,
+ * rounded to bf16 as the scalar conversion does, to o->y[k*ldy + i]. */
 AMX_TARGET ALWAYS_INLINE void cl_put(const float *c, int m, const struct cl_out *o, int64_t ldo,
-				     int64_t ldyk)
+				     int64_t ldy)
 {
-	cl_scatter(c, m, o->nk, o->out, ldo, o->y, ldyk);
+	__m512 rows[16], r[16];
+	__mmask16 mm = (__mmask16)((1u << m) - 1u);
+
+	_Pragma("GCC unroll 16")
+	for (int i = 0; i < 16; i++)
+		rows[i] = i < m ? _mm512_load_ps(c + 16 * i) : _mm512_setzero_ps();
+	tr16_regs(rows, r);
+	if (o->y) {
+		_Pragma("GCC unroll 16")
+		for (int k = 0; k < o->nk; k++)
+			_mm256_mask_storeu_epi16(o->y + k * ldy, mm, bf16_pack16(r[k]));
+		return;
+	}
+	_Pragma("GCC unroll 16")
+	for (int k = 0; k < o->nk; k++)
+		_mm512_mask_storeu_ps(o->out + k * ldo, mm, r[k]);
 }
 
 /* The pieces of a job: ceil(ncol / 16) a row of m = ncol / that, rounded

@@ -1,5 +1,5 @@
 /* ops/kern_avx512_inl.h: AVX-512 helpers that the AVX-512 kernel files
- * inline (ops/kern_avx512.c, ops/kern_avx512_conv.c, ops/kern_avx512_convcl.c):
+ * inline (ops/kern_avx512.c, ops/kern_avx512_conv.c, ops/kern_avx512_lanes.c):
  * the 16 x 16 fp32 register transpose and the bf16 rounding of 16 lanes.
  * Included inside those files' AVX-512 target pragma (after kern_act.h's
  * ALWAYS_INLINE where they have it). Never included outside ops/. */

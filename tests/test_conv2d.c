@@ -659,7 +659,7 @@ static void test_px_kernel(void **state)
  * outside the rows' nq pixels of the nk channels (poisoned with NaN), and
  * nothing read past x[(nrow-1)*LDX + off[i] + nq - 1] (the input ends
  * there, so ASan sees any read beyond). */
-static void test_cl_kernel(void **state)
+static void test_lanes_kernel(void **state)
 {
 	enum { NQMAX = 100, NTMAX = 601, LDX = 37, LDR = 104, NRMAX = 9, LDK = NRMAX * LDR + 5 };
 	static const int nqs[] = { 1, 2, 3, 4, 5, 7, 13, 16, 17, 27, 28, 29, 31, 45, 56, 57, 100 };
@@ -669,7 +669,7 @@ static void test_cl_kernel(void **state)
 	int i, n = 0;
 
 	isa_use(state);
-	if (!ops_kern->conv_direct_cl)
+	if (!ops_kern->conv_direct_lanes)
 		SKIP_BECAUSE("the %s path has no channels-along-lanes conv kernel",
 			     ops_isa_name(ops_isa_active()));
 	wp = malloc(sizeof *wp * 16 * NTMAX);
@@ -698,7 +698,7 @@ static void test_cl_kernel(void **state)
 		for (i = 0; i < (nrow - 1) * LDX + span + nq; i++)
 			x[i] = (float)rnd(-1000, 1000) / 1000.0f;
 		memset(y, 0xFF, sizeof *y * 17 * LDK);
-		ops_kern->conv_direct_cl(x, LDX, off, nt, wp, nk, nrow, nq, b, y, LDK, LDR);
+		ops_kern->conv_direct_lanes(x, LDX, off, nt, wp, nk, nrow, nq, b, y, LDK, LDR);
 		for (int k = 0; k < 17; k++)
 			for (int e = 0; e < LDK; e++) {
 				int r = e / LDR, q = e % LDR;
@@ -1255,7 +1255,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		ISA_TESTS(test_microkernels),
 		ISA_TESTS(test_px_kernel),
-		ISA_TESTS(test_cl_kernel),
+		ISA_TESTS(test_lanes_kernel),
 		ISA_TESTS(test_bf16_kernel),
 		ISA_TESTS(test_bf16_pairs_kernel),
 		ISA_TESTS(test_bf16_cl_kernel),

@@ -1,5 +1,5 @@
-/* ops/kern_avx512_convcl.c: the AVX-512 fp32 direct conv kernel with the
- * output channels along the zmm lanes (isa_int.h, conv_direct_cl), as
+/* ops/kern_avx512_lanes.c: the AVX-512 fp32 direct conv kernel with the
+ * output channels along the zmm lanes (isa_int.h, conv_direct_lanes), as
  * oneDNN's brgemm convolutions lay them out: a block is a run of pixels of
  * one output row, each pixel one zmm of 16 channels' sums, and the input
  * comes in as embedded broadcasts. Compiled for AVX-512 by the pragma below
@@ -185,7 +185,7 @@ struct cl_blk {
 	int np;
 };
 
-void ops_avx512_conv_direct_cl(const float *x, int64_t ldx, const int32_t *off, int64_t nterm,
+void ops_avx512_conv_direct_lanes(const float *x, int64_t ldx, const int32_t *off, int64_t nterm,
 			       const float *wp, int nk, int64_t nrow, int64_t nq,
 			       const float *bias, float *y, int64_t ldk, int64_t ldr)
 {
