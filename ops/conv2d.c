@@ -807,72 +807,157 @@ static void cl_flush(const struct conv_ctx *cx)
 	cx->clq->n = 0;
 }
 
+/* The runs of output channels the host computes for a tile, up to width
+ * (16 or 32) at a time: run i is [ks0 + width*i, min(that + width, kend))
+ * of the tile's group, i < n. With width 32, k-tiles of 16 channels (tk an
+ * odd multiple of 16) pair up across tiles: vectors 2u and 2u+1 of a group
+ * are computed together by the tile that holds the last of them, the tile
+ * before leaving its vector to it. Every tile of one spatial position has
+ * the same pixels, and the one-pass bands hold the whole input, so only
+ * when the host computes moves; each tile's transfers and MACs are counted
+ * as its own (conv_tile). */
+struct kruns {
+	int64_t ks0, kend, n, width;
+};
+
+static void kruns_of(const struct conv_ctx *cx, const struct tile_pos *tp, int64_t width,
+		     struct kruns *kr)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int64_t tk = cx->t.tk;
+
+	kr->width = width;
+	if (width != 2 * DIRECT_KB || cx->ntk == 1 || tk % DIRECT_KB || tk % (2 * DIRECT_KB) == 0) {
+		kr->ks0 = tp->k0;
+		kr->kend = tp->k0 + tp->nk;
+		kr->n = ceil_div(tp->nk, width);
+		return;
+	}
+	int64_t v0 = tp->k0 / DIRECT_KB, v1 = v0 + ceil_div(tp->nk, DIRECT_KB);
+	int64_t nvt = ceil_div(d->kpg, DIRECT_KB), vs = v0 & ~(int64_t)1, ve = (v1 - 1) & ~(int64_t)1;
+
+	if (!(ve == v1 - 1 && ve + 1 < nvt)) /* the last pair ends here, not in the next tile */
+		ve += 2;
+	kr->ks0 = vs * DIRECT_KB;
+	kr->kend = d->kpg;
+	kr->n = (ve - vs) / 2;
+}
+
+/* Run i of kr: its first channel (returned) and *nk channels. */
+static int64_t krun(const struct kruns *kr, int64_t i, int *nk)
+{
+	int64_t ks = kr->ks0 + kr->width * i;
+
+	*nk = (int)min64(kr->width, kr->kend - ks);
+	return ks;
+}
+
+/* The k-tile of channel c of a group and c's 16-channel vector in it. */
+static int64_t kvec(const struct conv_ctx *cx, int64_t c, int64_t *vl)
+{
+	int64_t kt = c / cx->t.tk;
+
+	*vl = (c - kt * cx->t.tk) / DIRECT_KB;
+	return kt;
+}
+
+/* The channel-last kernel's B tiles for the 16 output channels from c of
+ * group g (cl_fill_weights' layout: every channel block of them). */
+static const uint16_t *cl_weights(const struct conv_ctx *cx, int64_t g, int64_t c)
+{
+	int64_t vl, kt = kvec(cx, c, &vl);
+
+	return cx->wn + ((g * cx->ntk + kt) * cx->nkbt + vl) * cx->ncblk * cx->wnblk;
+}
+
 /* A one-pass bf16 tile on channel-last blocks (cx->cl), every channel
  * block of it in one pass (the bands hold them all; the tile's transfers
  * are counted per channel block by conv_tile): the tile's rows, as many as
- * the scratch holds per job, each output row whole. Without an epilogue
- * the jobs are queued and their sums rounded into y; with one, the
- * kernel's [k][r*now + c] sums go through px_to_y. */
+ * the scratch holds per job, each output row whole, 32 output channels a
+ * job (kruns_of). Without an epilogue the jobs are queued and their sums
+ * rounded into y; with one, 16 channels a job, the kernel's [k][r*now + c]
+ * sums go through px_to_y. */
 static void compute_direct_cl(const struct conv_ctx *cx, const struct tile_pos *tp)
 {
 	const struct ops_conv_dims *d = &cx->d;
-	int64_t now = tp->now, rows = max64(1, CL_LDO / now);
-	int64_t nkb = ceil_div(tp->nk, DIRECT_KB), rp = d->sh * cx->bw;
+	int64_t now = tp->now, rows = max64(1, CL_LDO / now), rp = d->sh * cx->bw;
+	struct kruns kr;
 
-	for (int64_t kb = 0; kb < nkb; kb++) {
-		int nkl = (int)min64(DIRECT_KB, tp->nk - kb * DIRECT_KB);
+	kruns_of(cx, tp, cx->epi ? DIRECT_KB : 2 * DIRECT_KB, &kr);
+	for (int64_t i = 0; i < kr.n; i++) {
+		int nkl;
+		int64_t ks = krun(&kr, i, &nkl);
+		const uint16_t *b = cl_weights(cx, tp->g, ks);
+		const uint16_t *b2 = nkl > DIRECT_KB ? cl_weights(cx, tp->g, ks + DIRECT_KB) : NULL;
 
 		for (int64_t r0 = 0; r0 < tp->noh; r0 += rows) {
 			int64_t nr = min64(rows, tp->noh - r0), nq = nr * now;
-			struct ops_cl_job jb = { cx->xncur + r0 * rp * 32,
-						 cx->wncur + kb * cx->ncblk * cx->wnblk, cx->px, NULL,
+			struct ops_cl_job jb = { cx->xncur + r0 * rp * 32, b, b2, cx->px, NULL,
 						 nkl, nr, now };
 
 			/* without an epilogue the kernel rounds its sums into y,
 			 * queued */
 			if (!cx->epi) {
-				jb.y = (uint16_t *)cx->y + ((tp->ni * d->k + tp->g * d->kpg + tp->k0 +
-							     kb * DIRECT_KB) * d->oh + tp->oh0 + r0) *
-							    d->ow + tp->ow0;
+				jb.y = (uint16_t *)cx->y + ((tp->ni * d->k + tp->g * d->kpg + ks) *
+							    d->oh + tp->oh0 + r0) * d->ow + tp->ow0;
 				cx->clq->job[cx->clq->n++] = jb;
 				if (cx->clq->n == CL_JOBS)
 					cl_flush(cx);
 				continue;
 			}
 			cl_run(cx, &jb, 1);
-			px_to_y(cx, tp, kb * DIRECT_KB, nkl, r0, nr, 0, now, nq, now, CL_LDO);
+			px_to_y(cx, tp, ks - tp->k0, nkl, r0, nr, 0, now, nq, now, CL_LDO);
 		}
 	}
 }
 
-/* A one-pass fp32 tile of one channel block by the path's channels-along-
- * lanes kernel: each 16-channel block's sums, plus the bias where the launch
- * fuses it, go straight into y's rows, and the activation runs over those
- * rows in place (epilogue_f32's arithmetic, in its order). ws: the block's
- * packed weights [nkb][terms][16] (weights_fill). */
-static void compute_direct_lanes(const struct conv_ctx *cx, const struct tile_pos *tp,
-			      int64_t terms, const float *xs, const float *ws)
+/* One call of the lanes kernel: channels [ks, ks + nk) of the tile's group
+ * (nk <= 32, two weight vectors ldv floats apart past 16), plus the bias
+ * where the launch fuses it, straight into y's rows, then the activation
+ * over those rows in place (epilogue_f32's arithmetic, in its order). */
+static void lanes_run(const struct conv_ctx *cx, const struct tile_pos *tp, int64_t terms,
+		      const float *xs, int64_t ks, int nk, const float *wp, int64_t ldv)
 {
 	const struct ops_conv_dims *d = &cx->d;
-	int64_t kg = tp->g * d->kpg + tp->k0, plane = d->oh * d->ow;
+	int64_t kg = tp->g * d->kpg + ks, plane = d->oh * d->ow;
 	float *y = (float *)cx->y + ((tp->ni * d->k + kg) * d->oh + tp->oh0) * d->ow + tp->ow0;
 
-	for (int64_t kb = 0; kb * DIRECT_KB < tp->nk; kb++) {
-		int nkl = (int)min64(DIRECT_KB, tp->nk - kb * DIRECT_KB);
-		float *yk = y + kb * DIRECT_KB * plane;
+	ops_kern->conv_direct_lanes(xs, d->sh * cx->bw, cx->off, terms, wp, ldv, nk, tp->noh,
+				    tp->now, cx->epi ? cx->bias + kg : NULL, y, plane, d->ow);
+	if (!cx->epi || cx->act == OPS_ACT_NONE)
+		return;
+	for (int64_t l = 0; l < nk; l++)
+		for (int64_t r = 0; r < tp->noh; r++) {
+			float *row = y + l * plane + r * d->ow;
 
-		ops_kern->conv_direct_lanes(xs, d->sh * cx->bw, cx->off, terms,
-					 ws + kb * terms * DIRECT_KB, nkl, tp->noh, tp->now,
-					 cx->epi ? cx->bias + kg + kb * DIRECT_KB : NULL, yk,
-					 plane, d->ow);
-		if (!cx->epi || cx->act == OPS_ACT_NONE)
-			continue;
-		for (int64_t l = 0; l < nkl; l++)
-			for (int64_t r = 0; r < tp->noh; r++) {
-				float *row = yk + l * plane + r * d->ow;
+			ops_act_f32(cx->act, row, row, (size_t)tp->now);
+		}
+}
 
-				ops_act_f32(cx->act, row, row, (size_t)tp->now);
-			}
+/* The lanes kernel's weights for the 16 output channels from c of group
+ * g (lanes_setup's layout, terms a vector). */
+static const float *lanes_weights(const struct conv_ctx *cx, int64_t g, int64_t c, int64_t terms)
+{
+	int64_t vl, kt = kvec(cx, c, &vl);
+
+	return cx->wpk + (g * cx->ntk + kt) * cx->wpkblk + vl * terms * DIRECT_KB;
+}
+
+/* A one-pass tile on the lanes kernel, 32 channels a call (kruns_of; two
+ * weight vectors: 16 loads to 28 FMAs, against 29 with one). */
+static void compute_direct_lanes(const struct conv_ctx *cx, const struct tile_pos *tp,
+				 int64_t terms, const float *xs)
+{
+	struct kruns kr;
+
+	kruns_of(cx, tp, 2 * DIRECT_KB, &kr);
+	for (int64_t i = 0; i < kr.n; i++) {
+		int nk;
+		int64_t ks = krun(&kr, i, &nk);
+		const float *wa = lanes_weights(cx, tp->g, ks, terms);
+		const float *wb = nk > DIRECT_KB ? lanes_weights(cx, tp->g, ks + DIRECT_KB, terms) : wa;
+
+		lanes_run(cx, tp, terms, xs, ks, nk, wa, wb - wa);
 	}
 }
 
@@ -895,7 +980,7 @@ static void compute_direct_px(const struct conv_ctx *cx, const struct tile_pos *
 	float *tmp = cx->px;
 
 	if (cx->lanes) { /* (one pass, every channel block: to_y) */
-		compute_direct_lanes(cx, tp, terms, xs, ws);
+		compute_direct_lanes(cx, tp, terms, xs);
 		return;
 	}
 	for (kb = 0; kb < nkb; kb++) {

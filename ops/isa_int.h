@@ -46,9 +46,10 @@ static inline void ops_copy_short(unsigned char *d, const unsigned char *s, size
 #define OPS_CL_MAX_STEPS 1024
 
 /* One job of ops_kern.conv_bf16_cl: an nr x ncol block of outputs for nk
- * output channels from input xn and weights b, into out or (not NULL) y. */
+ * (1..32) output channels from input xn and weights b (channels 0..15)
+ * and b2 (16..31, where nk > 16), into out or (not NULL) y. */
 struct ops_cl_job {
-	const uint16_t *xn, *b;
+	const uint16_t *xn, *b, *b2;
 	float *out;
 	uint16_t *y;
 	int nk;
@@ -85,17 +86,20 @@ struct ops_kern {
 			       int64_t ldo);
 	/* conv2d direct on fp32 with the output channels along the vector
 	 * lanes, for nrow output rows of nq pixels one input element apart
-	 * (unit stride along w), input rows ldx apart, the weights of one
-	 * 16-channel block as wp[16*i + k] (16 per term, best 64-byte
-	 * aligned): for r < nrow, k < nk (1..16), q < nq,
-	 *   y[k*ldk + r*ldr + q] = sum_{i < nterm} x[r*ldx + off[i] + q] * wp[16*i + k]
+	 * (unit stride along w), input rows ldx apart, the weights of up to
+	 * two 16-channel vectors, ldv floats apart, 16 per term (best 64-byte
+	 * aligned): channel k's weight of term i is
+	 *   wk(i) = wp[(k / 16) * ldv + 16*i + k % 16]
+	 * and for r < nrow, k < nk (1..32), q < nq,
+	 *   y[k*ldk + r*ldr + q] = sum_{i < nterm} x[r*ldx + off[i] + q] * wk(i)
 	 *                          (+ bias[k] where bias is not NULL)
 	 * the sum from 0 in term order (one rounding per FMA), the bias added
-	 * once after it; reading x[r*ldx + off[i] + q] for q < nq only,
-	 * writing only those elements of y. NULL: the path has none. */
+	 * once after it; reading x[r*ldx + off[i] + q] for q < nq only (and
+	 * the second vector only where nk > 16), writing only those elements
+	 * of y. NULL: the path has none. */
 	void (*conv_direct_lanes)(const float *x, int64_t ldx, const int32_t *off, int64_t nterm,
-			       const float *wp, int nk, int64_t nrow, int64_t nq,
-			       const float *bias, float *y, int64_t ldk, int64_t ldr);
+				  const float *wp, int64_t ldv, int nk, int64_t nrow, int64_t nq,
+				  const float *bias, float *y, int64_t ldk, int64_t ldr);
 	/* The same on bf16 storage with fp32 sums, the weights as rows
 	 * a[k*lda + i] (lda >= nterm rounded up to 32, zero past nterm):
 	 *   out[k*ldo + q] = sum_{i < nterm} x[off[i] + q] * a[k*lda + i]
@@ -128,10 +132,12 @@ struct ops_kern {
 	 * ops_cl_job) in one call: xn[(cb*cbs + p)*32 + c] = channel 32*cb + c
 	 * at position p of the job's input (zero past the channels), and
 	 * b[((cb*ntap + t)*16 + pr)*32 + 2*k + j] the weight of output channel
-	 * k, channel 32*cb + 2*pr + j, tap t (zero past nk and the channels).
-	 * For k < nk (1..16), r < nr, c < ncol, with p = r*rp + c*cs + toff[t]:
+	 * k, channel 32*cb + 2*pr + j, tap t (zero past nk and the channels);
+	 * b2 the same for output channels 16 + k (where nk > 16). For k < nk
+	 * (1..32), r < nr, c < ncol, with p = r*rp + c*cs + toff[t] and bk = b
+	 * for k < 16, else b2 at channel k - 16:
 	 *   out[k*ldo + r*ncol + c] = sum_{cb < ncb, t < ntap, ch < 32}
-	 *       xn[(cb*cbs + p)*32 + ch] * b[((cb*ntap + t)*16 + ch/2)*32 + 2*k + ch%2]
+	 *       xn[(cb*cbs + p)*32 + ch] * bk[((cb*ntap + t)*16 + ch/2)*32 + 2*k + ch%2]
 	 * reading only those positions; writing only k < nk, the nr x ncol
 	 * outputs. ncb * ntap is at most OPS_CL_MAX_STEPS. A job with y (not
 	 * NULL) has its sums go to y[k*ldyk + r*ldyr + c] instead, rounded to
@@ -212,8 +218,8 @@ void ops_avx2_transpose_f32(const void *s, int64_t lds, void *d, int64_t ldd, in
 /* The AVX-512 path's fp32 conv kernel with channels along the lanes
  * (ops/kern_avx512_lanes.c). */
 void ops_avx512_conv_direct_lanes(const float *x, int64_t ldx, const int32_t *off, int64_t nterm,
-			       const float *wp, int nk, int64_t nrow, int64_t nq,
-			       const float *bias, float *y, int64_t ldk, int64_t ldr);
+				  const float *wp, int64_t ldv, int nk, int64_t nrow, int64_t nq,
+				  const float *bias, float *y, int64_t ldk, int64_t ldr);
 /* The AVX-512 path's pixel-vector conv kernels (ops/kern_avx512_conv.c):
  * fp32, and bf16 on AMX tiles, which ops_amx_bf16_ready() allows once the
  * CPU has AMX-TILE and AMX-BF16 and the OS has granted the tile state. */

@@ -516,6 +516,23 @@ static int cl_width(int64_t ncol, int64_t *np)
 	return (int)((ncol + *np - 1) / *np);
 }
 
+/* A group's C tiles: which tile holds what, one group late (cl_put).
+ * With one weight vector (nk <= 16) the group is four pieces, tile g
+ * piece g; with two, two pieces x two vectors: tile 2*i + h is piece i's
+ * channels 16*h on (oneDNN's 2 x 2 blocking: 4 tile loads to 4 tdpbf16ps,
+ * against 5 with four pieces on one B). */
+struct cl_group {
+	struct cl_out o[4];
+	int m;
+};
+
+AMX_TARGET ALWAYS_INLINE void cl_put_one(const float *c, const struct cl_group *gp, int t,
+					 int64_t ldo, int64_t ldy)
+{
+	if (gp->o[t].nk)
+		cl_put(c, gp->m, &gp->o[t], ldo, ldy);
+}
+
 AMX_TARGET void ops_avx512_conv_bf16_cl(const struct ops_cl_job *jobs, int njob, int64_t cbs,
 					int ncb, const int32_t *toff, int ntap, int64_t rp,
 					int64_t cs, int64_t ldo, int64_t ldyk, int64_t ldyr)
@@ -527,10 +544,10 @@ AMX_TARGET void ops_avx512_conv_bf16_cl(const struct ops_cl_job *jobs, int njob,
 	 * time when done in line), across jobs too: a group's tail no longer
 	 * waits for the tile unit to drain at each job's end */
 	float cbuf[2][4][16 * 16] __attribute__((aligned(64)));
-	struct cl_out pend[2][4];
+	struct cl_group pend[2];
 	int64_t pos[4], nstep = (int64_t)ncb * ntap, gi = 0;
 	const int64_t astride = cs * 64;
-	int ngp = 0, mp = 0, cfg_m = 0; /* the previous group's pieces and width */
+	int cfg_m = 0, waiting = 0; /* the previous group's tiles wait in cbuf */
 	/* each step's input offset: (channel block, tap) without a division a step */
 	int64_t xo[CL_MAX_STEPS];
 
@@ -545,57 +562,88 @@ AMX_TARGET void ops_avx512_conv_bf16_cl(const struct ops_cl_job *jobs, int njob,
 	cfg.palette = 1;
 	for (int j = 0; j < njob; j++) {
 		const struct ops_cl_job *jb = &jobs[j];
-		const uint16_t *xn = jb->xn, *b = jb->b;
+		const uint16_t *xn = jb->xn, *b = jb->b, *b2 = jb->b2;
+		const int two = jb->nk > 16, per = two ? 2 : 4;
 		int64_t np, npiece;
 		int m = cl_width(jb->ncol, &np);
 
 		npiece = jb->nr * np;
 		if (m != cfg_m) {
 			/* a new width: what waits goes out at the old one first */
-			for (int g = 0; g < ngp; g++)
-				cl_put(cbuf[gi ^ 1][g], mp, &pend[gi ^ 1][g], ldo, ldyk);
-			ngp = 0;
+			for (int t = 0; waiting && t < 4; t++)
+				cl_put_one(cbuf[gi ^ 1][t], &pend[gi ^ 1], t, ldo, ldyk);
+			waiting = 0;
+			/* C in 0-3 and A in 4-5 m rows each, B in 6-7 16 pairs */
 			for (int t = 0; t < 8; t++) {
 				cfg.colsb[t] = 64;
-				cfg.rows[t] = (uint8_t)(t == 4 || t == 5 ? 16 : m); /* B: 16 pairs */
+				cfg.rows[t] = (uint8_t)(t >= 6 ? 16 : m);
 			}
 			_tile_loadconfig(&cfg);
 			cfg_m = m;
 		}
-		for (int64_t g0 = 0; g0 < npiece; g0 += 4, gi ^= 1) {
-			int ng = npiece - g0 >= 4 ? 4 : (int)(npiece - g0);
+		for (int64_t g0 = 0; g0 < npiece; g0 += per, gi ^= 1) {
+			int ng = npiece - g0 >= per ? per : (int)(npiece - g0);
+			struct cl_group *gp = &pend[gi];
 
+			gp->m = m;
+			for (int t = 0; t < 4; t++)
+				gp->o[t].nk = 0;
 			for (int g = 0; g < ng; g++) {
 				int64_t r = (g0 + g) / np, p = (g0 + g) % np;
 				int64_t c0 = p == np - 1 ? jb->ncol - m : p * m;
+				float *out = jb->y ? NULL : jb->out + r * jb->ncol + c0;
+				uint16_t *y = jb->y ? jb->y + r * ldyr + c0 : NULL;
 
 				pos[g] = (r * rp + c0 * cs) * 32;
-				pend[gi][g].out = jb->y ? NULL : jb->out + r * jb->ncol + c0;
-				pend[gi][g].y = jb->y ? jb->y + r * ldyr + c0 : NULL;
-				pend[gi][g].nk = jb->nk;
+				if (!two) {
+					gp->o[g] = (struct cl_out){ out, y, jb->nk };
+					continue;
+				}
+				gp->o[2 * g] = (struct cl_out){ out, y, 16 };
+				gp->o[2 * g + 1] = (struct cl_out){ out ? out + 16 * ldo : NULL,
+								    y ? y + 16 * ldyk : NULL,
+								    jb->nk - 16 };
 			}
 			_tile_zero(0);
 			_tile_zero(1);
 			_tile_zero(2);
 			_tile_zero(3);
-			/* step ST with its B in tile TB; A alternates tmm6 / tmm7 */
+			/* one vector: step ST with its B in tile TB, A alternating
+			 * tmm4 / tmm5 over the four pieces */
 #define CL_STEP(TB, ST)                                                                 \
 	do {                                                                            \
 		const uint16_t *x_ = xn + xo[ST];                                       \
 		_tile_loadd(TB, b + (ST) * 512, 64);                                    \
-		_tile_loadd(6, x_ + pos[0], astride);                                   \
-		_tile_dpbf16ps(0, 6, TB);                                               \
+		_tile_loadd(4, x_ + pos[0], astride);                                   \
+		_tile_dpbf16ps(0, 4, TB);                                               \
 		if (ng > 1) {                                                           \
-			_tile_loadd(7, x_ + pos[1], astride);                           \
-			_tile_dpbf16ps(1, 7, TB);                                       \
+			_tile_loadd(5, x_ + pos[1], astride);                           \
+			_tile_dpbf16ps(1, 5, TB);                                       \
 		}                                                                       \
 		if (ng > 2) {                                                           \
-			_tile_loadd(6, x_ + pos[2], astride);                           \
-			_tile_dpbf16ps(2, 6, TB);                                       \
+			_tile_loadd(4, x_ + pos[2], astride);                           \
+			_tile_dpbf16ps(2, 4, TB);                                       \
 		}                                                                       \
 		if (ng > 3) {                                                           \
-			_tile_loadd(7, x_ + pos[3], astride);                           \
-			_tile_dpbf16ps(3, 7, TB);                                       \
+			_tile_loadd(5, x_ + pos[3], astride);                           \
+			_tile_dpbf16ps(3, 5, TB);                                       \
+		}                                                                       \
+	} while (0)
+			/* two vectors: A of the pieces in tmm4 / tmm5, B of the
+			 * vectors in tmm6 / tmm7 */
+#define C2_STEP(ST)                                                                     \
+	do {                                                                            \
+		const uint16_t *x_ = xn + xo[ST];                                       \
+		_tile_loadd(4, x_ + pos[0], astride);                                   \
+		_tile_loadd(6, b + (ST) * 512, 64);                                     \
+		_tile_loadd(7, b2 + (ST) * 512, 64);                                    \
+		_tile_dpbf16ps(0, 4, 6);                                                \
+		if (ng > 1)                                                             \
+			_tile_loadd(5, x_ + pos[1], astride);                           \
+		_tile_dpbf16ps(1, 4, 7);                                                \
+		if (ng > 1) {                                                           \
+			_tile_dpbf16ps(2, 5, 6);                                        \
+			_tile_dpbf16ps(3, 5, 7);                                        \
 		}                                                                       \
 	} while (0)
 			/* the previous group's tiles go out one every other step
@@ -603,32 +651,39 @@ AMX_TARGET void ops_avx512_conv_bf16_cl(const struct ops_cl_job *jobs, int njob,
 			int done = 0;
 
 			for (int64_t st = 0; st < nstep; st += 2) {
-				CL_STEP(4, st);
-				if (st + 1 < nstep)
-					CL_STEP(5, st + 1);
-				if ((st & 2) && done < ngp) {
-					cl_put(cbuf[gi ^ 1][done], mp, &pend[gi ^ 1][done], ldo, ldyk);
+				if (two) {
+					C2_STEP(st);
+					if (st + 1 < nstep)
+						C2_STEP(st + 1);
+				} else {
+					CL_STEP(6, st);
+					if (st + 1 < nstep)
+						CL_STEP(7, st + 1);
+				}
+				if ((st & 2) && waiting && done < 4) {
+					cl_put_one(cbuf[gi ^ 1][done], &pend[gi ^ 1], done, ldo, ldyk);
 					done++;
 				}
 			}
 #undef CL_STEP
-			for (; done < ngp; done++)
-				cl_put(cbuf[gi ^ 1][done], mp, &pend[gi ^ 1][done], ldo, ldyk);
-			_tile_stored(0, cbuf[gi][0], 64);
-			if (ng > 1)
+#undef C2_STEP
+			for (; waiting && done < 4; done++)
+				cl_put_one(cbuf[gi ^ 1][done], &pend[gi ^ 1], done, ldo, ldyk);
+			if (gp->o[0].nk)
+				_tile_stored(0, cbuf[gi][0], 64);
+			if (gp->o[1].nk)
 				_tile_stored(1, cbuf[gi][1], 64);
-			if (ng > 2)
+			if (gp->o[2].nk)
 				_tile_stored(2, cbuf[gi][2], 64);
-			if (ng > 3)
+			if (gp->o[3].nk)
 				_tile_stored(3, cbuf[gi][3], 64);
-			ngp = ng;
-			mp = m;
+			waiting = 1;
 		}
 	}
 	if (cfg_m)
 		_tile_release();
-	for (int g = 0; g < ngp; g++)
-		cl_put(cbuf[gi ^ 1][g], mp, &pend[gi ^ 1][g], ldo, ldyk);
+	for (int t = 0; waiting && t < 4; t++)
+		cl_put_one(cbuf[gi ^ 1][t], &pend[gi ^ 1], t, ldo, ldyk);
 }
 
 /* One band row of ops_avx512_conv_bf16_cl's input from the image's

@@ -42,6 +42,25 @@
 #define CL_TERMS 288
 #define CL_GROUP 8
 
+/* The terms of a block, TERM(offset, weights) each: four an iteration, by
+ * pointers (the loop's integer uops share ports 0 and 5 with the FMAs; one
+ * term an iteration, or gcc's unrolling with its index arithmetic, was
+ * 5-10% slower). */
+#define LANES_TERMS(TERM)                                                               \
+	do {                                                                            \
+		const int32_t *o = off, *oe = off + nterm;                              \
+		const float *wt = wp;                                                   \
+                                                                                        \
+		for (; oe - o >= 4; o += 4, wt += 64) {                                 \
+			TERM(o[0], wt);                                                 \
+			TERM(o[1], wt + 16);                                            \
+			TERM(o[2], wt + 32);                                            \
+			TERM(o[3], wt + 48);                                            \
+		}                                                                       \
+		for (; o < oe; o++, wt += 16)                                           \
+			TERM(o[0], wt);                                                 \
+	} while (0)
+
 /* The accumulators are named variables, not an array (gcc kept an array
  * of them on the stack, stored back every term); M(p) for p < 28. */
 #define CL_ALL(M)                                                                       \
@@ -118,20 +137,7 @@ ALWAYS_INLINE void cl_block(const int NP, const float *x, const int32_t *off, in
 
 	if (sin)
 		CL_ALL(CL_LOAD);
-	/* four terms an iteration, by pointers: the loop's integer uops share
-	 * ports 0 and 5 with the FMAs (one term an iteration, or gcc's
-	 * unrolling with its index arithmetic, was 5-10% slower) */
-	const int32_t *o = off, *oe = off + nterm;
-	const float *wt = wp;
-
-	for (; oe - o >= 4; o += 4, wt += 64) {
-		CL_TERM(o[0], wt);
-		CL_TERM(o[1], wt + 16);
-		CL_TERM(o[2], wt + 32);
-		CL_TERM(o[3], wt + 48);
-	}
-	for (; o < oe; o++, wt += 16)
-		CL_TERM(o[0], wt);
+	LANES_TERMS(CL_TERM);
 	if (sout) {
 		CL_ALL(CL_SAVE);
 		return;
@@ -144,12 +150,98 @@ ALWAYS_INLINE void cl_block(const int NP, const float *x, const int32_t *off, in
 		cl_store(NP - 16, r + 16, nk, y + 16, ldk);
 }
 
-/* The block sizes compiled: 28, then a multiple of 4, then 1 to 3, so that
- * any run is whole blocks plus at most two smaller ones. */
-static int cl_np(int64_t left)
+/* Two weight vectors a term (32 channels, nk > 16): 14 pixels a block, 28
+ * accumulators, each input element broadcast once into a register and
+ * used by both vectors' FMAs. Per term 2 weight loads and 14 broadcasts
+ * feed 28 FMAs: 16 loads to 28 against the one-vector block's 29 (oneDNN's
+ * fp32 brgemm blocks 4 vectors x 6 pixels for the same reason). An asm-free
+ * loop of each mix, L1-resident, best of 7 on this host: 183-186 against
+ * 168-173 GFLOP/s. The vector-1 weights lie ldv floats after vector 0's. */
+#define C2_NP 14
+#define C2_ALL(M)                                                                       \
+	do {                                                                            \
+		M(0); M(1); M(2); M(3); M(4); M(5); M(6);                               \
+		M(7); M(8); M(9); M(10); M(11); M(12); M(13);                           \
+	} while (0)
+#define C2_FMA(p)                                                                       \
+	do {                                                                            \
+		if (NP > p) {                                                           \
+			const __m512 s_ = _mm512_set1_ps(xp[p]);                        \
+			a##p = _mm512_fmadd_ps(s_, w0, a##p);                           \
+			b##p = _mm512_fmadd_ps(s_, w1, b##p);                           \
+		}                                                                       \
+	} while (0)
+#define C2_TERM(o, wv)                                                                  \
+	do {                                                                            \
+		const float *xp = x + (o);                                              \
+		const __m512 w0 = _mm512_loadu_ps(wv);                                   \
+		const __m512 w1 = _mm512_loadu_ps((wv) + ldv);                           \
+                                                                                        \
+		__asm__("" : "+r"(xp));                                                 \
+		C2_ALL(C2_FMA);                                                         \
+	} while (0)
+#define C2_LOAD(p)                                                                      \
+	do {                                                                            \
+		if (NP > p) {                                                           \
+			a##p = _mm512_load_ps(sin + 32 * p);                            \
+			b##p = _mm512_load_ps(sin + 32 * p + 16);                       \
+		}                                                                       \
+	} while (0)
+#define C2_SAVE(p)                                                                      \
+	do {                                                                            \
+		if (NP > p) {                                                           \
+			_mm512_store_ps(sout + 32 * p, a##p);                           \
+			_mm512_store_ps(sout + 32 * p + 16, b##p);                      \
+		}                                                                       \
+	} while (0)
+#define C2_OUTA(p)                                                                      \
+	do {                                                                            \
+		if (NP > p)                                                             \
+			r[p] = bias ? _mm512_add_ps(a##p, ba) : a##p;                   \
+	} while (0)
+#define C2_OUTB(p)                                                                      \
+	do {                                                                            \
+		if (NP > p)                                                             \
+			r[p] = bias ? _mm512_add_ps(b##p, bb) : b##p;                   \
+	} while (0)
+
+/* cl_block with two weight vectors: NP (1..14) pixels, channels [0, nk)
+ * for 16 < nk <= 32; the scratch sin/sout holds 32 sums a pixel. */
+ALWAYS_INLINE void c2_block(const int NP, const float *x, const int32_t *off, int64_t nterm,
+			    const float *wp, int64_t ldv, const float *sin, float *sout,
+			    const float *bias, int nk, float *y, int64_t ldk)
 {
-	if (left >= CL_NP)
-		return CL_NP;
+	const __m512 z = _mm512_setzero_ps();
+	__m512 a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z;
+	__m512 a7 = z, a8 = z, a9 = z, a10 = z, a11 = z, a12 = z, a13 = z;
+	__m512 b0 = z, b1 = z, b2 = z, b3 = z, b4 = z, b5 = z, b6 = z;
+	__m512 b7 = z, b8 = z, b9 = z, b10 = z, b11 = z, b12 = z, b13 = z;
+	__m512 r[16], ba = z, bb = z;
+
+	if (sin)
+		C2_ALL(C2_LOAD);
+	LANES_TERMS(C2_TERM);
+	if (sout) {
+		C2_ALL(C2_SAVE);
+		return;
+	}
+	if (bias) {
+		ba = _mm512_loadu_ps(bias);
+		bb = _mm512_maskz_loadu_ps((__mmask16)((1u << (nk - 16)) - 1u), bias + 16);
+	}
+	C2_ALL(C2_OUTA);
+	cl_store(NP, r, 16, y, ldk);
+	C2_ALL(C2_OUTB);
+	cl_store(NP, r, nk - 16, y + 16 * ldk, ldk);
+}
+
+/* The block sizes compiled: the widest (28 pixels with one weight vector,
+ * 14 with two), then a multiple of 4, then 1 to 3, so that any run is
+ * whole blocks plus at most two smaller ones. */
+static int cl_np(int64_t left, int widest)
+{
+	if (left >= widest)
+		return widest;
 	return left >= 4 ? (int)(left & ~(int64_t)3) : (int)left;
 }
 
@@ -157,11 +249,29 @@ static int cl_np(int64_t left)
 	case NP:                                                                        \
 		cl_block(NP, x, off, nterm, wp, sin, sout, bias, nk, y, ldk);           \
 		break
+#define C2_CASE(NP)                                                                     \
+	case NP:                                                                        \
+		c2_block(NP, x, off, nterm, wp, ldv, sin, sout, bias, nk, y, ldk);      \
+		break
 
 static void cl_dispatch(int np, const float *x, const int32_t *off, int64_t nterm,
-			const float *wp, const float *sin, float *sout, const float *bias, int nk,
-			float *y, int64_t ldk)
+			const float *wp, int64_t ldv, const float *sin, float *sout,
+			const float *bias, int nk, float *y, int64_t ldk)
 {
+	if (nk > 16) {
+		switch (np) {
+		C2_CASE(14);
+		C2_CASE(12);
+		C2_CASE(8);
+		C2_CASE(4);
+		C2_CASE(3);
+		C2_CASE(2);
+		C2_CASE(1);
+		default:
+			break;
+		}
+		return;
+	}
 	switch (np) {
 	CL_CASE(28);
 	CL_CASE(24);
@@ -185,12 +295,18 @@ struct cl_blk {
 	int np;
 };
 
+/* Terms a pass with two weight vectors: the same 18 KiB of weights a pass
+ * as CL_TERMS with one. */
+#define C2_TERMS (CL_TERMS / 2)
+
 void ops_avx512_conv_direct_lanes(const float *x, int64_t ldx, const int32_t *off, int64_t nterm,
-			       const float *wp, int nk, int64_t nrow, int64_t nq,
-			       const float *bias, float *y, int64_t ldk, int64_t ldr)
+				  const float *wp, int64_t ldv, int nk, int64_t nrow, int64_t nq,
+				  const float *bias, float *y, int64_t ldk, int64_t ldr)
 {
 	float s[CL_GROUP][CL_NP * 16] __attribute__((aligned(64)));
 	struct cl_blk b[CL_GROUP];
+	const int two = nk > 16, widest = two ? C2_NP : CL_NP;
+	const int64_t pass = two ? C2_TERMS : CL_TERMS;
 	int64_t r = 0, q0 = 0;
 
 	if (nq <= 0)
@@ -200,7 +316,7 @@ void ops_avx512_conv_direct_lanes(const float *x, int64_t ldx, const int32_t *of
 		int64_t t0 = 0;
 
 		for (; nb < CL_GROUP && r < nrow; nb++) {
-			b[nb].np = cl_np(nq - q0);
+			b[nb].np = cl_np(nq - q0, widest);
 			b[nb].x = x + r * ldx + q0;
 			b[nb].y = y + r * ldr + q0;
 			q0 += b[nb].np;
@@ -210,11 +326,11 @@ void ops_avx512_conv_direct_lanes(const float *x, int64_t ldx, const int32_t *of
 			}
 		}
 		do {
-			int64_t nt = nterm - t0 < CL_TERMS ? nterm - t0 : CL_TERMS;
+			int64_t nt = nterm - t0 < pass ? nterm - t0 : pass;
 			int last = t0 + nt >= nterm;
 
 			for (int i = 0; i < nb; i++)
-				cl_dispatch(b[i].np, b[i].x, off + t0, nt, wp + 16 * t0,
+				cl_dispatch(b[i].np, b[i].x, off + t0, nt, wp + 16 * t0, ldv,
 					    t0 ? s[i] : NULL, last ? NULL : s[i], bias, nk, b[i].y,
 					    ldk);
 			t0 += nt;

@@ -539,16 +539,22 @@ static void test_microkernels(void **state)
 /* A kernel's 17 output rows of ldo floats, poisoned with NaN before the
  * call: row k < nk, pixel q < nq is want(ctx, k, q) (fp64) within 1e-4, every
  * other element still NaN. */
-static void check_rows(const float *out, int ldo, int nk, int nq,
-		       double (*want)(const void *ctx, int k, int q), const void *ctx)
+static void check_rows_n(const float *out, int ldo, int nk, int nq,
+			 double (*want)(const void *ctx, int k, int q), const void *ctx, int nrow)
 {
-	for (int k = 0; k < 17; k++)
+	for (int k = 0; k < nrow; k++)
 		for (int q = 0; q < ldo; q++) {
 			if (k >= nk || q >= nq)
 				assert_true(isnan(out[k * ldo + q]));
 			else
 				assert_float_equal(out[k * ldo + q], want(ctx, k, q), 1e-4);
 		}
+}
+
+static void check_rows(const float *out, int ldo, int nk, int nq,
+		       double (*want)(const void *ctx, int k, int q), const void *ctx)
+{
+	check_rows_n(out, ldo, nk, nq, want, ctx, 17);
 }
 
 /* The fp64 sums the three kernels' tests expect (their inputs). */
@@ -650,21 +656,23 @@ static void test_px_kernel(void **state)
 	free(wp);
 }
 
-/* The path's channels-along-lanes fp32 kernel (where it has one) against
- * fp64 sums: runs of 1 to 100 pixels (whole 28-pixel blocks, the smaller
- * blocks of a row's remainder, several blocks a row), 1 to 9 rows (more
- * than one group of blocks), 1 to 16 channels, with and without the bias;
- * 23 terms, and 601 (summed in chunks, the last one partial); rows of x
- * LDX apart and of y LDR apart, channels LDK apart. Nothing is written
- * outside the rows' nq pixels of the nk channels (poisoned with NaN), and
- * nothing read past x[(nrow-1)*LDX + off[i] + nq - 1] (the input ends
- * there, so ASan sees any read beyond). */
+/* The lanes kernel against fp64 sums: runs of 1 to 100 pixels (whole
+ * blocks of 28 or 14, a row's remainder, several blocks a row), 1 to 9
+ * rows (more than one group of blocks), 1 to 32 channels (one weight
+ * vector, and two LDV floats apart: LDV is not 16 * nterm, so a kernel
+ * that took the second vector's weights from anywhere else fails), with
+ * and without the bias; 23 terms, and 601 (summed in chunks, the last one
+ * partial); rows of x LDX apart and of y LDR apart, channels LDK apart.
+ * Nothing is written outside the rows' nq pixels of the nk channels
+ * (poisoned with NaN), and nothing read past x[(nrow-1)*LDX + off[i] +
+ * nq - 1] (the input ends there, so ASan sees any read beyond). */
 static void test_lanes_kernel(void **state)
 {
-	enum { NQMAX = 100, NTMAX = 601, LDX = 37, LDR = 104, NRMAX = 9, LDK = NRMAX * LDR + 5 };
-	static const int nqs[] = { 1, 2, 3, 4, 5, 7, 13, 16, 17, 27, 28, 29, 31, 45, 56, 57, 100 };
-	static const int nks[] = { 1, 5, 15, 16 };
-	float *wp, *x, *y, bias[16];
+	enum { NQMAX = 100, NTMAX = 601, LDX = 37, LDR = 104, NRMAX = 9, LDK = NRMAX * LDR + 5,
+	       LDV = 16 * NTMAX + 48, NKMAX = 32 };
+	static const int nqs[] = { 1, 2, 3, 4, 5, 7, 13, 14, 15, 16, 17, 27, 28, 29, 31, 45, 56, 57, 100 };
+	static const int nks[] = { 1, 5, 15, 16, 17, 24, 31, 32 };
+	float *wp, *x, *y, bias[NKMAX];
 	int32_t off[NTMAX];
 	int i, n = 0;
 
@@ -672,13 +680,13 @@ static void test_lanes_kernel(void **state)
 	if (!ops_kern->conv_direct_lanes)
 		SKIP_BECAUSE("the %s path has no channels-along-lanes conv kernel",
 			     ops_isa_name(ops_isa_active()));
-	wp = malloc(sizeof *wp * 16 * NTMAX);
-	y = malloc(sizeof *y * 17 * LDK);
+	wp = malloc(sizeof *wp * 2 * LDV);
+	y = malloc(sizeof *y * (NKMAX + 1) * LDK);
 	assert_non_null(wp);
 	assert_non_null(y);
-	for (i = 0; i < 16 * NTMAX; i++)
+	for (i = 0; i < 2 * LDV; i++)
 		wp[i] = (float)rnd(-1000, 1000) / 1000.0f;
-	for (i = 0; i < 16; i++)
+	for (i = 0; i < NKMAX; i++)
 		bias[i] = (float)rnd(-1000, 1000) / 100.0f;
 	for (int nt = 23; nt <= NTMAX; nt += NTMAX - 23)
 	for (size_t iq = 0; iq < sizeof nqs / sizeof nqs[0]; iq++)
@@ -697,19 +705,20 @@ static void test_lanes_kernel(void **state)
 		assert_non_null(x);
 		for (i = 0; i < (nrow - 1) * LDX + span + nq; i++)
 			x[i] = (float)rnd(-1000, 1000) / 1000.0f;
-		memset(y, 0xFF, sizeof *y * 17 * LDK);
-		ops_kern->conv_direct_lanes(x, LDX, off, nt, wp, nk, nrow, nq, b, y, LDK, LDR);
-		for (int k = 0; k < 17; k++)
+		memset(y, 0xFF, sizeof *y * (NKMAX + 1) * LDK);
+		ops_kern->conv_direct_lanes(x, LDX, off, nt, wp, LDV, nk, nrow, nq, b, y, LDK, LDR);
+		for (int k = 0; k < NKMAX + 1; k++)
 			for (int e = 0; e < LDK; e++) {
 				int r = e / LDR, q = e % LDR;
-				double want = b && k < 16 ? b[k] : 0.0;
+				double want = b && k < NKMAX ? b[k] : 0.0;
 
 				if (k >= nk || r >= nrow || q >= nq) {
 					assert_true(isnan(y[k * LDK + e]));
 					continue;
 				}
 				for (i = 0; i < nt; i++)
-					want += (double)x[r * LDX + off[i] + q] * wp[16 * i + k];
+					want += (double)x[r * LDX + off[i] + q] *
+						wp[(k / 16) * LDV + 16 * i + k % 16];
 				assert_float_equal(y[k * LDK + e], want, 1e-4);
 			}
 		free(x);
@@ -844,7 +853,7 @@ static void test_bf16_pairs_kernel(void **state)
 }
 
 struct cl_case {
-	const uint16_t *xn, *b;
+	const uint16_t *xn, *b, *b2;
 	const int32_t *toff;
 	int nc, ntap, ncol;
 	int64_t cbs, rp, cs;
@@ -860,9 +869,11 @@ static double cl_want(const void *ctx, int k, int q)
 			int64_t p = r * c->rp + col * c->cs + c->toff[t];
 			int cb = ch / 32, cc = ch % 32;
 
+			const uint16_t *bk = k < 16 ? c->b : c->b2;
+
 			e += (double)ops_bf16_to_f32(c->xn[(cb * c->cbs + p) * 32 + cc]) *
-			     ops_bf16_to_f32(c->b[((cb * c->ntap + t) * 16 + cc / 2) * 32 + 2 * k +
-						  cc % 2]);
+			     ops_bf16_to_f32(bk[((cb * c->ntap + t) * 16 + cc / 2) * 32 +
+						2 * (k % 16) + cc % 2]);
 		}
 	return e;
 }
@@ -872,13 +883,16 @@ static double cl_want(const void *ctx, int k, int q)
  * zero in xn and b as the contract says), 1 to 9 taps at random offsets,
  * column steps 1 and 2, 1 to 5 rows of 1 to 45 outputs (pieces of every
  * width m from 1 to 16, an overlapping last piece, groups of four pieces
- * and a partial one), 1 to 16 output channels; poisoned outputs stay
- * poisoned past the nr x ncol outputs and nk. The input holds the
- * positions read and no more. */
+ * and a partial one, of two pieces and one alone), 1 to 32 output channels
+ * (one weight vector, and two: b2 from its own buffer); poisoned outputs
+ * stay poisoned past the nr x ncol outputs and nk. Each call mixes jobs of
+ * one and of two vectors. The input holds the positions read and no
+ * more. */
 static void test_bf16_cl_kernel(void **state)
 {
-	enum { LDO = 240, LDY = 5 * 48 };
+	enum { LDO = 240, LDY = 5 * 48, NK = 33 };
 	static const int cols[] = { 1, 7, 14, 16, 17, 28, 33, 45 };
+	static const int nks[] = { 1, 6, 11, 16, 17, 24, 32 };
 	const struct ops_kern *kn;
 
 	isa_use(state);
@@ -886,8 +900,8 @@ static void test_bf16_cl_kernel(void **state)
 	if (!kn->conv_bf16_cl || !kn->conv_bf16_ready || !kn->conv_bf16_ready())
 		SKIP_BECAUSE("the %s path runs no channel-last bf16 conv kernel on this host "
 			     "(AMX-BF16 with the OS's tile state)", ops_isa_name(ops_isa_active()));
-	float *out = malloc(sizeof *out * 17 * LDO), *out2 = malloc(sizeof *out2 * 17 * LDO);
-	uint16_t *yb = malloc(sizeof *yb * 17 * LDY);
+	float *out = malloc(sizeof *out * NK * LDO), *out2 = malloc(sizeof *out2 * NK * LDO);
+	uint16_t *yb = malloc(sizeof *yb * NK * LDY);
 	assert_non_null(out);
 	assert_non_null(out2);
 	assert_non_null(yb);
@@ -907,38 +921,46 @@ static void test_bf16_cl_kernel(void **state)
 		cbs = (nr - 1) * rp + (ncol - 1) * cs + span + 1;
 		uint16_t *xn = malloc(sizeof *xn * (size_t)(ncb * cbs * 32));
 		uint16_t *b = calloc((size_t)(ncb * ntap * 512), sizeof *b);
+		uint16_t *b2 = calloc((size_t)(ncb * ntap * 512), sizeof *b2);
 
 		assert_non_null(xn);
 		assert_non_null(b);
+		assert_non_null(b2);
 		for (int64_t i = 0; i < ncb * cbs * 32; i++)
 			xn[i] = (i % 32) + 32 * (i / (cbs * 32)) < nc ?
 				ops_f32_to_bf16((float)rnd(-1000, 1000) / 1000.0f) : 0;
 		for (int ch = 0; ch < nc; ch++)
 			for (int t = 0; t < ntap; t++)
-				for (int k = 0; k < 16; k++)
-					b[(((ch / 32) * ntap + t) * 16 + (ch % 32) / 2) * 32 + 2 * k +
-					  ch % 2] = ops_f32_to_bf16((float)rnd(-1000, 1000) / 1000.0f);
-		for (int nk = 1; nk <= 16; nk += 5) {
-			const struct cl_case c = { xn, b, toff, nc, ntap, ncol, cbs, rp, cs };
-			/* the same block narrower: another tile width in the call */
+				for (int k = 0; k < 16; k++) {
+					int64_t e = (((ch / 32) * ntap + t) * 16 + (ch % 32) / 2) * 32 +
+						    2 * k + ch % 2;
+
+					b[e] = ops_f32_to_bf16((float)rnd(-1000, 1000) / 1000.0f);
+					b2[e] = ops_f32_to_bf16((float)rnd(-1000, 1000) / 1000.0f);
+				}
+		for (size_t ki = 0; ki < sizeof nks / sizeof nks[0]; ki++) {
+			int nk = nks[ki], nk2 = nk > 16 ? nk - 16 : nk + 16;
+			const struct cl_case c = { xn, b, b2, toff, nc, ntap, ncol, cbs, rp, cs };
+			/* the same block narrower, with the other number of
+			 * vectors: another tile width and mode in the call */
 			int64_t ncol2 = ncol / 2 + 1, nr2 = nr > 1 ? nr - 1 : 1;
-			const struct cl_case c2 = { xn, b, toff, nc, ntap, (int)ncol2, cbs, rp, cs };
+			const struct cl_case c2 = { xn, b, b2, toff, nc, ntap, (int)ncol2, cbs, rp, cs };
 
 			/* three jobs in one call: sums into out, rounded into y,
 			 * the narrower block into out2 (y's own rounding checked
 			 * against out's sums) */
-			memset(out, 0xFF, sizeof *out * 17 * LDO);
-			memset(out2, 0xFF, sizeof *out2 * 17 * LDO);
-			memset(yb, 0xFF, sizeof *yb * 17 * LDY);
+			memset(out, 0xFF, sizeof *out * NK * LDO);
+			memset(out2, 0xFF, sizeof *out2 * NK * LDO);
+			memset(yb, 0xFF, sizeof *yb * NK * LDY);
 			struct ops_cl_job jobs[3] = {
-				{ xn, b, out, NULL, nk, nr, ncol },
-				{ xn, b, NULL, yb, nk, nr, ncol },
-				{ xn, b, out2, NULL, nk, nr2, ncol2 },
+				{ xn, b, nk > 16 ? b2 : NULL, out, NULL, nk, nr, ncol },
+				{ xn, b, nk > 16 ? b2 : NULL, NULL, yb, nk, nr, ncol },
+				{ xn, b, nk2 > 16 ? b2 : NULL, out2, NULL, nk2, nr2, ncol2 },
 			};
 			kn->conv_bf16_cl(jobs, 3, cbs, ncb, toff, ntap, rp, cs, LDO, LDY, ncol + 3);
-			check_rows(out, LDO, nk, (int)(nr * ncol), cl_want, &c);
-			check_rows(out2, LDO, nk, (int)(nr2 * ncol2), cl_want, &c2);
-			for (int k = 0; k < 17; k++)
+			check_rows_n(out, LDO, nk, (int)(nr * ncol), cl_want, &c, NK);
+			check_rows_n(out2, LDO, nk2, (int)(nr2 * ncol2), cl_want, &c2, NK);
+			for (int k = 0; k < NK; k++)
 				for (int64_t i = 0; i < LDY; i++) {
 					int64_t r = i / (ncol + 3), col = i % (ncol + 3);
 
@@ -951,6 +973,7 @@ static void test_bf16_cl_kernel(void **state)
 		}
 		free(xn);
 		free(b);
+		free(b2);
 	}
 	free(out);
 	free(out2);
@@ -1118,9 +1141,12 @@ static void test_direct_shapes(void **state)
  * counters and modelled time equal to the dry run's. A plan whose bands
  * would repeat most columns (ow-tiles of one pixel under a 5-wide dilated
  * filter) keeps the staged path: not one_pass, and still right. The last
- * two take the fp32 channels-along-lanes kernel where the path has one (one
- * channel block): rows of 61 and 30 pixels (whole 28-pixel blocks and
- * remainders), 21 channels (16 + 5), two images, two groups. */
+ * five take the fp32 channels-along-lanes kernel where the path has one:
+ * rows of 61 and 30 pixels (whole 28-pixel blocks and remainders), 21
+ * channels (16 + 5), two images, two groups; then k-tiles of 16 channels
+ * that the host pairs across tiles (48 channels: a pair and one alone; two
+ * groups of 20: a vector of 4 with the one before), and k-tiles of 48 over
+ * 80 channels with two channel blocks (a pair split across two tiles). */
 static void test_one_pass(void **state)
 {
 	static const enum ops_dtype dts[] = { OPS_F32, OPS_F16, OPS_BF16 };
@@ -1135,6 +1161,9 @@ static void test_one_pass(void **state)
 		{ 1, 3, 40, 120, 2, 3, 5, 1, 4, 2, 1, 2, 2, 1, 3, 0 },
 		{ 2, 12, 9, 61, 21, 3, 3, 1, 1, 1, 1, 21, 4, 61, 12, 1 },
 		{ 1, 8, 6, 30, 6, 3, 3, 1, 1, 1, 2, 3, 3, 30, 4, 1 },
+		{ 1, 12, 9, 30, 48, 3, 3, 1, 1, 1, 1, 16, 4, 28, 12, 1 },
+		{ 1, 10, 8, 29, 40, 3, 3, 1, 1, 1, 2, 16, 3, 29, 5, 1 },
+		{ 1, 16, 7, 31, 80, 3, 3, 1, 1, 1, 1, 48, 4, 31, 8, 1 },
 	};
 	struct ops_envelope env;
 
