@@ -471,7 +471,8 @@ void ops_avx512_conv_bf16_pack_pairs(const uint16_t *x, int64_t plane_in, int64_
  * channel and is transposed on its way to out. A row of ncol outputs is
  * cut into pieces of m <= 16 pixels (the last one ending at the row's end,
  * overlapping the one before when m does not divide ncol), so no lane
- * computes a halo column; four pieces share each step's B tile. */
+ * computes a halo column; four pieces share each step's B tile, or with
+ * 32 output channels two pieces share two (cl_group). */
 
 /* Steps (channel block, tap) of one call at most: ops_kern's contract
  * (isa_int.h). */
