@@ -980,6 +980,64 @@ static void test_bf16_cl_kernel(void **state)
 	free(yb);
 }
 
+/* The channel-last kernel's rounding into y (where the host runs it)
+ * against the scalar rounding of the same call's fp32 sums, bit for bit:
+ * sums near the bottom of the normal range and below it (inputs near
+ * 2^-66, weights near 2^-60), NaN and infinite sums among ordinary ones,
+ * for 1, 16, 17 and 32 channels. */
+static void test_bf16_cl_rounding(void **state)
+{
+	enum { NR = 2, NCOL = 28, LDO = 64, NQ = NR * NCOL };
+	static const int nks[] = { 1, 16, 17, 32 };
+	const struct ops_kern *kn;
+	int32_t toff[1] = { 0 };
+	uint16_t xn[NQ * 32], b[512], b2[512], y[32 * NQ];
+	float out[32 * LDO];
+
+	isa_use(state);
+	kn = ops_kern;
+	if (!kn->conv_bf16_cl || !kn->conv_bf16_ready || !kn->conv_bf16_ready())
+		SKIP_BECAUSE("the %s path runs no channel-last bf16 conv kernel on this host "
+			     "(AMX-BF16 with the OS's tile state)", ops_isa_name(ops_isa_active()));
+	for (int tiny = 0; tiny < 2; tiny++)
+	for (size_t ki = 0; ki < sizeof nks / sizeof nks[0]; ki++) {
+		int nk = nks[ki];
+		float sx = tiny ? ldexpf(1.0f, -66) : 1.0f, sw = tiny ? ldexpf(1.0f, -60) : 1.0f;
+
+		for (int i = 0; i < NQ * 32; i++)
+			xn[i] = ops_f32_to_bf16(sx * (float)rnd(-8, 8));
+		for (int i = 0; i < 512; i++) {
+			b[i] = ops_f32_to_bf16(sw * (float)rnd(-8, 8));
+			b2[i] = ops_f32_to_bf16(sw * (float)rnd(-8, 8));
+		}
+		if (!tiny) {
+			xn[3 * 32 + 5] = ops_f32_to_bf16(NAN);
+			xn[10 * 32 + 7] = ops_f32_to_bf16(INFINITY);
+			xn[20 * 32 + 9] = ops_f32_to_bf16(INFINITY);
+			xn[20 * 32 + 10] = ops_f32_to_bf16(-INFINITY);
+		}
+		memset(out, 0xFF, sizeof out);
+		memset(y, 0xFF, sizeof y);
+		struct ops_cl_job jobs[2] = {
+			{ xn, b, nk > 16 ? b2 : NULL, out, NULL, nk, NR, NCOL },
+			{ xn, b, nk > 16 ? b2 : NULL, NULL, y, nk, NR, NCOL },
+		};
+		kn->conv_bf16_cl(jobs, 2, NQ, 1, toff, 1, NCOL, 1, LDO, NQ, NCOL);
+		for (int k = 0; k < nk; k++)
+			for (int q = 0; q < NQ; q++) {
+				float v = out[k * LDO + q];
+
+				if (y[k * NQ + q] != ops_f32_to_bf16(v))
+					print_error("tiny %d nk %d: channel %d output %d: sum %a gave "
+						    "%#x, the scalar rounding %#x\n", tiny, nk, k, q,
+						    (double)v, y[k * NQ + q], ops_f32_to_bf16(v));
+				assert_int_equal(y[k * NQ + q], ops_f32_to_bf16(v));
+			}
+		for (int i = nk * NQ; i < 32 * NQ; i++)
+			assert_int_equal(y[i], 0xFFFF);
+	}
+}
+
 /* The channel-last kernel's row packing (where the host runs it): every
  * channel count 1..32, valid ranges that start before, at and after the
  * row's first position and end before, at and past its last, rows of 1 to
@@ -1288,6 +1346,7 @@ int main(void)
 		ISA_TESTS(test_bf16_kernel),
 		ISA_TESTS(test_bf16_pairs_kernel),
 		ISA_TESTS(test_bf16_cl_kernel),
+		ISA_TESTS(test_bf16_cl_rounding),
 		ISA_TESTS(test_bf16_cl_row),
 		ISA_TESTS(test_kept_weights_follow),
 		ISA_TESTS(test_direct_shapes),
