@@ -1275,6 +1275,66 @@ static void test_one_pass(void **state)
 	}
 }
 
+/* The one-pass kernels' runs of output channels (kruns_of) on random
+ * shapes: 17 to 90 channels a group, one or two groups, k-tiles of 8, 16,
+ * 24, 32, 40, 48 or 80 (odd multiples of 16 pair across tiles, the others
+ * within), 3x3 and 1x3 filters at unit stride (the fp32 lanes and the AMX
+ * channel-last kernels where the path has them), fused bias and GELU or
+ * not: against the fp64 reference with poisoned outputs, the launch one
+ * pass, counters and modelled time equal to the dry run's. */
+static void test_one_pass_k_runs(void **state)
+{
+	static const int64_t tks[] = { 8, 16, 24, 32, 40, 48, 80 };
+	static const enum ops_dtype dts[] = { OPS_F32, OPS_BF16 };
+	struct ops_envelope env;
+
+	isa_use(state);
+	test_env(&env);
+	env.shared_capacity_kib = 4096;
+	for (int iter = 0; iter < 24; iter++)
+	for (int di = 0; di < 2; di++) {
+		int64_t groups = rnd(1, 2), kpg = rnd(17, 90), cpg = rnd(1, 40), s = rnd(0, 1) ? 3 : 1;
+		int64_t h = rnd(3, 9), wd = rnd(5, 33), tk = tks[rnd(0, 6)];
+		int fused = (int)rnd(0, 1);
+		struct ops_workload w;
+		struct ops_plan p;
+		struct ops_counters real, dry;
+		struct ops_quality q;
+		struct opr_error err = { 0 };
+		struct ops_device *dev = NULL;
+		struct ops_instance *a, *b;
+		const struct ops_launch_rec *rec;
+		double mr, md;
+		size_t nr;
+
+		set_conv(&w, fused ? OPS_G_CONV_BIAS_ACT : OPS_G_CONV, dts[di], 1, cpg * groups, h,
+			 wd, kpg * groups, 3, s, 1, 1, 1, groups);
+		w.act = OPS_ACT_GELU_TANH;
+		set_plan(&p, OPS_STRAT_DIRECT, fused, tk, rnd(1, h), rnd(1, wd), cpg, (int)rnd(0, 1));
+		assert_int_equal(ops_device_new(&env, 0, &dev, &err), 0);
+		assert_int_equal(ops_instance_new(&w, &p, 13, "conv-test", &a, &err), 0);
+		assert_int_equal(ops_instance_run(dev, a, &err), 0);
+		real = *ops_device_counters(dev);
+		mr = ops_device_model_ns(dev);
+		rec = ops_device_launches(dev, &nr);
+		assert_true(nr >= 1);
+		assert_int_equal(rec[0].one_pass, 1);
+		ops_device_free(dev);
+		b = run_one(&env, &w, &p, 1, &dry, &md, NULL);
+		assert_int_equal(ops_instance_quality(a, &q, &err), 0);
+		if (!(q.rel_l2 <= threshold(dts[di])))
+			print_error("iter %d %s: k %lld x %lld groups, tile_k %lld, filter 3x%lld, "
+				    "fused %d: rel_l2 %g\n", iter, ops_dtype_name(dts[di]),
+				    (long long)kpg, (long long)groups, (long long)tk, (long long)s,
+				    fused, q.rel_l2);
+		assert_true(q.rel_l2 <= threshold(dts[di]));
+		assert_memory_equal(&real, &dry, sizeof real);
+		assert_true(mr == md);
+		ops_instance_free(a);
+		ops_instance_free(b);
+	}
+}
+
 /* plans() offers both tiled strategies, the fitting ones first, and the
  * planner ranks a tiled plan above the untiled one. */
 static void test_plans(void **state)
@@ -1351,6 +1411,7 @@ int main(void)
 		ISA_TESTS(test_kept_weights_follow),
 		ISA_TESTS(test_direct_shapes),
 		ISA_TESTS(test_one_pass),
+		ISA_TESTS(test_one_pass_k_runs),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_known_values),
 		ISA_TESTS(test_random_shapes_vs_reference),
