@@ -350,7 +350,7 @@ struct conv_ctx {
 	uint16_t *xn, *wn;
 	int64_t nsb, wnblk;     /* 32-channel blocks per channel block; elements
 				 * per 16-channel weight block */
-	const uint16_t *xncur, *wncur; /* the current tile's */
+	const uint16_t *xncur;  /* the current tile's */
 	struct conv_priv *priv; /* the instance's (NULL: none) */
 	struct cl_queue *clq;   /* jobs of the channel-last kernel not yet run */
 	int px_whole;           /* one pass: the pixel-vector kernel takes every
@@ -684,13 +684,21 @@ static void fill_tap_offsets(struct conv_ctx *cx)
 			cx->toff[i * d->s + j] = (int32_t)(i * d->dh * cx->bw + j * d->dw);
 }
 
+/* The index of the AMX kernels' weight block for group g, k-tile kt, its
+ * 16-channel block kb and channel block cbk: wq (channel pairs) and wn
+ * (channel-last) are both [g][kt][kb][cbk] blocks of their size, so a
+ * 16-channel block's channel blocks lie one after the other. */
+static int64_t wblock(const struct conv_ctx *cx, int64_t g, int64_t kt, int64_t kb, int64_t cbk)
+{
+	return ((g * cx->ntk + kt) * cx->nkbt + kb) * cx->ncblk + cbk;
+}
+
 /* The weights of 16-channel block kb of tile tp and channel block
  * cx->cur_cblk in wq: [ncb 32-channel blocks][r*s taps][16 k][32 c]. */
 static const uint16_t *wq_block(const struct conv_ctx *cx, const struct tile_pos *tp,
 				int64_t kb)
 {
-	return cx->wq + (((tp->g * cx->ntk + cx->cur_kt) * cx->nkbt + kb) * cx->ncblk +
-			 cx->cur_cblk) * cx->wqblk;
+	return cx->wq + wblock(cx, tp->g, cx->cur_kt, kb, cx->cur_cblk) * cx->wqblk;
 }
 
 /* The output channels of 16-channel block kb of k-tile kt within its
@@ -715,8 +723,7 @@ static void wq_fill(struct conv_ctx *cx)
 	for (int64_t kt = 0; kt < cx->ntk; kt++)
 	for (int64_t kb = 0; kb < cx->nkbt; kb++)
 	for (int64_t cbk = 0; cbk < cx->ncblk; cbk++) {
-		uint16_t *blk = cx->wq + (((g * cx->ntk + kt) * cx->nkbt + kb) * cx->ncblk + cbk) *
-					 cx->wqblk;
+		uint16_t *blk = cx->wq + wblock(cx, g, kt, kb, cbk) * cx->wqblk;
 		int64_t kfirst, kend = kblock_range(cx, kt, kb, &kfirst);
 		int64_t c0 = cbk * cx->t.tc, nc = min64(cx->t.tc, d->cpg - c0);
 
@@ -867,7 +874,7 @@ static const uint16_t *cl_weights(const struct conv_ctx *cx, int64_t g, int64_t 
 {
 	int64_t vl, kt = kvec(cx, c, &vl);
 
-	return cx->wn + ((g * cx->ntk + kt) * cx->nkbt + vl) * cx->ncblk * cx->wnblk;
+	return cx->wn + wblock(cx, g, kt, vl, 0) * cx->wnblk;
 }
 
 /* A one-pass bf16 tile on channel-last blocks (cx->cl), every channel
@@ -1225,7 +1232,6 @@ static void onep_operands(struct conv_ctx *cx, const struct tile_pos *tp, int64_
 	if (cx->cl) { /* every channel block of the tile's band and group */
 		cx->xncur = cx->xn + ((((owt * d->n + tp->ni) * d->groups + tp->g) * cx->ncblk) *
 				      cx->nsb * cx->cp + row) * 32;
-		cx->wncur = cx->wn + (tp->g * cx->ntk + kt) * cx->nkbt * cx->ncblk * cx->wnblk;
 	}
 	if (cx->pairs)
 		cx->xpcur = cx->xp + ((((owt * d->n + tp->ni) * d->groups + tp->g) * cx->ncblk + cblk) *
@@ -1316,14 +1322,10 @@ static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
 				to_y = 1;
 			} else if (whole) {
 				/* the same on the pixel-vector or the lanes kernel
-				 * (whose weights are then one block of every channel
-				 * per group and k-tile, lanes_setup) */
+				 * (which finds its weights itself, lanes_weights) */
 				if (c0 + cx->t.tc >= d->cpg) {
 					onep_operands(cx, tp, 0, &xk, &wk);
 					fill_offsets(cx, d->cpg);
-					if (cx->lanes)
-						wk = cx->wpk + (tp->g * cx->ntk + tp->k0 / cx->t.tk) *
-							       cx->wpkblk;
 					compute_direct_px(cx, tp, d->cpg * d->r * d->s, xk, wk, acc, 1, 1);
 				}
 				to_y = 1;
@@ -1645,8 +1647,7 @@ static void cl_fill_weights(const struct conv_ctx *cx, uint16_t *tk)
 	for (int64_t kt = 0; kt < cx->ntk; kt++)
 	for (int64_t cbk = 0; cbk < cx->ncblk; cbk++)
 	for (int64_t kb = 0; kb < cx->nkbt; kb++) {
-		uint16_t *o = cx->wn + (((g * cx->ntk + kt) * cx->nkbt + kb) * cx->ncblk + cbk) *
-				       cx->wnblk;
+		uint16_t *o = cx->wn + wblock(cx, g, kt, kb, cbk) * cx->wnblk;
 		int64_t kfirst, nk = max64(0, kblock_range(cx, kt, kb, &kfirst) - kfirst);
 		int64_t cfirst = cbk * cx->t.tc, nc = min64(cx->t.tc, d->cpg - cfirst);
 

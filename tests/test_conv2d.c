@@ -1189,6 +1189,47 @@ static void test_direct_shapes(void **state)
 			}
 }
 
+/* One real run of a one-pass launch (seed 11) and its dry run: the conv
+ * launch one_pass as wanted (the unfused bias and activation launches
+ * never), rel_l2 within the dtype's threshold (the fp64 reference, the
+ * outputs poisoned first), counters and modelled time equal to the dry
+ * run's. what: the case, for the message on failure. */
+static void check_one_pass_run(const struct ops_envelope *env, const struct ops_workload *w,
+			       const struct ops_plan *p, int one_pass, const char *what)
+{
+	struct ops_counters real, dry;
+	struct ops_quality q;
+	struct opr_error err = { 0 };
+	struct ops_device *dev = NULL;
+	struct ops_instance *a, *b;
+	const struct ops_launch_rec *rec;
+	double mr, md;
+	size_t nr;
+
+	assert_int_equal(ops_device_new(env, 0, &dev, &err), 0);
+	assert_int_equal(ops_instance_new(w, p, 11, "conv-test", &a, &err), 0);
+	assert_int_equal(ops_instance_run(dev, a, &err), 0);
+	real = *ops_device_counters(dev);
+	mr = ops_device_model_ns(dev);
+	rec = ops_device_launches(dev, &nr);
+	assert_true(nr >= 1);
+	if (rec[0].one_pass != one_pass)
+		print_error("%s: one_pass %d\n", what, rec[0].one_pass);
+	assert_int_equal(rec[0].one_pass, one_pass);
+	for (size_t l = 1; l < nr; l++) /* the unfused bias and activation */
+		assert_int_equal(rec[l].one_pass, 0);
+	ops_device_free(dev);
+	b = run_one(env, w, p, 1, &dry, &md, NULL);
+	assert_int_equal(ops_instance_quality(a, &q, &err), 0);
+	if (!(q.rel_l2 <= threshold(w->dtype)))
+		print_error("%s: rel_l2 %g\n", what, q.rel_l2);
+	assert_true(q.rel_l2 <= threshold(w->dtype));
+	assert_memory_equal(&real, &dry, sizeof real);
+	assert_true(mr == md);
+	ops_instance_free(a);
+	ops_instance_free(b);
+}
+
 /* One-pass launches (ops/conv2d.c): the input padded once into bands read
  * in place by every tile. Padding on every border, tiles that do not divide
  * the output (in h and in w), odd sizes, strides, dilation, groups, two
@@ -1235,43 +1276,15 @@ static void test_one_pass(void **state)
 		const int64_t *v = sh[i];
 		struct ops_workload w;
 		struct ops_plan p;
-		struct ops_counters real, dry;
-		struct ops_quality q;
-		struct opr_error err = { 0 };
-		struct ops_device *dev = NULL;
-		struct ops_instance *a, *b;
-		const struct ops_launch_rec *rec;
-		double mr, md;
-		size_t nr;
+		char what[96];
 
 		set_conv(&w, fused ? OPS_G_CONV_BIAS_ACT : OPS_G_CONV, dts[di], v[0], v[1], v[2],
 			 v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]);
 		w.act = OPS_ACT_GELU_TANH;
 		set_plan(&p, (enum ops_strategy)st, fused, v[11], v[12], v[13], v[14], (int)(i & 1));
-		assert_int_equal(ops_device_new(&env, 0, &dev, &err), 0);
-		assert_int_equal(ops_instance_new(&w, &p, 11, "conv-test", &a, &err), 0);
-		assert_int_equal(ops_instance_run(dev, a, &err), 0);
-		real = *ops_device_counters(dev);
-		mr = ops_device_model_ns(dev);
-		rec = ops_device_launches(dev, &nr);
-		assert_true(nr >= 1);
-		if (rec[0].one_pass != (int)v[15])
-			print_error("shape %zu %s fused %d strategy %d: one_pass %d\n", i,
-				    ops_dtype_name(dts[di]), fused, st, rec[0].one_pass);
-		assert_int_equal(rec[0].one_pass, (int)v[15]);
-		for (size_t l = 1; l < nr; l++) /* the unfused bias and activation */
-			assert_int_equal(rec[l].one_pass, 0);
-		ops_device_free(dev);
-		b = run_one(&env, &w, &p, 1, &dry, &md, NULL);
-		assert_int_equal(ops_instance_quality(a, &q, &err), 0);
-		if (!(q.rel_l2 <= threshold(dts[di])))
-			print_error("shape %zu %s fused %d strategy %d: rel_l2 %g\n", i,
-				    ops_dtype_name(dts[di]), fused, st, q.rel_l2);
-		assert_true(q.rel_l2 <= threshold(dts[di]));
-		assert_memory_equal(&real, &dry, sizeof real);
-		assert_true(mr == md);
-		ops_instance_free(a);
-		ops_instance_free(b);
+		snprintf(what, sizeof what, "shape %zu %s fused %d strategy %d", i,
+			 ops_dtype_name(dts[di]), fused, st);
+		check_one_pass_run(&env, &w, &p, (int)v[15], what);
 	}
 }
 
@@ -1298,40 +1311,16 @@ static void test_one_pass_k_runs(void **state)
 		int fused = (int)rnd(0, 1);
 		struct ops_workload w;
 		struct ops_plan p;
-		struct ops_counters real, dry;
-		struct ops_quality q;
-		struct opr_error err = { 0 };
-		struct ops_device *dev = NULL;
-		struct ops_instance *a, *b;
-		const struct ops_launch_rec *rec;
-		double mr, md;
-		size_t nr;
+		char what[128];
 
 		set_conv(&w, fused ? OPS_G_CONV_BIAS_ACT : OPS_G_CONV, dts[di], 1, cpg * groups, h,
 			 wd, kpg * groups, 3, s, 1, 1, 1, groups);
 		w.act = OPS_ACT_GELU_TANH;
 		set_plan(&p, OPS_STRAT_DIRECT, fused, tk, rnd(1, h), rnd(1, wd), cpg, (int)rnd(0, 1));
-		assert_int_equal(ops_device_new(&env, 0, &dev, &err), 0);
-		assert_int_equal(ops_instance_new(&w, &p, 13, "conv-test", &a, &err), 0);
-		assert_int_equal(ops_instance_run(dev, a, &err), 0);
-		real = *ops_device_counters(dev);
-		mr = ops_device_model_ns(dev);
-		rec = ops_device_launches(dev, &nr);
-		assert_true(nr >= 1);
-		assert_int_equal(rec[0].one_pass, 1);
-		ops_device_free(dev);
-		b = run_one(&env, &w, &p, 1, &dry, &md, NULL);
-		assert_int_equal(ops_instance_quality(a, &q, &err), 0);
-		if (!(q.rel_l2 <= threshold(dts[di])))
-			print_error("iter %d %s: k %lld x %lld groups, tile_k %lld, filter 3x%lld, "
-				    "fused %d: rel_l2 %g\n", iter, ops_dtype_name(dts[di]),
-				    (long long)kpg, (long long)groups, (long long)tk, (long long)s,
-				    fused, q.rel_l2);
-		assert_true(q.rel_l2 <= threshold(dts[di]));
-		assert_memory_equal(&real, &dry, sizeof real);
-		assert_true(mr == md);
-		ops_instance_free(a);
-		ops_instance_free(b);
+		snprintf(what, sizeof what, "iter %d %s: k %lld x %lld groups, tile_k %lld, "
+			 "filter 3x%lld, fused %d", iter, ops_dtype_name(dts[di]), (long long)kpg,
+			 (long long)groups, (long long)tk, (long long)s, fused);
+		check_one_pass_run(&env, &w, &p, 1, what);
 	}
 }
 
