@@ -154,9 +154,10 @@ ALWAYS_INLINE void cl_block(const int NP, const float *x, const int32_t *off, in
  * accumulators, each input element broadcast once into a register and
  * used by both vectors' FMAs. Per term 2 weight loads and 14 broadcasts
  * feed 28 FMAs: 16 loads to 28 against the one-vector block's 29 (oneDNN's
- * fp32 brgemm blocks 4 vectors x 6 pixels for the same reason). An asm-free
- * loop of each mix, L1-resident, best of 7 on this host: 183-186 against
- * 168-173 GFLOP/s. The vector-1 weights lie ldv floats after vector 0's. */
+ * fp32 brgemm blocks 4 vectors x 6 pixels for the same reason). A C loop
+ * of each mix, L1-resident, best of 7 on this host: 183-186 against
+ * 168-173 GFLOP/s; the full block of 14 takes its terms in asm
+ * (c2_terms14, ~210). The vector-1 weights lie ldv floats after vector 0's. */
 #define C2_NP 14
 #define C2_ALL(M)                                                                       \
 	do {                                                                            \
@@ -205,6 +206,66 @@ ALWAYS_INLINE void cl_block(const int NP, const float *x, const int32_t *off, in
 			r[p] = bias ? _mm512_add_ps(b##p, bb) : b##p;                   \
 	} while (0)
 
+/* The 14-pixel block's terms in asm: gcc's code for C2_TERM kept two of
+ * the 28 accumulators on the stack (a load and a store a term each, on the
+ * loop's critical path) and reached ~185 GFLOP/s in a loop alone on this
+ * host, where this one, zmm0-13 and zmm14-27 the two vectors' sums, zmm28
+ * and zmm29 their weights, zmm30 and zmm31 the broadcasts in turn, ran at
+ * ~210 (the register-only FMA loop: 214-218). The sums come from sin
+ * (NULL: zero) and go to sout, 32 floats a pixel as C2_SAVE lays them out;
+ * ldvb is ldv in bytes. */
+#define C2A_PX(p, q, s)                                                                 \
+	"vbroadcastss " #p "*4(%[x],%%rax,4), %%zmm" #s "\n\t"                         \
+	"vfmadd231ps %%zmm28, %%zmm" #s ", %%zmm" #p "\n\t"                            \
+	"vfmadd231ps %%zmm29, %%zmm" #s ", %%zmm" #q "\n\t"
+#define C2A_FETCH(p, q)                                                                 \
+	"vmovaps " #p "*128(%[si]), %%zmm" #p "\n\t"                                   \
+	"vmovaps " #p "*128+64(%[si]), %%zmm" #q "\n\t"
+#define C2A_ZERO(p, q)                                                                  \
+	"vpxord %%zmm" #p ", %%zmm" #p ", %%zmm" #p "\n\t"                             \
+	"vpxord %%zmm" #q ", %%zmm" #q ", %%zmm" #q "\n\t"
+#define C2A_SAVE(p, q)                                                                  \
+	"vmovaps %%zmm" #p ", " #p "*128(%[so])\n\t"                                   \
+	"vmovaps %%zmm" #q ", " #p "*128+64(%[so])\n\t"
+/* M(p, q) for pixel p, its sums in zmm p and zmm q = p + 14 */
+#define C2A_ALL(M)                                                                      \
+	M(0, 14) M(1, 15) M(2, 16) M(3, 17) M(4, 18) M(5, 19) M(6, 20)                  \
+	M(7, 21) M(8, 22) M(9, 23) M(10, 24) M(11, 25) M(12, 26) M(13, 27)
+
+static void c2_terms14(const float *x, const int32_t *off, int64_t nterm, const float *wp,
+		       int64_t ldv, const float *sin, float *sout)
+{
+	const int64_t ldvb = ldv * (int64_t)sizeof(float);
+
+	__asm__ volatile("test %[si], %[si]\n\t"
+			 "jz 1f\n\t" C2A_ALL(C2A_FETCH) "jmp 2f\n"
+			 "1:\n\t" C2A_ALL(C2A_ZERO)
+			 "2:\n\t"
+			 "test %[n], %[n]\n\t"
+			 "jle 4f\n"
+			 "3:\n\t"
+			 "movslq (%[o]), %%rax\n\t"
+			 "vmovups (%[w]), %%zmm28\n\t"
+			 "vmovups (%[w],%[ldvb]), %%zmm29\n\t"
+			 C2A_PX(0, 14, 30) C2A_PX(1, 15, 31) C2A_PX(2, 16, 30)
+			 C2A_PX(3, 17, 31) C2A_PX(4, 18, 30) C2A_PX(5, 19, 31)
+			 C2A_PX(6, 20, 30) C2A_PX(7, 21, 31) C2A_PX(8, 22, 30)
+			 C2A_PX(9, 23, 31) C2A_PX(10, 24, 30) C2A_PX(11, 25, 31)
+			 C2A_PX(12, 26, 30) C2A_PX(13, 27, 31)
+			 "add $4, %[o]\n\t"
+			 "add $64, %[w]\n\t"
+			 "dec %[n]\n\t"
+			 "jnz 3b\n"
+			 "4:\n\t" C2A_ALL(C2A_SAVE)
+			 : [o] "+r"(off), [w] "+r"(wp), [n] "+r"(nterm)
+			 : [x] "r"(x), [ldvb] "r"(ldvb), [si] "r"(sin), [so] "r"(sout)
+			 : "rax", "cc", "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",
+			   "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13",
+			   "xmm14", "xmm15", "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21",
+			   "xmm22", "xmm23", "xmm24", "xmm25", "xmm26", "xmm27", "xmm28", "xmm29",
+			   "xmm30", "xmm31");
+}
+
 /* cl_block with two weight vectors: NP (1..14) pixels, channels [0, nk)
  * for 16 < nk <= 32; the scratch sin/sout holds 32 sums a pixel. */
 ALWAYS_INLINE void c2_block(const int NP, const float *x, const int32_t *off, int64_t nterm,
@@ -218,12 +279,22 @@ ALWAYS_INLINE void c2_block(const int NP, const float *x, const int32_t *off, in
 	__m512 b7 = z, b8 = z, b9 = z, b10 = z, b11 = z, b12 = z, b13 = z;
 	__m512 r[16], ba = z, bb = z;
 
-	if (sin)
+	if (NP == C2_NP) {
+		float acc[C2_NP * 32] __attribute__((aligned(64)));
+
+		c2_terms14(x, off, nterm, wp, ldv, sin, sout ? sout : acc);
+		if (sout)
+			return;
+		sin = acc;
 		C2_ALL(C2_LOAD);
-	LANES_TERMS(C2_TERM);
-	if (sout) {
-		C2_ALL(C2_SAVE);
-		return;
+	} else {
+		if (sin)
+			C2_ALL(C2_LOAD);
+		LANES_TERMS(C2_TERM);
+		if (sout) {
+			C2_ALL(C2_SAVE);
+			return;
+		}
 	}
 	if (bias) {
 		ba = _mm512_loadu_ps(bias);
