@@ -261,8 +261,16 @@ static void print_table(FILE *f)
 		"ours", "peer", "ours/peer", "target", "verdict", "max|diff|");
 	for (int i = 0; i < nrows; i++) {
 		const struct row *r = &rows[i];
-		char of[32], pf[32], pm[24], pp[24], q[16], d[16];
+		char of[32], pf[32], om[24], op[24], pm[24], pp[24], q[16], d[16];
 		int v = row_verdict(r);
+
+		/* a row with no timing (a peer unavailable here) shows none */
+		snprintf(om, sizeof om, "-");
+		snprintf(op, sizeof op, "-");
+		if (r->ours.reps > 0) {
+			snprintf(om, sizeof om, "%.0f", r->ours.med_ns);
+			snprintf(op, sizeof op, "%.0f", r->ours.p95_ns);
+		}
 
 		fmt_fig(of, sizeof of, r->work, r->unit, r->ours.med_ns);
 		if (r->has_peer) {
@@ -283,8 +291,8 @@ static void print_table(FILE *f)
 			snprintf(d, sizeof d, "%.3g", r->maxdiff);
 		else
 			snprintf(d, sizeof d, "-");
-		fprintf(f, "%-30s %13.0f %13.0f  %-26s %13s %13s %16s %16s %9s  %-18s %-7s %10s\n",
-			r->name, r->ours.med_ns, r->ours.p95_ns, r->has_peer ? r->peer : "-", pm, pp,
+		fprintf(f, "%-30s %13s %13s  %-26s %13s %13s %16s %16s %9s  %-18s %-7s %10s\n",
+			r->name, om, op, r->has_peer ? r->peer : "-", pm, pp,
 			of, pf, q, r->check == CHECK_NONE ? "-" : r->target,
 			v < 0 ? "-" : v ? "PASS" : "MISS", d);
 	}
@@ -490,13 +498,26 @@ static const void *op_tensor(struct op_run *r, const char *name)
 static dnnl_engine_t dn_eng;
 static dnnl_stream_t dn_stream;
 
+static const char *dn_status_name(dnnl_status_t s)
+{
+	switch (s) {
+	case dnnl_out_of_memory: return "out of memory";
+	case dnnl_invalid_arguments: return "invalid arguments";
+	case dnnl_unimplemented: return "no implementation for it on this cpu (unimplemented)";
+	case dnnl_iterator_ends: return "iterator ends";
+	case dnnl_runtime_error: return "runtime error";
+	case dnnl_not_required: return "not required";
+	default: return "status unknown";
+	}
+}
+
 #define DN_TRY(call, what)                                                          \
 	do {                                                                        \
 		dnnl_status_t s_ = (call);                                          \
 		if (s_ != dnnl_success) {                                           \
 			rc = opr_error_set(err, OPR_EINTERNAL,                      \
-					   "onednn '%s' failed with status %d", what,   \
-					   (int)s_);                                        \
+					   "onednn '%s' failed: %s", what,              \
+					   dn_status_name(s_));                             \
 			goto out;                                                   \
 		}                                                                   \
 	} while (0)
@@ -737,56 +758,51 @@ out:
 #define CV_W 56
 #define CV_K 64
 
-/* oneDNN's convolution on opreview's x (NCHW) and w (KCRS = OIHW): nhwc == 0
- * runs on the user layouts; nhwc == 1 takes x in NHWC and w in the
- * primitive's preferred layout, both converted here, untimed. The primitive
- * owns copies of its input and output (buf[0], buf[1]). */
-static int dn_conv_new(int nhwc, const float *x, const float *w, struct dn_prim *p,
-		       struct opr_error *err)
+/* How oneDNN's convolution takes the bench's NCHW x and OIHW w: in those
+ * user layouts; src and dst NHWC with the weights in the primitive's
+ * layout; or every tensor in the layout the primitive prefers (format
+ * "any": nChw16c-style blocks), the fastest direct kernels it has. Inputs
+ * are reordered into the primitive's layouts and its output back to NCHW
+ * outside the timed calls. */
+enum dn_layout { DN_USER, DN_NHWC, DN_BLOCKED };
+
+/* oneDNN's convolution of the bench's shape in dtype dt by algorithm alg
+ * (direct or winograd) with the tensors laid out as lay says; the primitive
+ * owns copies of x and w (NCHW and OIHW of dt) and its output memory.
+ * A configuration oneDNN has no kernel for fails with its status. */
+static int dn_conv_new(enum dn_layout lay, dnnl_alg_kind_t alg, dnnl_data_type_t dt,
+		       const void *x, const void *w, struct dn_prim *p, struct opr_error *err)
 {
 	static const int kinds[3] = { DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST };
-	dnnl_memory_desc_t smd, wmd, umd, dmd;
+	static const dnnl_format_tag_t act[3] = { dnnl_nchw, dnnl_nhwc, dnnl_format_tag_any };
+	dnnl_memory_desc_t xu, wu, smd, wmd, dmd;
 	dnnl_convolution_desc_t cd;
-	size_t nx = (size_t)CV_N * CV_C * CV_H * CV_W, ny = (size_t)CV_N * CV_K * CV_H * CV_W;
 	dnnl_dims_t sd = { CV_N, CV_C, CV_H, CV_W }, wd = { CV_K, CV_C, 3, 3 };
 	dnnl_dims_t dd = { CV_N, CV_K, CV_H, CV_W };
 	dnnl_dims_t strides = { 1, 1 }, pad = { 1, 1 };
-	dnnl_format_tag_t act_tag = nhwc ? dnnl_nhwc : dnnl_nchw;
-	float *xs;
 	int rc = 0;
 
 	memset(p, 0, sizeof *p);
-	DN_TRY(dnnl_memory_desc_init_by_tag(&smd, 4, sd, dnnl_f32, act_tag), "memory desc");
-	DN_TRY(dnnl_memory_desc_init_by_tag(&umd, 4, wd, dnnl_f32, dnnl_oihw), "memory desc");
-	DN_TRY(dnnl_memory_desc_init_by_tag(&wmd, 4, wd, dnnl_f32,
-					    nhwc ? dnnl_format_tag_any : dnnl_oihw), "memory desc");
-	DN_TRY(dnnl_memory_desc_init_by_tag(&dmd, 4, dd, dnnl_f32, act_tag), "memory desc");
-	DN_TRY(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference,
-						  dnnl_convolution_direct, &smd, &wmd, NULL, &dmd,
-						  strides, pad, pad), "convolution desc");
+	DN_TRY(dnnl_memory_desc_init_by_tag(&xu, 4, sd, dt, dnnl_nchw), "memory desc");
+	DN_TRY(dnnl_memory_desc_init_by_tag(&wu, 4, wd, dt, dnnl_oihw), "memory desc");
+	DN_TRY(dnnl_memory_desc_init_by_tag(&smd, 4, sd, dt, act[lay]), "memory desc");
+	DN_TRY(dnnl_memory_desc_init_by_tag(&wmd, 4, wd, dt,
+					    lay == DN_USER ? dnnl_oihw : dnnl_format_tag_any),
+	       "memory desc");
+	DN_TRY(dnnl_memory_desc_init_by_tag(&dmd, 4, dd, dt, act[lay]), "memory desc");
+	DN_TRY(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference, alg, &smd, &wmd,
+						  NULL, &dmd, strides, pad, pad),
+	       "convolution desc");
 	DN_TRY(dnnl_primitive_desc_create(&p->pd, &cd, NULL, dn_eng, NULL), "convolution pd");
 	dn_impl_name(p->pd, p->impl, sizeof p->impl);
-	p->buf[0] = xs = big_alloc(nx * sizeof(float));
-	p->buf[1] = big_alloc(ny * sizeof(float));
-	if (!p->buf[0] || !p->buf[1]) {
-		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for the onednn conv buffers");
+	if ((rc = dn_reorder(&xu, (void *)x, dnnl_primitive_desc_query_md(p->pd, dnnl_query_src_md, 0),
+			     &p->mem[0], err)) < 0 ||
+	    (rc = dn_reorder(&wu, (void *)w,
+			     dnnl_primitive_desc_query_md(p->pd, dnnl_query_weights_md, 0),
+			     &p->mem[1], err)) < 0)
 		goto out;
-	}
-	if (nhwc) {
-		for (size_t c = 0; c < CV_C; c++)
-			for (size_t q = 0; q < (size_t)CV_H * CV_W; q++)
-				xs[q * CV_C + c] = x[c * CV_H * CV_W + q];
-	} else {
-		memcpy(xs, x, nx * sizeof(float));
-	}
-	const dnnl_memory_desc_t *pwmd = dnnl_primitive_desc_query_md(p->pd, dnnl_query_weights_md, 0);
-	if (dnnl_memory_desc_equal(pwmd, &umd)) {
-		DN_TRY(dnnl_memory_create(&p->mem[1], &umd, dn_eng, (void *)w), "memory");
-	} else if ((rc = dn_reorder(&umd, (void *)w, pwmd, &p->mem[1], err)) < 0) {
-		goto out;
-	}
-	DN_TRY(dnnl_memory_create(&p->mem[0], &smd, dn_eng, xs), "memory");
-	DN_TRY(dnnl_memory_create(&p->mem[2], &dmd, dn_eng, p->buf[1]), "memory");
+	DN_TRY(dnnl_memory_create(&p->mem[2], dnnl_primitive_desc_query_md(p->pd, dnnl_query_dst_md, 0),
+				  dn_eng, DNNL_MEMORY_ALLOCATE), "memory");
 	rc = dn_finish(p, 3, kinds, err);
 out:
 	if (rc < 0)
@@ -794,17 +810,30 @@ out:
 	return rc;
 }
 
-/* The last output of dn_conv_new's primitive, in NCHW. */
-static void dn_conv_output(const struct dn_prim *p, int nhwc, float *y)
+/* The last output of dn_conv_new's primitive as NCHW fp32 (bf16 widened). */
+static int dn_conv_output(const struct dn_prim *p, dnnl_data_type_t dt, float *y,
+			  struct opr_error *err)
 {
-	const float *ys = p->buf[1];
-	if (!nhwc) {
-		memcpy(y, ys, (size_t)CV_N * CV_K * CV_H * CV_W * sizeof(float));
-		return;
-	}
-	for (size_t k = 0; k < CV_K; k++)
-		for (size_t q = 0; q < (size_t)CV_H * CV_W; q++)
-			y[k * CV_H * CV_W + q] = ys[q * CV_K + k];
+	dnnl_memory_desc_t yu;
+	dnnl_memory_t out = NULL;
+	dnnl_dims_t dd = { CV_N, CV_K, CV_H, CV_W };
+	size_t ny = (size_t)CV_N * CV_K * CV_H * CV_W;
+	void *ys = NULL, *yn = NULL;
+	int rc = 0;
+
+	DN_TRY(dnnl_memory_desc_init_by_tag(&yu, 4, dd, dt, dnnl_nchw), "memory desc");
+	DN_TRY(dnnl_memory_get_data_handle(p->mem[2], &ys), "memory handle");
+	if ((rc = dn_reorder(dnnl_primitive_desc_query_md(p->pd, dnnl_query_dst_md, 0), ys, &yu,
+			     &out, err)) < 0)
+		goto out;
+	DN_TRY(dnnl_memory_get_data_handle(out, &yn), "memory handle");
+	if (dt == dnnl_bf16)
+		ops_to_f32(OPS_BF16, yn, y, ny);
+	else
+		memcpy(y, yn, ny * sizeof *y);
+out:
+	dnnl_memory_destroy(out);
+	return rc;
 }
 
 /* The planner's best fitting plan of strategy st (*found = 0: none). The
@@ -829,27 +858,163 @@ static int best_plan_of(const struct ops_workload *w, enum ops_strategy st,
 	return 0;
 }
 
+/* The oneDNN convolutions a case times beside ours: its direct kernels in
+ * each layout (the fastest of them is the target's peer) and, where
+ * oneDNN has it for the shape and dtype, its Winograd kernel, a different
+ * algorithm (F(2x2, 3x3): 2.25x fewer multiplies, other rounding) shown
+ * for information: opreview's strategies are all direct. */
+#define DN_NVAR 4
+static const struct dn_var {
+	const char *name;
+	enum dn_layout lay;
+	dnnl_alg_kind_t alg;
+} dn_vars[DN_NVAR] = {
+	{ "nchw/oihw", DN_USER, dnnl_convolution_direct },
+	{ "nhwc+any", DN_NHWC, dnnl_convolution_direct },
+	{ "blocked", DN_BLOCKED, dnnl_convolution_direct },
+	{ "winograd", DN_BLOCKED, dnnl_convolution_winograd },
+};
+
+struct dn_set {
+	struct dn_prim p[DN_NVAR];
+	int ok[DN_NVAR];
+	struct opr_error e[DN_NVAR];
+	struct stats st[DN_NVAR];
+	float *y[DN_NVAR];
+	int best; /* the fastest direct variant */
+};
+
+/* Every variant of dn_vars for dtype dt (first: the first one to try; the
+ * fp32 case has all four, bf16 the last three); one that oneDNN cannot
+ * build is kept with its error. Fails only where no direct variant builds. */
+static int dn_set_new(struct dn_set *ds, int first, dnnl_data_type_t dt, const void *x,
+		      const void *w, struct opr_error *err)
+{
+	int any = 0;
+
+	memset(ds, 0, sizeof *ds);
+	ds->best = -1;
+	for (int v = first; v < DN_NVAR; v++) {
+		ds->ok[v] = dn_conv_new(dn_vars[v].lay, dn_vars[v].alg, dt, x, w, &ds->p[v],
+					&ds->e[v]) == 0;
+		any |= ds->ok[v] && dn_vars[v].alg == dnnl_convolution_direct;
+	}
+	if (!any)
+		return opr_error_set(err, OPR_EINTERNAL, "no onednn direct convolution: %.300s",
+				     ds->e[first].msg);
+	return 0;
+}
+
+/* After the timing: each variant's output as NCHW fp32, and the fastest
+ * direct variant. */
+static int dn_set_done(struct dn_set *ds, dnnl_data_type_t dt, struct opr_error *err)
+{
+	size_t ny = (size_t)CV_N * CV_K * CV_H * CV_W;
+	int rc;
+
+	for (int v = 0; v < DN_NVAR; v++) {
+		if (!ds->ok[v])
+			continue;
+		if (!(ds->y[v] = malloc(ny * sizeof(float))))
+			return opr_error_set(err, OPR_ENOMEM, "out of memory for the conv outputs");
+		if ((rc = dn_conv_output(&ds->p[v], dt, ds->y[v], err)) < 0)
+			return rc;
+		if (dn_vars[v].alg == dnnl_convolution_direct &&
+		    (ds->best < 0 || ds->st[v].med_ns < ds->st[ds->best].med_ns))
+			ds->best = v;
+	}
+	return 0;
+}
+
+/* A row per variant tried: its time and impl, or why oneDNN has none. */
+static void dn_set_rows(const struct dn_set *ds, int first, const char *prefix, double flops)
+{
+	size_t ny = (size_t)CV_N * CV_K * CV_H * CV_W;
+
+	for (int v = first; v < DN_NVAR; v++) {
+		char name[48];
+		snprintf(name, sizeof name, "%s %s", prefix, dn_vars[v].name);
+		struct row *r = row_add(name);
+		if (!ds->ok[v]) {
+			snprintf(r->note, sizeof r->note, "unavailable: %.300s", ds->e[v].msg);
+			continue;
+		}
+		r->ours = ds->st[v];
+		r->work = flops;
+		r->unit = "GFLOP/s";
+		r->has_diff = v != ds->best;
+		if (r->has_diff)
+			r->maxdiff = max_abs_diff_f32(ds->y[v], ds->y[ds->best], ny);
+		snprintf(r->note, sizeof r->note, "impl %s; %s%s", ds->p[v].impl,
+			 dn_vars[v].lay == DN_USER ? "user layouts" :
+			 dn_vars[v].lay == DN_NHWC ? "src, dst nhwc, weights its own, reordered untimed" :
+			 "every tensor in its own layout, reordered untimed",
+			 r->has_diff ? "; diff vs the fastest direct one" : "; the fastest direct one");
+	}
+}
+
+/* The items of the variants that built, from items[n] on; returns the new n. */
+static int dn_set_items(struct dn_set *ds, struct bench_item *items, int n, int *slot)
+{
+	for (int v = 0; v < DN_NVAR; v++)
+		if (ds->ok[v]) {
+			slot[v] = n;
+			items[n++] = (struct bench_item){ dn_call, NULL, &ds->p[v] };
+		}
+	return n;
+}
+
+static void dn_set_free(struct dn_set *ds)
+{
+	for (int v = 0; v < DN_NVAR; v++) {
+		dn_prim_free(&ds->p[v]);
+		free(ds->y[v]);
+	}
+}
+
+/* The Winograd row: ours against oneDNN's Winograd kernel where it has one
+ * (information: no target). */
+static void dn_winograd_row(const struct dn_set *ds, const char *name, const struct stats *ours,
+			    const float *y, double flops)
+{
+	const int v = DN_NVAR - 1;
+
+	if (!ds->ok[v])
+		return;
+	struct row *r = row_add(name);
+	r->ours = *ours;
+	r->work = flops;
+	r->unit = "GFLOP/s";
+	r->has_peer = 1;
+	snprintf(r->peer, sizeof r->peer, "onednn winograd");
+	r->peer_st = ds->st[v];
+	r->has_diff = 1;
+	r->maxdiff = max_abs_diff_f32(y, ds->y[v], (size_t)CV_N * CV_K * CV_H * CV_W);
+	snprintf(r->note, sizeof r->note,
+		 "information, no target: onednn impl %s, a different algorithm (2.25x fewer "
+		 "multiplies; GFLOP/s counted as direct ones); opreview's conv strategies are direct",
+		 ds->p[v].impl);
+}
+
 static int case_conv(struct opr_error *err)
 {
 	static const char *const sname[OPS_NSTRATS] = { "untiled", "direct", "im2col" };
-	static const char *const dname[2] = { "nchw/oihw", "nhwc+any" };
 	struct timing t_untiled = { 1, 5, 15, 2.0 }, t_group = { 3, 15, 61, 3.0 };
 	struct ops_workload w;
 	struct op_run run[OPS_NSTRATS];
-	struct dn_prim dn[2];
+	struct dn_set ds;
 	struct bench_item items[BENCH_MAX_ITEMS];
-	struct stats st[OPS_NSTRATS], dn_st[2], gst[BENCH_MAX_ITEMS];
+	struct stats st[OPS_NSTRATS], gst[BENCH_MAX_ITEMS];
 	struct opr_error serr[OPS_NSTRATS];
 	char desc[OPS_NSTRATS][128];
 	size_t ny = (size_t)CV_N * CV_K * CV_H * CV_W;
-	float *dn_y[2] = { NULL, NULL };
 	double flops = 2.0 * CV_N * CV_K * CV_H * CV_W * CV_C * 9;
-	int rc = 0, best = -1, dn_best, any = -1, ni = 0, failed[OPS_NSTRATS] = { 0 };
-	int slot[OPS_NSTRATS];
+	int rc = 0, best = -1, any = -1, ni = 0, failed[OPS_NSTRATS] = { 0 };
+	int slot[OPS_NSTRATS], dslot[DN_NVAR];
 
 	memset(serr, 0, sizeof serr);
 	memset(run, 0, sizeof run);
-	memset(dn, 0, sizeof dn);
+	memset(&ds, 0, sizeof ds);
 	memset(st, 0, sizeof st);
 	memset(&w, 0, sizeof w);
 	w.group = OPS_G_CONV;
@@ -886,37 +1051,29 @@ static int case_conv(struct opr_error *err)
 	    bench_time(op_call, op_before, &run[OPS_STRAT_UNTILED], &t_untiled,
 		       &st[OPS_STRAT_UNTILED], &serr[OPS_STRAT_UNTILED]) < 0)
 		failed[OPS_STRAT_UNTILED] = 1;
-	for (int v = 0; v < 2; v++) {
-		dn_y[v] = malloc(ny * sizeof(float));
-		if (!dn_y[v]) {
-			rc = opr_error_set(err, OPR_ENOMEM, "out of memory for the conv outputs");
-			goto out;
-		}
-		if ((rc = dn_conv_new(v, op_tensor(&run[any], "x"), op_tensor(&run[any], "w"),
-				      &dn[v], err)) < 0)
-			goto out;
-	}
-	/* the tiled strategies and both oneDNN layouts, interleaved */
+	if ((rc = dn_set_new(&ds, 0, dnnl_f32, op_tensor(&run[any], "x"), op_tensor(&run[any], "w"),
+			     err)) < 0)
+		goto out;
+	/* the tiled strategies and the oneDNN variants, interleaved */
 	for (int s = OPS_STRAT_DIRECT; s < OPS_NSTRATS; s++)
 		if (!failed[s]) {
 			slot[s] = ni;
 			items[ni++] = (struct bench_item){ op_call, op_before, &run[s] };
 		}
-	items[ni++] = (struct bench_item){ dn_call, NULL, &dn[0] };
-	items[ni++] = (struct bench_item){ dn_call, NULL, &dn[1] };
+	ni = dn_set_items(&ds, items, ni, dslot);
 	if ((rc = bench_group(items, ni, &t_group, gst, err)) < 0)
 		goto out;
-	dn_st[0] = gst[ni - 2];
-	dn_st[1] = gst[ni - 1];
+	for (int v = 0; v < DN_NVAR; v++)
+		if (ds.ok[v])
+			ds.st[v] = gst[dslot[v]];
 	for (int s = OPS_STRAT_DIRECT; s < OPS_NSTRATS; s++)
 		if (!failed[s]) {
 			st[s] = gst[slot[s]];
 			if (best < 0 || st[s].med_ns < st[best].med_ns)
 				best = s;
 		}
-	dn_conv_output(&dn[0], 0, dn_y[0]);
-	dn_conv_output(&dn[1], 1, dn_y[1]);
-	dn_best = dn_st[1].med_ns < dn_st[0].med_ns;
+	if ((rc = dn_set_done(&ds, dnnl_f32, err)) < 0)
+		goto out;
 
 	for (int s = 0; s < OPS_NSTRATS; s++) {
 		char name[48];
@@ -930,40 +1087,34 @@ static int case_conv(struct opr_error *err)
 			continue;
 		}
 		r->has_diff = 1;
-		r->maxdiff = max_abs_diff_f32(ops_instance_output(run[s].inst, NULL), dn_y[dn_best],
+		r->maxdiff = max_abs_diff_f32(ops_instance_output(run[s].inst, NULL), ds.y[ds.best],
 					      ny);
 		snprintf(r->note, sizeof r->note, "plan %s; diff vs onednn %s%s", desc[s],
-			 dname[dn_best], s ? "; timed interleaved with onednn" : "");
+			 dn_vars[ds.best].name, s ? "; timed interleaved with onednn" : "");
 	}
-	for (int v = 0; v < 2; v++) {
-		struct row *r = row_add(v ? "onednn conv nhwc+any" : "onednn conv nchw/oihw");
-		r->ours = dn_st[v];
-		r->work = flops;
-		r->unit = "GFLOP/s";
-		r->has_diff = 1;
-		r->maxdiff = max_abs_diff_f32(dn_y[v], dn_y[!v], ny);
-		snprintf(r->note, sizeof r->note, "impl %s; %s; diff vs the other layout", dn[v].impl,
-			 v ? "src nhwc and weights reordered untimed" : "user layouts");
-	}
+	dn_set_rows(&ds, 0, "onednn conv", flops);
 	if (best < 0) {
 		rc = opr_error_set(err, OPR_EINTERNAL, "no tiled conv2d strategy ran: %.300s",
 				   serr[OPS_STRAT_DIRECT].msg);
 		goto out;
 	}
+	const float *yb = ops_instance_output(run[best].inst, NULL);
 	struct row *r = row_add("conv2d fp32 best vs onednn");
 	r->ours = st[best];
 	r->work = flops;
 	r->unit = "GFLOP/s";
 	r->has_peer = 1;
-	snprintf(r->peer, sizeof r->peer, "onednn %s", dname[dn_best]);
-	r->peer_st = dn_st[dn_best];
+	snprintf(r->peer, sizeof r->peer, "onednn %s", dn_vars[ds.best].name);
+	r->peer_st = ds.st[ds.best];
 	row_target(r, TGT_CONV, "onednn");
 	r->has_diff = 1;
-	r->maxdiff = max_abs_diff_f32(ops_instance_output(run[best].inst, NULL), dn_y[dn_best], ny);
+	r->maxdiff = max_abs_diff_f32(yb, ds.y[ds.best], ny);
 	snprintf(r->note, sizeof r->note,
-		 "ours = %s [1,64,56,56] -> 64, 3x3 pad 1, path %s; onednn impl %s",
-		 sname[best], ops_kfam_path(best == OPS_STRAT_DIRECT ? OPS_KF_CONV : OPS_KF_GEMM),
-		 dn[dn_best].impl);
+		 "ours = %s [1,64,56,56] -> 64, 3x3 pad 1, path %s; peer = onednn's fastest "
+		 "direct convolution, impl %s", sname[best],
+		 ops_kfam_path(best == OPS_STRAT_DIRECT ? OPS_KF_CONV : OPS_KF_GEMM),
+		 ds.p[ds.best].impl);
+	dn_winograd_row(&ds, "conv2d fp32 best vs winograd", &st[best], yb, flops);
 
 	if (!failed[OPS_STRAT_UNTILED]) {
 		r = row_add("conv2d tiled vs untiled");
@@ -977,8 +1128,7 @@ static int case_conv(struct opr_error *err)
 		r->bound = 4.0;
 		snprintf(r->target, sizeof r->target, ">= 4 x untiled");
 		r->has_diff = 1;
-		r->maxdiff = max_abs_diff_f32(ops_instance_output(run[best].inst, NULL),
-					      ops_instance_output(run[OPS_STRAT_UNTILED].inst, NULL),
+		r->maxdiff = max_abs_diff_f32(yb, ops_instance_output(run[OPS_STRAT_UNTILED].inst, NULL),
 					      ny);
 		snprintf(r->note, sizeof r->note, "tiled = %s (untiled timed on its own)",
 			 sname[best]);
@@ -986,10 +1136,7 @@ static int case_conv(struct opr_error *err)
 out:
 	for (int s = 0; s < OPS_NSTRATS; s++)
 		op_release(&run[s]);
-	dn_prim_free(&dn[0]);
-	dn_prim_free(&dn[1]);
-	free(dn_y[0]);
-	free(dn_y[1]);
+	dn_set_free(&ds);
 	return rc;
 }
 
@@ -998,73 +1145,23 @@ out:
  * weights in its layout, bf16 in and out, fp32 accumulation), and ours with
  * fp16 storage against ours with fp32, all four timed interleaved. */
 
-/* oneDNN's bf16 convolution of x (NCHW bf16) and w (OIHW bf16): src and dst
- * NHWC bf16, weights reordered to the primitive's layout, untimed. */
-static int dn_conv_bf16_new(const uint16_t *x, const uint16_t *w, struct dn_prim *p,
-			    struct opr_error *err)
-{
-	static const int kinds[3] = { DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST };
-	dnnl_memory_desc_t smd, wmd, umd, dmd;
-	dnnl_convolution_desc_t cd;
-	size_t nx = (size_t)CV_N * CV_C * CV_H * CV_W, ny = (size_t)CV_N * CV_K * CV_H * CV_W;
-	dnnl_dims_t sd = { CV_N, CV_C, CV_H, CV_W }, wd = { CV_K, CV_C, 3, 3 };
-	dnnl_dims_t dd = { CV_N, CV_K, CV_H, CV_W };
-	dnnl_dims_t strides = { 1, 1 }, pad = { 1, 1 };
-	uint16_t *xs;
-	int rc = 0;
-
-	memset(p, 0, sizeof *p);
-	DN_TRY(dnnl_memory_desc_init_by_tag(&smd, 4, sd, dnnl_bf16, dnnl_nhwc), "memory desc");
-	DN_TRY(dnnl_memory_desc_init_by_tag(&umd, 4, wd, dnnl_bf16, dnnl_oihw), "memory desc");
-	DN_TRY(dnnl_memory_desc_init_by_tag(&wmd, 4, wd, dnnl_bf16, dnnl_format_tag_any),
-	       "memory desc");
-	DN_TRY(dnnl_memory_desc_init_by_tag(&dmd, 4, dd, dnnl_bf16, dnnl_nhwc), "memory desc");
-	DN_TRY(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference,
-						  dnnl_convolution_direct, &smd, &wmd, NULL, &dmd,
-						  strides, pad, pad), "bf16 convolution desc");
-	DN_TRY(dnnl_primitive_desc_create(&p->pd, &cd, NULL, dn_eng, NULL), "bf16 convolution pd");
-	dn_impl_name(p->pd, p->impl, sizeof p->impl);
-	p->buf[0] = xs = big_alloc(nx * sizeof *xs);
-	p->buf[1] = big_alloc(ny * sizeof *xs);
-	if (!p->buf[0] || !p->buf[1]) {
-		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for the onednn bf16 conv buffers");
-		goto out;
-	}
-	for (size_t c = 0; c < CV_C; c++)
-		for (size_t q = 0; q < (size_t)CV_H * CV_W; q++)
-			xs[q * CV_C + c] = x[c * CV_H * CV_W + q];
-	const dnnl_memory_desc_t *pwmd = dnnl_primitive_desc_query_md(p->pd, dnnl_query_weights_md, 0);
-	if (dnnl_memory_desc_equal(pwmd, &umd)) {
-		DN_TRY(dnnl_memory_create(&p->mem[1], &umd, dn_eng, (void *)w), "memory");
-	} else if ((rc = dn_reorder(&umd, (void *)w, pwmd, &p->mem[1], err)) < 0) {
-		goto out;
-	}
-	DN_TRY(dnnl_memory_create(&p->mem[0], &smd, dn_eng, xs), "memory");
-	DN_TRY(dnnl_memory_create(&p->mem[2], &dmd, dn_eng, p->buf[1]), "memory");
-	rc = dn_finish(p, 3, kinds, err);
-out:
-	if (rc < 0)
-		dn_prim_free(p);
-	return rc;
-}
-
 static int case_conv_half(struct opr_error *err)
 {
 	static const enum ops_dtype dts[3] = { OPS_BF16, OPS_F16, OPS_F32 };
 	struct timing t_group = { 3, 15, 61, 3.0 };
 	struct ops_workload w;
 	struct op_run run[3];
-	struct dn_prim dn;
-	struct bench_item items[4];
+	struct dn_set ds;
+	struct bench_item items[BENCH_MAX_ITEMS];
 	struct stats gst[BENCH_MAX_ITEMS];
 	char desc[3][128];
 	size_t ny = (size_t)CV_N * CV_K * CV_H * CV_W;
 	double flops = 2.0 * CV_N * CV_K * CV_H * CV_W * CV_C * 9;
-	float *yo = NULL, *yd = NULL;
-	int rc = 0;
+	float *yo = NULL;
+	int rc = 0, ni, dslot[DN_NVAR];
 
 	memset(run, 0, sizeof run);
-	memset(&dn, 0, sizeof dn);
+	memset(&ds, 0, sizeof ds);
 	memset(&w, 0, sizeof w);
 	w.group = OPS_G_CONV;
 	w.conv = (struct ops_conv_shape){ .n = CV_N, .c = CV_C, .h = CV_H, .w = CV_W, .k = CV_K,
@@ -1088,37 +1185,41 @@ static int case_conv_half(struct opr_error *err)
 			goto out;
 		items[d] = (struct bench_item){ op_call, op_before, &run[d] };
 	}
-	if ((rc = dn_conv_bf16_new(op_tensor(&run[0], "x"), op_tensor(&run[0], "w"), &dn, err)) < 0)
+	/* oneDNN's bf16 kernels from nhwc on (its nchw bf16 path is a reference one) */
+	if ((rc = dn_set_new(&ds, DN_NHWC, dnnl_bf16, op_tensor(&run[0], "x"),
+			     op_tensor(&run[0], "w"), err)) < 0)
 		goto out;
-	items[3] = (struct bench_item){ dn_call, NULL, &dn };
-	if ((rc = bench_group(items, 4, &t_group, gst, err)) < 0)
+	ni = dn_set_items(&ds, items, 3, dslot);
+	if ((rc = bench_group(items, ni, &t_group, gst, err)) < 0)
 		goto out;
-	yo = malloc(ny * sizeof *yo);
-	yd = malloc(ny * sizeof *yd);
-	if (!yo || !yd) {
+	for (int v = 0; v < DN_NVAR; v++)
+		if (ds.ok[v])
+			ds.st[v] = gst[dslot[v]];
+	if ((rc = dn_set_done(&ds, dnnl_bf16, err)) < 0)
+		goto out;
+	if (!(yo = malloc(ny * sizeof *yo))) {
 		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for the bf16 conv outputs");
 		goto out;
 	}
 	ops_to_f32(OPS_BF16, ops_instance_output(run[0].inst, NULL), yo, ny);
-	for (size_t k = 0; k < CV_K; k++)
-		for (size_t q = 0; q < (size_t)CV_H * CV_W; q++)
-			yd[k * CV_H * CV_W + q] = ops_bf16_to_f32(((const uint16_t *)dn.buf[1])[q * CV_K + k]);
+	dn_set_rows(&ds, DN_NHWC, "onednn conv bf16", flops);
 
 	struct row *r = row_add("conv2d bf16 vs onednn bf16");
 	r->ours = gst[0];
 	r->work = flops;
 	r->unit = "GFLOP/s";
 	r->has_peer = 1;
-	snprintf(r->peer, sizeof r->peer, "onednn bf16 nhwc+any");
-	r->peer_st = gst[3];
+	snprintf(r->peer, sizeof r->peer, "onednn bf16 %s", dn_vars[ds.best].name);
+	r->peer_st = ds.st[ds.best];
 	row_target(r, TGT_CONV_BF16, "onednn");
 	r->has_diff = 1;
-	r->maxdiff = max_abs_diff_f32(yo, yd, ny);
+	r->maxdiff = max_abs_diff_f32(yo, ds.y[ds.best], ny);
 	snprintf(r->note, sizeof r->note,
-		 "onednn impl %s; ours %s, path %s (%s); diff vs onednn's bf16 y", dn.impl, desc[0],
-		 ops_kfam_path(OPS_KF_CONV),
+		 "peer = onednn's fastest direct bf16 convolution, impl %s; ours %s, path %s (%s); "
+		 "diff vs onednn's bf16 y", ds.p[ds.best].impl, desc[0], ops_kfam_path(OPS_KF_CONV),
 		 ops_kern->conv_bf16_ready && ops_kern->conv_bf16_ready() ?
 		 "bf16 on amx tiles, fp32 sums" : "bf16 widened to fp32, fp32 FMA");
+	dn_winograd_row(&ds, "conv2d bf16 vs winograd", &gst[0], yo, flops);
 
 	r = row_add("conv2d fp16 vs ours fp32");
 	r->ours = gst[1];
@@ -1133,9 +1234,8 @@ static int case_conv_half(struct opr_error *err)
 out:
 	for (int d = 0; d < 3; d++)
 		op_release(&run[d]);
-	dn_prim_free(&dn);
+	dn_set_free(&ds);
 	free(yo);
-	free(yd);
 	return rc;
 }
 
