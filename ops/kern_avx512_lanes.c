@@ -86,11 +86,14 @@
 		__asm__("" : "+r"(xp));                                                 \
 		CL_ALL(CL_FMA);                                                         \
 	} while (0)
-#define CL_OUT(p)                                                                       \
+/* Accumulator acc##p plus the bias vector bv (where there is a bias) into
+ * r[p], the transpose's input row. */
+#define LANES_OUT(acc, bv, p)                                                           \
 	do {                                                                            \
 		if (NP > p)                                                             \
-			r[p] = bias ? _mm512_add_ps(a##p, b) : a##p;                    \
+			r[p] = bias ? _mm512_add_ps(acc##p, bv) : acc##p;               \
 	} while (0)
+#define CL_OUT(p) LANES_OUT(a, b, p)
 
 /* Pixels [0, NP) of one 16 x 16 half of a block, r[0..NP), as y's rows:
  * o[k] holds channel k's pixels, stored for k < nk only, the lanes past NP
@@ -195,16 +198,8 @@ ALWAYS_INLINE void cl_block(const int NP, const float *x, const int32_t *off, in
 			_mm512_store_ps(sout + 32 * p + 16, b##p);                      \
 		}                                                                       \
 	} while (0)
-#define C2_OUTA(p)                                                                      \
-	do {                                                                            \
-		if (NP > p)                                                             \
-			r[p] = bias ? _mm512_add_ps(a##p, ba) : a##p;                   \
-	} while (0)
-#define C2_OUTB(p)                                                                      \
-	do {                                                                            \
-		if (NP > p)                                                             \
-			r[p] = bias ? _mm512_add_ps(b##p, bb) : b##p;                   \
-	} while (0)
+#define C2_OUTA(p) LANES_OUT(a, ba, p)
+#define C2_OUTB(p) LANES_OUT(b, bb, p)
 
 /* The 14-pixel block's terms in asm: gcc's code for C2_TERM kept two of
  * the 28 accumulators on the stack (a load and a store a term each, on the

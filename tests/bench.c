@@ -863,16 +863,16 @@ static int best_plan_of(const struct ops_workload *w, enum ops_strategy st,
  * oneDNN has it for the shape and dtype, its Winograd kernel, a different
  * algorithm (F(2x2, 3x3): 2.25x fewer multiplies, other rounding) shown
  * for information: opreview's strategies are all direct. */
-#define DN_NVAR 4
+enum { DN_VAR_USER, DN_VAR_NHWC, DN_VAR_BLOCKED, DN_VAR_WINOGRAD, DN_NVAR };
 static const struct dn_var {
 	const char *name;
 	enum dn_layout lay;
 	dnnl_alg_kind_t alg;
 } dn_vars[DN_NVAR] = {
-	{ "nchw/oihw", DN_USER, dnnl_convolution_direct },
-	{ "nhwc+any", DN_NHWC, dnnl_convolution_direct },
-	{ "blocked", DN_BLOCKED, dnnl_convolution_direct },
-	{ "winograd", DN_BLOCKED, dnnl_convolution_winograd },
+	[DN_VAR_USER] = { "nchw/oihw", DN_USER, dnnl_convolution_direct },
+	[DN_VAR_NHWC] = { "nhwc+any", DN_NHWC, dnnl_convolution_direct },
+	[DN_VAR_BLOCKED] = { "blocked", DN_BLOCKED, dnnl_convolution_direct },
+	[DN_VAR_WINOGRAD] = { "winograd", DN_BLOCKED, dnnl_convolution_winograd },
 };
 
 struct dn_set {
@@ -977,7 +977,7 @@ static void dn_set_free(struct dn_set *ds)
 static void dn_winograd_row(const struct dn_set *ds, const char *name, const struct stats *ours,
 			    const float *y, double flops)
 {
-	const int v = DN_NVAR - 1;
+	const int v = DN_VAR_WINOGRAD;
 
 	if (!ds->ok[v])
 		return;
@@ -1051,8 +1051,8 @@ static int case_conv(struct opr_error *err)
 	    bench_time(op_call, op_before, &run[OPS_STRAT_UNTILED], &t_untiled,
 		       &st[OPS_STRAT_UNTILED], &serr[OPS_STRAT_UNTILED]) < 0)
 		failed[OPS_STRAT_UNTILED] = 1;
-	if ((rc = dn_set_new(&ds, 0, dnnl_f32, op_tensor(&run[any], "x"), op_tensor(&run[any], "w"),
-			     err)) < 0)
+	if ((rc = dn_set_new(&ds, DN_VAR_USER, dnnl_f32, op_tensor(&run[any], "x"),
+			     op_tensor(&run[any], "w"), err)) < 0)
 		goto out;
 	/* the tiled strategies and the oneDNN variants, interleaved */
 	for (int s = OPS_STRAT_DIRECT; s < OPS_NSTRATS; s++)
@@ -1092,7 +1092,7 @@ static int case_conv(struct opr_error *err)
 		snprintf(r->note, sizeof r->note, "plan %s; diff vs onednn %s%s", desc[s],
 			 dn_vars[ds.best].name, s ? "; timed interleaved with onednn" : "");
 	}
-	dn_set_rows(&ds, 0, "onednn conv", flops);
+	dn_set_rows(&ds, DN_VAR_USER, "onednn conv", flops);
 	if (best < 0) {
 		rc = opr_error_set(err, OPR_EINTERNAL, "no tiled conv2d strategy ran: %.300s",
 				   serr[OPS_STRAT_DIRECT].msg);
@@ -1186,7 +1186,7 @@ static int case_conv_half(struct opr_error *err)
 		items[d] = (struct bench_item){ op_call, op_before, &run[d] };
 	}
 	/* oneDNN's bf16 kernels from nhwc on (its nchw bf16 path is a reference one) */
-	if ((rc = dn_set_new(&ds, DN_NHWC, dnnl_bf16, op_tensor(&run[0], "x"),
+	if ((rc = dn_set_new(&ds, DN_VAR_NHWC, dnnl_bf16, op_tensor(&run[0], "x"),
 			     op_tensor(&run[0], "w"), err)) < 0)
 		goto out;
 	ni = dn_set_items(&ds, items, 3, dslot);
@@ -1202,7 +1202,7 @@ static int case_conv_half(struct opr_error *err)
 		goto out;
 	}
 	ops_to_f32(OPS_BF16, ops_instance_output(run[0].inst, NULL), yo, ny);
-	dn_set_rows(&ds, DN_NHWC, "onednn conv bf16", flops);
+	dn_set_rows(&ds, DN_VAR_NHWC, "onednn conv bf16", flops);
 
 	struct row *r = row_add("conv2d bf16 vs onednn bf16");
 	r->ours = gst[0];
