@@ -952,7 +952,7 @@ static int parse_quant(const struct ld *c, const struct col_ynode *m,
 	return 0;
 }
 
-static const char *const strategies[] = {"untiled", "direct", "im2col", NULL};
+static const char *const strategies[] = {"untiled", "direct", "im2col", "winograd", NULL};
 
 static int parse_variant(const struct ld *c, const struct col_ynode *v, const char *which,
 			 enum ops_group g, int default_fused, struct col_variant *out)
@@ -1005,8 +1005,8 @@ static int parse_variant(const struct ld *c, const struct col_ynode *v, const ch
 	if ((f = col_ymap_get(p, "strategy", NULL))) {
 		if ((rc = get_enum(c, f, "strategy", strategies, &e)))
 			return rc;
-		if (e == OPS_STRAT_IM2COL && !group_is_conv(g))
-			return fail(c, f, "strategy 'im2col' is only for conv2d groups");
+		if ((e == OPS_STRAT_IM2COL || e == OPS_STRAT_WINOGRAD) && !group_is_conv(g))
+			return fail(c, f, "strategy '%s' is only for conv2d groups", strategies[e]);
 		out->plan.strategy = (enum ops_strategy)e;
 	}
 	for (int i = 0; i < np; i++)
@@ -1481,6 +1481,7 @@ static int parse_profile(const struct ld *c, const struct col_ynode *root,
 		   (rc = load_envelope(c, v, envelope_dir, p))) {
 		return rc;
 	}
+	p->envelope.cuda_executor = p->device.kind == COL_DEV_CUDA;
 
 	/* sla: p95 <= p99, regression threshold 5% unless given */
 	p->sla.max_regression = 0.05;

@@ -38,7 +38,8 @@ int cmd_ops(int argc, char **argv)
 		printf("%-30s %-6d %-56s %s\n", ops_group_name(g), ops_group_nops(g), group_dtypes[g],
 		       impl ? params : "(not implemented yet)");
 	}
-	printf("\nstrategies (conv2d): untiled, direct, im2col\n"
+	printf("\nstrategies (conv2d): untiled, direct, im2col, winograd (F(4x4, 3x3): 3x3 filters,\n"
+	       "  stride and dilation 1, fp32, not on a cuda device)\n"
 	       "activations: relu gelu gelu-tanh silu sigmoid tanh\n"
 	       "every plan also takes: fused (from the variant's fusion), split_k, double_buffer\n");
 	return OPR_EXIT_OK;

@@ -145,9 +145,7 @@ void ops_conv_tiles_get(const struct ops_conv_dims *d, const struct ops_plan *p,
 	t->tc = min64(t->tc, d->cpg);
 }
 
-/* Rows of the input patch of an output range [o0, o0+no) inside [0, in):
- * the patch starts at o0*stride - pad and spans (no-1)*stride + (f-1)*dil + 1. */
-static void patch_range(int64_t o0, int64_t no, int64_t stride, int64_t pad,
+void ops_conv_patch_range(int64_t o0, int64_t no, int64_t stride, int64_t pad,
 			int64_t f, int64_t dil, int64_t in, int64_t *start,
 			int64_t *len, int64_t *v0, int64_t *nv)
 {
@@ -170,7 +168,7 @@ static int64_t patch_valid_sum(int64_t out, int64_t tile, int64_t stride,
 	for (o0 = 0; o0 < out; o0 += tile) {
 		int64_t st, len, v0, nv;
 
-		patch_range(o0, min64(tile, out - o0), stride, pad, f, dil, in,
+		ops_conv_patch_range(o0, min64(tile, out - o0), stride, pad, f, dil, in,
 			    &st, &len, &v0, &nv);
 		sum += nv;
 	}
@@ -197,6 +195,9 @@ uint64_t ops_conv_direct_global_bytes(const struct ops_workload *wl,
 	xb = (uint64_t)(d.n * d.groups) * ntk * (uint64_t)d.cpg * rows * cols * es;
 	wb = (uint64_t)(d.n * d.groups) * nth * ntw *
 	     (uint64_t)(d.kpg * d.cpg * d.r * d.s) * es;
+	if (plan->strategy == OPS_STRAT_WINOGRAD) /* U's blocks (36 a filter, fp32), and
+						    * the filter launch: w in, U out */
+		wb = wb * 4 + (uint64_t)(d.groups * d.kpg * d.cpg) * (9 * es + 36 * 4);
 	yb = (uint64_t)(d.n * d.k * d.oh * d.ow) * es;
 	bb = (uint64_t)(d.n * d.groups) * nth * ntw * (uint64_t)d.kpg * 4;
 	total = xb + wb + yb;
@@ -280,6 +281,8 @@ struct conv_priv {
 	void *wraw;
 	size_t wbytes;
 	struct ops_conv_tiles t;
+	float *wino_u;          /* the winograd strategy's U (conv_wino.c) */
+	size_t wino_u_bytes;
 };
 
 /* Everything one conv launch needs. */
@@ -392,7 +395,7 @@ static int buf_get(struct ops_device *dev, struct conv_bufs *bs, int i,
 
 /* Placement: tile t runs on core t % cores, so the tiles of one core are
  * walked together and each core holds one buffer set at a time. */
-static int64_t tile_order(int64_t i, int64_t ntiles, int cores)
+int64_t ops_conv_tile_order(int64_t i, int64_t ntiles, int cores)
 {
 	int64_t per = ntiles / cores, rem = ntiles % cores;
 	int64_t core, j, first;
@@ -520,8 +523,8 @@ static int load_patch(struct conv_ctx *cx, const struct tile_pos *tp,
 	int64_t rs, rl, rv0, rnv, cs, cl, cv0, cnv, valid, all;
 	int rc;
 
-	patch_range(tp->oh0, tp->noh, d->sh, d->ph, d->r, d->dh, d->h, &rs, &rl, &rv0, &rnv);
-	patch_range(tp->ow0, tp->now, d->sw, d->pw, d->s, d->dw, d->w, &cs, &cl, &cv0, &cnv);
+	ops_conv_patch_range(tp->oh0, tp->noh, d->sh, d->ph, d->r, d->dh, d->h, &rs, &rl, &rv0, &rnv);
+	ops_conv_patch_range(tp->ow0, tp->now, d->sw, d->pw, d->s, d->dw, d->w, &cs, &cl, &cv0, &cnv);
 	valid = nc * rnv * cnv;
 	all = nc * rl * cl;
 	if (valid < all) {
@@ -1861,7 +1864,7 @@ nomem:
 	return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the one-pass input bands");
 }
 
-/* Walks the tiles core by core (see tile_order), one buffer set per core. */
+/* Walks the tiles core by core (see ops_conv_tile_order), one buffer set per core. */
 static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 			     struct opr_error *err)
 {
@@ -1946,7 +1949,7 @@ static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 	if (cx->onep)
 		ops_launch_one_pass(cx->dev);
 	for (i = 0; i < cx->ntiles; i++) {
-		int64_t t = tile_order(i, cx->ntiles, cores);
+		int64_t t = ops_conv_tile_order(i, cx->ntiles, cores);
 		struct tile_pos tp;
 
 		ops_tile_begin(cx->dev, t);
@@ -2194,7 +2197,7 @@ static int ew_launch(struct conv_ctx *cx, const char *name, int with_bias,
 	if (rc < 0)
 		return rc;
 	for (i = 0; i < cx->ntiles; i++) {
-		int64_t t = tile_order(i, cx->ntiles, cores), n, src;
+		int64_t t = ops_conv_tile_order(i, cx->ntiles, cores), n, src;
 		struct tile_pos tp;
 		void *raw;
 		float *f;
@@ -2333,6 +2336,7 @@ static void conv_release(struct ops_instance *inst)
 		return;
 	free(pv->wn);
 	free(pv->wraw);
+	free(pv->wino_u);
 	free(pv);
 	inst->priv = NULL;
 }
@@ -2360,6 +2364,31 @@ static int conv_prepare(struct ops_instance *inst, struct opr_error *err)
 		return rc;
 	inst->out_index = rc;
 	return 0;
+}
+
+/* The winograd strategy's two launches (ops/conv_wino.c), U kept with the
+ * instance across its runs. */
+static int conv_launch_wino(struct conv_ctx *cx, const char *name, struct opr_error *err)
+{
+	struct ops_wino_args a;
+
+	memset(&a, 0, sizeof a);
+	a.dev = cx->dev;
+	a.d = &cx->d;
+	a.t = &cx->t;
+	a.dt = cx->dt;
+	a.db = cx->db;
+	a.epi = cx->epi;
+	a.act = cx->act;
+	a.x = cx->x;
+	a.w = cx->w;
+	a.bias = cx->bias;
+	a.y = cx->y;
+	if (cx->priv) {
+		a.u = &cx->priv->wino_u;
+		a.u_bytes = &cx->priv->wino_u_bytes;
+	}
+	return ops_conv_wino_run(&a, name, err);
 }
 
 static int conv_run(struct ops_device *dev, struct ops_instance *inst,
@@ -2407,6 +2436,11 @@ static int conv_run(struct ops_device *dev, struct ops_instance *inst,
 	if (cx.strat == OPS_STRAT_UNTILED)
 		rc = conv_launch_untiled(&cx, fused_group && p->fused ?
 					 "conv2d+bias+act-untiled" : "conv2d-untiled", err);
+	else if (cx.strat == OPS_STRAT_WINOGRAD && ops_device_envelope(dev)->cuda_executor)
+		rc = opr_error_set(err, OPR_ELIMIT, "winograd: the cuda op set has no winograd kernel");
+	else if (cx.strat == OPS_STRAT_WINOGRAD)
+		rc = conv_launch_wino(&cx, fused_group && p->fused ?
+				      "conv2d+bias+act-wino" : "conv2d-wino", err);
 	else
 		rc = conv_launch_tiled(&cx, fused_group && p->fused ?
 				       "conv2d+bias+act" : "conv2d", err);
@@ -2540,6 +2574,8 @@ static uint64_t conv_plan_footprint(const struct ops_conv_dims *d,
 	cx.es = ops_dtype_size(w->dtype);
 	cx.db = p->double_buffer ? 1 : 0;
 	cx.epi = fused && w->group == OPS_G_CONV_BIAS_ACT;
+	if (p->strategy == OPS_STRAT_WINOGRAD)
+		return ops_conv_wino_footprint(d, &cx.t, cx.db, cx.epi);
 	cx.phm = (cx.t.toh - 1) * d->sh + (d->r - 1) * d->dh + 1;
 	cx.pwm = (cx.t.tow - 1) * d->sw + (d->s - 1) * d->dw + 1;
 	conv_buf_sizes(&cx, sz);
@@ -2548,13 +2584,15 @@ static uint64_t conv_plan_footprint(const struct ops_conv_dims *d,
 	return (uint64_t)sum;
 }
 
-/* Candidates: untiled once, then direct and im2col over tile_k in {16, 32,
+/* Candidates: untiled once, then direct, im2col and (where it computes the
+ * shape and dtype: ops_conv_wino_refusal) winograd over tile_k in {16, 32,
  * 64, kpg} x tile_oh in {1, 4, 8, oh} x tile_ow in {ow, 28} x tile_c in {cpg,
- * 32, 64}, clamped to the shape, deduplicated and double-buffered. The ones
+ * 32, 64}, clamped to the shape, deduplicated and double-buffered; winograd
+ * without tile_oh 1 (three quarters of its 4x4 outputs discarded). The ones
  * whose SHARED footprint fits the envelope come first, so a short list still
  * holds the useful plans; the rest follow for the planner to reject with
  * their reason. */
-#define CONV_MAX_CAND (2 * 4 * 4 * 2 * 3)
+#define CONV_MAX_CAND (3 * 4 * 4 * 2 * 3)
 static size_t conv_plans(const struct ops_envelope *env, const struct ops_workload *w,
 			 int fused, struct ops_plan *out, size_t max)
 {
@@ -2568,6 +2606,7 @@ static size_t conv_plans(const struct ops_envelope *env, const struct ops_worklo
 
 	if (ops_conv_dims_get(w, &d, NULL) < 0 || max == 0)
 		return 0;
+	const int wino = !ops_conv_wino_refusal(&d, w->dtype) && !(env && env->cuda_executor);
 	tks[0] = 16; tks[1] = 32; tks[2] = 64; tks[3] = d.kpg;
 	tohs[0] = 1; tohs[1] = 4; tohs[2] = 8; tohs[3] = d.oh;
 	tows[0] = d.ow; tows[1] = 28;
@@ -2576,10 +2615,13 @@ static size_t conv_plans(const struct ops_envelope *env, const struct ops_worklo
 	for (b = 0; b < 4; b++)
 	for (c = 0; c < 2; c++)
 	for (e = 0; e < 3; e++)
-	for (st = OPS_STRAT_DIRECT; st <= OPS_STRAT_IM2COL; st++) {
+	for (st = OPS_STRAT_DIRECT; st <= OPS_STRAT_WINOGRAD; st++) {
 		struct ops_plan p;
 		struct ops_conv_tiles t;
 		int dup = 0;
+
+		if (st == OPS_STRAT_WINOGRAD && (!wino || (tohs[b] == 1 && d.oh > 1)))
+			continue;
 
 		memset(&p, 0, sizeof p);
 		p.p[0] = tks[a];

@@ -31,7 +31,7 @@ void ops_conv_tiles_get(const struct ops_conv_dims *d, const struct ops_plan *p,
 			struct ops_conv_tiles *t);
 
 /* Closed form of the GLOBAL bytes (both directions) of the direct (and
- * im2col) strategy, all launches of the plan included. Tiles run one after
+ * im2col and winograd) strategy, all launches of the plan included. Tiles run one after
  * the other and keep nothing on chip between tiles, so with
  *   T   = tiles per (image, group) = ceil(kpg/tk) * ceil(oh/toh) * ceil(ow/tow)
  *   R   = sum over oh-tiles of the input rows the tile's patch covers inside
@@ -41,6 +41,8 @@ void ops_conv_tiles_get(const struct ops_conv_dims *d, const struct ops_plan *p,
  * the conv launch moves
  *   x:    n * groups * ceil(kpg/tk) * cpg * R * C * es   (patch separable in rows and columns)
  *   w:    n * groups * ceil(oh/toh) * ceil(ow/tow) * kpg * cpg * r * s * es
+ *         (winograd: 4x that, U's 36 fp32 values a filter where w has 9, plus
+ *         its filter launch, groups * kpg * cpg * (9 * es + 36 * 4))
  *   y:    n * k * oh * ow * es                             (each output written once)
  *   bias: n * groups * ceil(oh/toh) * ceil(ow/tow) * kpg * 4   (fused only)
  * and unfused conv+bias+act adds a bias launch (y in and out + the bias per
@@ -55,6 +57,45 @@ uint64_t ops_conv_direct_global_bytes(const struct ops_workload *w,
 void ops_conv_reference(const struct ops_conv_dims *d, enum ops_dtype t,
 			const void *x, const void *wt, const float *bias,
 			enum ops_act act, double *ref);
+
+/* Tile t's position in the walk that keeps each core's tiles together
+ * (tile t runs on core t % cores), for the strategies' launches. */
+int64_t ops_conv_tile_order(int64_t i, int64_t ntiles, int cores);
+/* Rows of the input patch of an output range [o0, o0+no) inside [0, in):
+ * the patch starts at o0*stride - pad (*start) and spans (no-1)*stride +
+ * (f-1)*dil + 1 (*len); its part inside the input is [*v0, *v0 + *nv). */
+void ops_conv_patch_range(int64_t o0, int64_t no, int64_t stride, int64_t pad, int64_t f,
+			  int64_t dil, int64_t in, int64_t *start, int64_t *len, int64_t *v0,
+			  int64_t *nv);
+
+/* ---- the winograd strategy (ops/conv_wino.c states it) ---- */
+
+/* Winograd tiles (4x4 outputs) transformed and multiplied at a time: the
+ * plan's V and M buffers hold this many. */
+#define OPS_WINO_PC 64
+/* NULL when the strategy computes the shape and dtype, else why not. */
+const char *ops_conv_wino_refusal(const struct ops_conv_dims *d, enum ops_dtype dt);
+/* SHARED bytes per core of a winograd plan with tiles t. */
+uint64_t ops_conv_wino_footprint(const struct ops_conv_dims *d, const struct ops_conv_tiles *t,
+				 int db, int epi);
+/* Bytes of the transformed filters U (GLOBAL) for tiles t. */
+size_t ops_conv_wino_u_bytes(const struct ops_conv_dims *d, const struct ops_conv_tiles *t);
+struct ops_wino_args {
+	struct ops_device *dev;
+	const struct ops_conv_dims *d;
+	const struct ops_conv_tiles *t;
+	enum ops_dtype dt;
+	int db, epi;            /* double-buffered; bias + act fused */
+	enum ops_act act;
+	const float *x, *w, *bias; /* NULL in a dry run */
+	float *y;
+	float **u;              /* U's host memory kept across runs (NULL: the
+				 * launch's own); reallocated when its size changes */
+	size_t *u_bytes;
+};
+/* The filter launch, then the tiles' launch named name. OPR_ELIMIT with
+ * the refusal for a shape or dtype the strategy does not compute. */
+int ops_conv_wino_run(const struct ops_wino_args *a, const char *name, struct opr_error *err);
 
 /* The microkernels of each host path are in ops_kern (isa_int.h). */
 

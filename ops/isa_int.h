@@ -158,6 +158,27 @@ struct ops_kern {
 	void (*conv_gemm)(const float *a, const float *b, int64_t bstride, int64_t kdim,
 			  float *out, int64_t ldo, int accumulate);
 
+	/* Winograd F(4x4, 3x3) (ops/conv_wino.c), fp32 with the channels along
+	 * the lanes; every channel count a multiple of 16 (the lanes of any
+	 * path), every pointer's channel run contiguous.
+	 *   wino_in:   the 6x6 input tile at d (element (i, j) at d + i*ldr +
+	 *              j*ldc, nc channels) to V: position x = 6i + j of
+	 *              channel c at v[x*ldx + c] = (B^T d B)[i][j]
+	 *   wino_out:  36 positions of nk channels at m[x*ldx + k] to the 4x4
+	 *              output tile o (element (i, j) at o + i*ldr + j*ldc) =
+	 *              (A^T m A)[i][j], i < nr, j < ncol; add: o +=
+	 *   wino_wt:   the 3x3 filter of nk output channels at g[e*lde + k]
+	 *              (e = 3r + s) to u[x*ldx + k] = (G g G^T)[i][j]
+	 *   wino_gemm: m[p*ldm + k] = sum over c < nc of v[p*ldv + c] *
+	 *              u[c*ldu + k], p < np, k < nk (overwritten) */
+	void (*wino_in)(const float *d, int64_t ldr, int64_t ldc, int64_t nc, float *v,
+			int64_t ldx);
+	void (*wino_out)(const float *m, int64_t ldx, int64_t nk, float *o, int64_t ldr,
+			 int64_t ldc, int nr, int ncol, int add);
+	void (*wino_wt)(const float *g, int64_t lde, int64_t nk, float *u, int64_t ldx);
+	void (*wino_gemm)(const float *v, int64_t ldv, const float *u, int64_t ldu, float *m,
+			  int64_t ldm, int64_t np, int64_t nk, int64_t nc);
+
 	/* qgemm (qgemm_int.h states the contract of both: ops_qgemm_kernel_ld,
 	 * ops_qgemm_colsum_ld). */
 	void (*qgemm)(enum ops_dtype at, const void *a, int64_t lda, const int8_t *b,

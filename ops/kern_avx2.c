@@ -51,6 +51,17 @@ static void avx2_act_f32(enum ops_act a, const float *x, float *y, size_t n);
 #define VSEL(m, a, b) _mm256_blendv_ps((a), (b), (m))
 #include "kern_act.h"
 
+/* ---- Winograd F(4x4, 3x3): the shared kernels (kern_wino.h) on 8 lanes ---- */
+#define VL 8
+#define VLD(p) _mm256_loadu_ps(p)
+#define VST(p, v) _mm256_storeu_ps((p), (v))
+#define VBC(p) _mm256_broadcast_ss(p)
+#define VZERO _mm256_setzero_ps()
+#define WG_BP 6
+#define WG_BK 2
+#define WG_NAME(x) avx2_##x
+#include "kern_wino.h"
+
 /* One pass of f over n floats: 8 at a time, the tail of m < 8 through a
  * masked load (the other lanes read as 0, never touched in memory) and a
  * masked store, i.e. a zero-padded copy without the two library calls. */
@@ -756,6 +767,10 @@ const struct ops_kern ops_kern_avx2 = {
 	.conv_direct = avx2_conv_direct,
 	.gemm_nw = 16,
 	.conv_gemm = avx2_conv_gemm,
+	.wino_in = avx2_wino_in,
+	.wino_out = avx2_wino_out,
+	.wino_wt = avx2_wino_wt,
+	.wino_gemm = avx2_wino_gemm,
 	.qgemm = avx2_qgemm,
 	.qgemm_colsum = avx2_qgemm_colsum,
 	.act_f32 = avx2_act_f32,

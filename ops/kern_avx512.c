@@ -50,6 +50,17 @@
 #define VSEL(m, a, b) _mm512_mask_blend_ps((m), (a), (b))
 #include "kern_act.h"
 
+/* ---- Winograd F(4x4, 3x3): the shared kernels (kern_wino.h) on 16 lanes ---- */
+#define VL 16
+#define VLD(p) _mm512_loadu_ps(p)
+#define VST(p, v) _mm512_storeu_ps((p), (v))
+#define VBC(p) _mm512_set1_ps(*(p))
+#define VZERO _mm512_setzero_ps()
+#define WG_BP 6
+#define WG_BK 4
+#define WG_NAME(x) avx512_##x
+#include "kern_wino.h"
+
 static inline __mmask16 tail_mask(size_t m)
 {
 	return (__mmask16)((1u << m) - 1u);
@@ -874,6 +885,10 @@ const struct ops_kern ops_kern_avx512 = {
 	.conv_bf16_cl_row = ops_avx512_conv_bf16_cl_row,
 	.gemm_nw = 32,
 	.conv_gemm = avx512_conv_gemm,
+	.wino_in = avx512_wino_in,
+	.wino_out = avx512_wino_out,
+	.wino_wt = avx512_wino_wt,
+	.wino_gemm = avx512_wino_gemm,
 	.qgemm = avx512_qgemm,
 	.qgemm_colsum = avx512_qgemm_colsum,
 	.act_f32 = avx512_act_f32,

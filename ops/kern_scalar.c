@@ -62,6 +62,20 @@ static inline int32_t s_isub(int32_t a, int32_t b) { return a - b; }
 #define VSEL(m, a, b) ((m) ? (b) : (a))
 #include "kern_act.h"
 
+/* ---- Winograd F(4x4, 3x3): the shared kernels (kern_wino.h) on 1 lane ---- */
+#define VL 1
+#define VLD(p) (*(p))
+#define VST(p, v) (*(p) = (v))
+#define VBC(p) (*(p))
+#define VZERO 0.0f
+#define WG_BP 4
+#define WG_BK 4
+#define WG_NAME(x) scalar_##x
+/* (a multiply and an add: fmaf is a library call on baseline x86-64) */
+#undef VFMA
+#define VFMA(a, b, c) ((a) * (b) + (c))
+#include "kern_wino.h"
+
 #define SCALAR_MAP(f)                               \
 	do {                                        \
 		for (size_t i = 0; i < n; i++)      \
@@ -243,6 +257,10 @@ const struct ops_kern ops_kern_scalar = {
 	.conv_direct = scalar_conv_direct,
 	.gemm_nw = 16,
 	.conv_gemm = scalar_conv_gemm,
+	.wino_in = scalar_wino_in,
+	.wino_out = scalar_wino_out,
+	.wino_wt = scalar_wino_wt,
+	.wino_gemm = scalar_wino_gemm,
 	.qgemm = scalar_qgemm,
 	.qgemm_colsum = scalar_qgemm_colsum,
 	.act_f32 = scalar_act_f32,

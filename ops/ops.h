@@ -170,6 +170,11 @@ struct ops_envelope {
 	 *                    and transfer_ns replaces dma_setup_ns / engines as
 	 *                    the exposed cost of each transfer (ops/model.c) */
 	double launch_first_us;
+	/* Set by whoever runs the plans, never read from a file: 1 when they
+	 * run on a CUDA GPU (a profile's device: cuda), whose op set has no
+	 * winograd kernel, so the planner offers none and a pinned winograd
+	 * plan does not fit (falls back, with that reason). */
+	int cuda_executor;
 	struct ops_kernel_cost {
 		double efficiency;  /* > 0 when the family was calibrated */
 		double transfer_ns; /* per transfer of the slowest core */
@@ -364,7 +369,12 @@ struct ops_workload {
 /* A tile plan. Parameters are named per operator (ops_plan_params lists them);
  * 0 in a parameter means "the operator's default". */
 #define OPS_PLAN_MAX_PARAMS 8
-enum ops_strategy { OPS_STRAT_UNTILED, OPS_STRAT_DIRECT, OPS_STRAT_IM2COL, OPS_NSTRATS };
+/* conv2d's strategies: untiled, direct, im2col (an implicit GEMM) and
+ * winograd (F(4x4, 3x3): 3x3 filters, stride and dilation 1, fp32 only;
+ * ops/conv_wino.c). The other groups run direct. */
+enum ops_strategy {
+	OPS_STRAT_UNTILED, OPS_STRAT_DIRECT, OPS_STRAT_IM2COL, OPS_STRAT_WINOGRAD, OPS_NSTRATS
+};
 struct ops_plan {
 	int fused;                      /* 1: one launch, intermediates in SHARED */
 	enum ops_strategy strategy;

@@ -72,7 +72,9 @@ const char *const *ops_plan_params(enum ops_group g)
 
 void ops_plan_describe(enum ops_group g, const struct ops_plan *p, char *buf, size_t len)
 {
-	static const char *const strat[OPS_NSTRATS] = { "untiled", "direct", "im2col" };
+	static const char *const strat[OPS_NSTRATS] = {
+		"untiled", "direct", "im2col", "winograd"
+	};
 	const char *const *names = ops_plan_params(g);
 	size_t used = 0;
 

@@ -1,7 +1,8 @@
 /* tests/test_conv2d.c: conv2d and conv2d+bias+activation against the fp64
  * reference over random shapes, dtypes and strategies; the direct strategy's
  * GLOBAL bytes against their closed form; dry == real counters; fused vs
- * unfused; capacity refusal; the microkernels against scalar loops. */
+ * unfused; capacity refusal; the microkernels against scalar loops; the
+ * winograd strategy on every path and where it is offered. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -180,6 +181,8 @@ static void test_random_shapes_vs_reference(void **state)
 				struct ops_quality q;
 				struct opr_error err = { 0 };
 
+				if (st == OPS_STRAT_WINOGRAD && ops_conv_wino_refusal(&d, w.dtype))
+					continue; /* (test_winograd has its shapes) */
 				/* random tiles, partial ones included */
 				set_plan(&p, (enum ops_strategy)st, (int)rnd(0, 1),
 					 rnd(1, d.kpg), rnd(1, d.oh), rnd(1, d.ow),
@@ -214,7 +217,7 @@ static void test_known_values(void **state)
 	(void)state;
 	test_env(&env);
 	set_conv(&w, OPS_G_CONV, OPS_F32, 1, 3, 2, 5, 2, 1, 1, 1, 0, 1, 1);
-	for (st = OPS_STRAT_UNTILED; st < OPS_NSTRATS; st++) {
+	for (st = OPS_STRAT_UNTILED; st < OPS_STRAT_WINOGRAD; st++) { /* (a 1x1 filter) */
 		set_plan(&p, (enum ops_strategy)st, 0, 0, 0, 0, 0, 1);
 		inst = run_one(&env, &w, &p, 0, NULL, NULL, NULL);
 		x = ops_instance_tensor(inst, "x")->data;
@@ -321,7 +324,7 @@ static void test_dry_equals_real(void **state)
 
 	(void)state;
 	test_env(&env);
-	for (st = OPS_STRAT_UNTILED; st < OPS_NSTRATS; st++)
+	for (st = OPS_STRAT_UNTILED; st < OPS_STRAT_WINOGRAD; st++) /* (stride 2) */
 		for (fused = 0; fused < 2; fused++) {
 			struct ops_workload w;
 			struct ops_plan p;
@@ -1356,6 +1359,119 @@ static void test_plans(void **state)
 	free(ev);
 }
 
+/* The winograd strategy (ops/conv_wino.c) on each path: shapes whose
+ * output is no multiple of the 4x4 Winograd tile and plan tiles that are
+ * none either (the last Winograd tiles half outside, discarded), padding 0,
+ * 1 and 2, two groups, two images, channel counts off the 16-lane padding,
+ * several channel and k blocks (the sums added across channel blocks in
+ * the output domain), more than a chunk's 64 Winograd tiles in one plan
+ * tile (a chunk ending mid-row), a 1x1 image, and the ResNet stage-2
+ * shape; fused bias + SiLU and unfused. Against the fp64 reference with
+ * the outputs poisoned (fp32's threshold), counters and modelled time equal
+ * to the dry run's, GLOBAL bytes equal to the closed form; and a second run
+ * after the weights changed follows them (U is recomputed every run, its
+ * memory kept). */
+static void test_winograd(void **state)
+{
+	/* n, c, h, w, k, pad, groups, tile k/oh/ow/c */
+	static const int64_t sh[][11] = {
+		{ 2, 19, 13, 11, 37, 1, 1, 20, 5, 7, 8 },
+		{ 1, 5, 7, 9, 3, 0, 1, 3, 7, 9, 5 },
+		{ 1, 6, 10, 10, 6, 2, 2, 3, 4, 4, 3 },
+		{ 1, 3, 1, 1, 4, 1, 1, 4, 1, 1, 3 },
+		{ 1, 33, 20, 70, 17, 1, 1, 17, 20, 70, 33 },
+		{ 1, 64, 56, 56, 64, 1, 1, 64, 8, 56, 64 },
+	};
+	struct ops_envelope env;
+
+	isa_use(state);
+	test_env(&env);
+	env.shared_capacity_kib = 65536;
+	for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+		for (int fused = 0; fused < 2; fused++) {
+			const int64_t *v = sh[i];
+			struct ops_workload w;
+			struct ops_plan p;
+			struct ops_counters real, dry;
+			struct ops_quality q;
+			struct opr_error err = { 0 };
+			struct ops_device *dev = NULL;
+			double mr, md;
+			struct ops_instance *a, *b;
+
+			set_conv(&w, fused ? OPS_G_CONV_BIAS_ACT : OPS_G_CONV, OPS_F32, v[0], v[1],
+				 v[2], v[3], v[4], 3, 3, 1, v[5], 1, v[6]);
+			w.act = OPS_ACT_SILU;
+			set_plan(&p, OPS_STRAT_WINOGRAD, fused, v[7], v[8], v[9], v[10], 1);
+			a = run_one(&env, &w, &p, 0, &real, &mr, NULL);
+			b = run_one(&env, &w, &p, 1, &dry, &md, NULL);
+			assert_int_equal(ops_instance_quality(a, &q, &err), 0);
+			if (!(q.rel_l2 <= threshold(OPS_F32)))
+				print_error("shape %zu fused %d: rel_l2 %g\n", i, fused, q.rel_l2);
+			assert_true(q.rel_l2 <= threshold(OPS_F32));
+			assert_true(q.rel_l2 > 0.0); /* the Winograd sums, not a copy of the reference */
+			assert_memory_equal(&real, &dry, sizeof real);
+			assert_true(mr == md);
+			assert_int_equal(global_bytes(&real), ops_conv_direct_global_bytes(&w, &p));
+			/* new weights, the same instance: U follows */
+			struct ops_tensor *tw = ops_instance_tensor(a, "w");
+			float *wf = tw->data;
+			for (int64_t e = 0; e < tw->count; e++)
+				wf[e] = -0.5f * wf[e] + 0.25f;
+			assert_int_equal(ops_device_new(&env, 0, &dev, &err), 0);
+			assert_int_equal(ops_instance_run(dev, a, &err), 0);
+			assert_int_equal(ops_instance_quality(a, &q, &err), 0);
+			assert_true(q.rel_l2 <= threshold(OPS_F32));
+			ops_device_free(dev);
+			ops_instance_free(a);
+			ops_instance_free(b);
+		}
+}
+
+/* Where winograd is offered and where a pinned one is refused: the planner
+ * lists it for fp32 3x3 stride-1 convolutions only, not for fp16, a 5x5
+ * filter, stride 2 or dilation 2, and not where the plans run on a CUDA
+ * GPU; a pinned winograd plan that cannot run falls back with the reason. */
+static void test_winograd_offered(void **state)
+{
+	struct ops_envelope env;
+	struct ops_workload w;
+	struct ops_plan cand[64], chosen, pin;
+	struct opr_error err = { 0 };
+	char reason[160];
+	int fell = 0;
+
+	(void)state;
+	test_env(&env);
+	env.shared_capacity_kib = 65536;
+	static const int64_t cases[][4] = { /* dtype, r, stride, dil; offered */
+		{ OPS_F32, 3, 1, 1 }, { OPS_F16, 3, 1, 1 }, { OPS_BF16, 3, 1, 1 },
+		{ OPS_F32, 5, 1, 1 }, { OPS_F32, 3, 2, 1 }, { OPS_F32, 3, 1, 2 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		for (int cuda = 0; cuda < 2; cuda++) {
+			size_t n, m, have = 0;
+
+			set_conv(&w, OPS_G_CONV, (enum ops_dtype)cases[i][0], 1, 16, 20, 20, 16,
+				 cases[i][1], cases[i][1], cases[i][2], 1, cases[i][3], 1);
+			env.cuda_executor = cuda;
+			n = ops_impl_conv.plans(&env, &w, 0, cand, 64);
+			for (m = 0; m < n; m++)
+				have += cand[m].strategy == OPS_STRAT_WINOGRAD;
+			if (i == 0 && !cuda)
+				assert_true(have > 0);
+			else
+				assert_int_equal(have, 0);
+			set_plan(&pin, OPS_STRAT_WINOGRAD, 0, 16, 8, 20, 16, 1);
+			assert_int_equal(ops_plan_resolve(&env, &w, &pin, 0, &chosen, &fell, reason,
+							  sizeof reason, &err), 0);
+			assert_int_equal(fell, !(i == 0 && !cuda));
+			assert_int_equal(chosen.strategy == OPS_STRAT_WINOGRAD, i == 0 && !cuda);
+			if (fell)
+				assert_non_null(strstr(reason, "winograd"));
+		}
+}
+
 /* With a DMA last dimension of at most 4 elements the transfers are split,
  * the results and the GLOBAL bytes stay the same. */
 static void test_dma_splits(void **state)
@@ -1374,12 +1490,14 @@ static void test_dma_splits(void **state)
 		struct ops_quality q;
 		struct opr_error err = { 0 };
 
-		set_conv(&w, OPS_G_CONV_BIAS_ACT, OPS_F16, 1, 5, 9, 11, 7, 3, 3, 1, 1, 1, 1);
+		/* (winograd computes fp32 only) */
+		enum ops_dtype dt = st == OPS_STRAT_WINOGRAD ? OPS_F32 : OPS_F16;
+		set_conv(&w, OPS_G_CONV_BIAS_ACT, dt, 1, 5, 9, 11, 7, 3, 3, 1, 1, 1, 1);
 		set_plan(&p, (enum ops_strategy)st, 1, 7, 3, 9, 5, 1);
 		inst = run_one(&env, &w, &p, 0, &cnt, NULL, NULL);
 		assert_true(cnt.splits > 0);
 		assert_int_equal(ops_instance_quality(inst, &q, &err), 0);
-		assert_true(q.rel_l2 <= threshold(OPS_F16));
+		assert_true(q.rel_l2 <= threshold(dt));
 		if (st != OPS_STRAT_UNTILED)
 			assert_int_equal(global_bytes(&cnt), ops_conv_direct_global_bytes(&w, &p));
 		ops_instance_free(inst);
@@ -1401,6 +1519,8 @@ int main(void)
 		ISA_TESTS(test_direct_shapes),
 		ISA_TESTS(test_one_pass),
 		ISA_TESTS(test_one_pass_k_runs),
+		ISA_TESTS(test_winograd),
+		cmocka_unit_test(test_winograd_offered),
 		cmocka_unit_test(test_check),
 		cmocka_unit_test(test_known_values),
 		ISA_TESTS(test_random_shapes_vs_reference),

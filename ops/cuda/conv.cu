@@ -1108,6 +1108,8 @@ int cu_conv_run(cudaStream_t s, const struct ops_workload *w, const struct ops_p
 
 	if ((rc = ops_conv_dims_get(w, &d, err)) < 0)
 		return rc;
+	if (p->strategy == OPS_STRAT_WINOGRAD) /* the planner offers none here (ops.h) */
+		return opr_error_set(err, OPR_ELIMIT, "conv2d: the cuda op set has no winograd kernel");
 	ops_conv_tiles_get(&d, p, &t);
 	cdims_of(&d, &cd);
 	switch (w->dtype) {
