@@ -2588,7 +2588,12 @@ static uint64_t conv_plan_footprint(const struct ops_conv_dims *d,
  * shape and dtype: ops_conv_wino_refusal) winograd over tile_k in {16, 32,
  * 64, kpg} x tile_oh in {1, 4, 8, oh} x tile_ow in {ow, 28} x tile_c in {cpg,
  * 32, 64}, clamped to the shape, deduplicated and double-buffered; winograd
- * without tile_oh 1 (three quarters of its 4x4 outputs discarded). The ones
+ * without tile_oh 1 (three quarters of its 4x4 outputs discarded) and
+ * without k blocks under 64 channels (or kpg): each k block transforms the
+ * input again, and under 64 the transforms and transposes outweigh the
+ * GEMM they feed, which the model's one rate for all of them does not see
+ * (tile_k 16 ran 1.15-1.40 ms on the bench shape where 64 ran 0.70 ms, both
+ * modelled 0.50-0.54 ms on this host's calibrated envelope). The ones
  * whose SHARED footprint fits the envelope come first, so a short list still
  * holds the useful plans; the rest follow for the planner to reject with
  * their reason. */
@@ -2620,7 +2625,8 @@ static size_t conv_plans(const struct ops_envelope *env, const struct ops_worklo
 		struct ops_conv_tiles t;
 		int dup = 0;
 
-		if (st == OPS_STRAT_WINOGRAD && (!wino || (tohs[b] == 1 && d.oh > 1)))
+		if (st == OPS_STRAT_WINOGRAD &&
+		    (!wino || (tohs[b] == 1 && d.oh > 1) || tks[a] < min64(64, d.kpg)))
 			continue;
 
 		memset(&p, 0, sizeof p);
@@ -2649,6 +2655,13 @@ static size_t conv_plans(const struct ops_envelope *env, const struct ops_worklo
 	out[0].fused = fused;
 	out[0].strategy = OPS_STRAT_UNTILED;
 	n = 1;
+	/* the fitting winograd plans first, at most a quarter of the list: they
+	 * come last in the enumeration and a short list would cut them off */
+	for (m = 0; m < nc && n < 1 + max / 4; m++)
+		if (fits[m] && cand[m].strategy == OPS_STRAT_WINOGRAD) {
+			out[n++] = cand[m];
+			fits[m] = 2; /* (taken) */
+		}
 	for (pass = 1; pass >= 0; pass--)
 		for (m = 0; m < nc && n < max; m++)
 			if (fits[m] == pass)
