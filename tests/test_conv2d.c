@@ -1431,7 +1431,9 @@ static void test_winograd(void **state)
 /* Where winograd is offered and where a pinned one is refused: the planner
  * lists it for fp32 3x3 stride-1 convolutions only, not for fp16, a 5x5
  * filter, stride 2 or dilation 2, and not where the plans run on a CUDA
- * GPU; a pinned winograd plan that cannot run falls back with the reason. */
+ * GPU; a pinned winograd plan that cannot run falls back with the reason;
+ * with 64 output channels only k blocks of 64 are offered, and they are in
+ * a list of 64. */
 static void test_winograd_offered(void **state)
 {
 	struct ops_envelope env;
@@ -1470,6 +1472,18 @@ static void test_winograd_offered(void **state)
 			if (fell)
 				assert_non_null(strstr(reason, "winograd"));
 		}
+	/* 64 output channels: only k blocks of 64 (a smaller one transforms
+	 * the input again per block), and within a list of 64 candidates */
+	size_t n, have = 0;
+	env.cuda_executor = 0;
+	set_conv(&w, OPS_G_CONV_BIAS_ACT, OPS_F32, 1, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1);
+	n = ops_impl_conv_bias_act.plans(&env, &w, 1, cand, 64);
+	for (size_t m = 0; m < n; m++)
+		if (cand[m].strategy == OPS_STRAT_WINOGRAD) {
+			have++;
+			assert_int_equal(cand[m].p[0], 64);
+		}
+	assert_true(have > 0);
 }
 
 /* With a DMA last dimension of at most 4 elements the transfers are split,
