@@ -95,6 +95,7 @@ static void test_default_profile(void **state)
 	assert_string_equal(p->compiler, "tilec 3.2.1");
 	assert_string_equal(p->runtime, "npurt 1.8.0");
 	assert_string_equal(p->firmware, "fw 2026.10");
+	assert_int_equal(p->envelope.cuda_executor, 0); /* the host runs its plans */
 	assert_non_null(strstr(p->text, "resnet-int8-review"));
 	assert_int_equal(strlen(p->text), p->text_len);
 
@@ -253,6 +254,13 @@ static void test_quick_profile(void **state)
 	assert_int_equal(p->blocks[0].candidate.plan.strategy, OPS_STRAT_DIRECT);
 	assert_int_equal(p->blocks[1].work.gemm.k, 4096);
 	assert_int_equal(p->blocks[2].work.tensor.dims[1], 70000);
+	col_profile_free(p);
+	/* device: cuda: the planner is told its plans run on the GPU (no
+	 * winograd there) */
+	p = NULL;
+	assert_int_equal(col_profile_load("fixtures/profiles/quick-h200.yaml", NULL, &p, &err), 0);
+	assert_int_equal(p->device.kind, COL_DEV_CUDA);
+	assert_int_equal(p->envelope.cuda_executor, 1);
 	col_profile_free(p);
 }
 

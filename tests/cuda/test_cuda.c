@@ -450,13 +450,35 @@ static void test_conv(void **state)
 	NEED_GPU();
 	for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
 		for (int di = 0; di < 3; di++)
-			for (int s = OPS_STRAT_UNTILED; s < OPS_NSTRATS; s++) {
+			for (int s = OPS_STRAT_UNTILED; s < OPS_STRAT_WINOGRAD; s++) {
 				conv_case(OPS_G_CONV, dts[di], (enum ops_strategy)s, 1, &shapes[si]);
 				if (si % 2 == 0)
 					for (int f = 0; f <= 1; f++)
 						conv_case(OPS_G_CONV_BIAS_ACT, dts[di], (enum ops_strategy)s, f,
 							  &shapes[si]);
 			}
+	/* winograd has no CUDA kernel: refused with the reason, never run as
+	 * another strategy */
+	{
+		struct ops_workload w;
+		struct opr_error err = { 0 };
+		struct ops_instance *inst = NULL;
+		struct ops_cuda_inst *gi = NULL;
+
+		memset(&w, 0, sizeof w);
+		w.group = OPS_G_CONV;
+		w.dtype = OPS_F32;
+		w.conv = shapes[5]; /* [1,64,56,56] -> 64 3x3 */
+		struct ops_plan p = plan_of(0, OPS_STRAT_WINOGRAD, 64, 8, 56, 64, 1);
+		assert_int_equal(ops_instance_new(&w, &p, 20261201, "conv", &inst, &err), 0);
+		int rc = ops_cuda_inst_new(cu, inst, &gi, &err);
+		if (rc == 0)
+			rc = ops_cuda_inst_run_checked(gi, &err);
+		assert_int_equal(rc, OPR_ELIMIT);
+		assert_non_null(strstr(err.msg, "winograd"));
+		ops_cuda_inst_free(gi);
+		ops_instance_free(inst);
+	}
 	/* the implicit GEMM's split-K as the plan names it (the default above
 	 * splits only an FFMA grid of fewer tiles than SMs): 1 and 3 parts, and
 	 * more parts than K steps (clamped) */
