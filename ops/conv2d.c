@@ -2325,7 +2325,9 @@ static uint64_t conv_bytes(const struct ops_workload *w)
 	       (w->group == OPS_G_CONV_BIAS_ACT ? (uint64_t)d.k * 4 : 0) +
 	       ny * es + ny * sizeof(double) +
 	       /* the weights kept packed (padded), and their copy */
-	       (uint64_t)(d.k * d.cpg * d.r * d.s) * es * 3;
+	       (uint64_t)(d.k * d.cpg * d.r * d.s) * es * 3 +
+	       /* winograd's U where the strategy applies */
+	       (ops_conv_wino_refusal(&d, w->dtype) ? 0 : (uint64_t)ops_conv_wino_u_bytes_max(&d));
 }
 
 static void conv_release(struct ops_instance *inst)

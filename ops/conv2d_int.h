@@ -78,8 +78,10 @@ const char *ops_conv_wino_refusal(const struct ops_conv_dims *d, enum ops_dtype 
 /* SHARED bytes per core of a winograd plan with tiles t. */
 uint64_t ops_conv_wino_footprint(const struct ops_conv_dims *d, const struct ops_conv_tiles *t,
 				 int db, int epi);
-/* Bytes of the transformed filters U (GLOBAL) for tiles t. */
+/* Bytes of the transformed filters U (GLOBAL) under tiles t, and the most
+ * any tiles take (what the instance's memory estimate counts). */
 size_t ops_conv_wino_u_bytes(const struct ops_conv_dims *d, const struct ops_conv_tiles *t);
+size_t ops_conv_wino_u_bytes_max(const struct ops_conv_dims *d);
 struct ops_wino_args {
 	struct ops_device *dev;
 	const struct ops_conv_dims *d;
