@@ -756,7 +756,7 @@ static void avx2_f32_to_half(enum ops_dtype t, const float *src, uint16_t *d, si
 const struct ops_kern ops_kern_avx2 = {
 	.isa = OPS_ISA_AVX2,
 	.path = {
-		[OPS_KF_CONV] = "avx2 (fma, 6x16 direct)",
+		[OPS_KF_CONV] = "avx2 (fma, 6x16 direct; winograd F(4x4, 3x3) on 8 lanes, its GEMM 6 tiles x 16 channels)",
 		[OPS_KF_GEMM] = "avx2 (fma, 6x16)",
 		[OPS_KF_QGEMM] = "avx2 (vpmaddwd int16 pairs)",
 		[OPS_KF_ACT] = "avx2 (fma, 8 lanes)",
