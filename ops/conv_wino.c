@@ -515,7 +515,7 @@ static int tile_run(struct wino *wg, struct ops_buf *b, const struct wtile *tp,
 		    struct opr_error *err)
 {
 	const struct ops_conv_dims *d = wg->d;
-	const int64_t ntw = tp->th * tp->tw, nkp = up16(tp->nk);
+	const int64_t ntw = tp->th * tp->tw;
 	int rc;
 
 	for (int64_t cb = 0; cb < wg->ncb; cb++) {
@@ -538,7 +538,6 @@ static int tile_run(struct wino *wg, struct ops_buf *b, const struct wtile *tp,
 			    tout * WINO_OUT_OPS, 0,
 			    patch_bytes + vb + ub + mb + (cb > 0 ? accb : 0), vb + mb + accb);
 	}
-	(void)nkp;
 	return tile_out(wg, tp, b[WB_ACC].data, err);
 }
 
