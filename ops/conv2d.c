@@ -216,13 +216,11 @@ static void *at(const void *base, int64_t idx, size_t es)
 	return base ? (char *)(uintptr_t)base + (size_t)idx * es : NULL;
 }
 
-/* A 3-D transfer; count: only counted (ops_dma_split_count), the host
- * moving the bytes itself (a one-pass launch). */
-static int dma3x(struct ops_device *dev, int count, enum ops_space dsp, void *dst,
-		 enum ops_space ssp, const void *src, size_t es,
-		 int64_t n0, int64_t n1, int64_t n2, int64_t s0, int64_t s1,
-		 int64_t s2, int64_t d0, int64_t d1, int64_t d2,
-		 struct opr_error *err)
+int ops_conv_dma3(struct ops_device *dev, int count, enum ops_space dsp, void *dst,
+		  enum ops_space ssp, const void *src, size_t es,
+		  int64_t n0, int64_t n1, int64_t n2, int64_t s0, int64_t s1,
+		  int64_t s2, int64_t d0, int64_t d1, int64_t d2,
+		  struct opr_error *err)
 {
 	struct ops_dma_desc dd;
 
@@ -243,7 +241,7 @@ static int dma3(struct ops_device *dev, enum ops_space dsp, void *dst,
 		int64_t s2, int64_t d0, int64_t d1, int64_t d2,
 		struct opr_error *err)
 {
-	return dma3x(dev, 0, dsp, dst, ssp, src, es, n0, n1, n2, s0, s1, s2, d0, d1, d2, err);
+	return ops_conv_dma3(dev, 0, dsp, dst, ssp, src, es, n0, n1, n2, s0, s1, s2, d0, d1, d2, err);
 }
 
 /* A 1-D transfer of n elements: source stride s, destination stride d. */
@@ -412,28 +410,34 @@ int64_t ops_conv_tile_order(int64_t i, int64_t ntiles, int cores)
 	return core + j * cores;
 }
 
-struct tile_pos {
-	int64_t ni, g, k0, nk, oh0, noh, ow0, now, npix;
-};
-
-static void tile_decode(const struct conv_ctx *cx, int64_t t, struct tile_pos *p)
+void ops_conv_tile_decode(const struct ops_conv_dims *d, const struct ops_conv_tiles *tl,
+			  int64_t t, struct ops_conv_tile *p)
 {
-	int64_t owt = t % cx->ntw, oht, kt;
+	const int64_t ntk = ceil_div(d->kpg, tl->tk), nth = ceil_div(d->oh, tl->toh);
+	const int64_t ntw = ceil_div(d->ow, tl->tow);
+	int64_t owt = t % ntw, oht, kt;
 
-	t /= cx->ntw;
-	oht = t % cx->nth;
-	t /= cx->nth;
-	kt = t % cx->ntk;
-	t /= cx->ntk;
-	p->g = t % cx->d.groups;
-	p->ni = t / cx->d.groups;
-	p->k0 = kt * cx->t.tk;
-	p->nk = min64(cx->t.tk, cx->d.kpg - p->k0);
-	p->oh0 = oht * cx->t.toh;
-	p->noh = min64(cx->t.toh, cx->d.oh - p->oh0);
-	p->ow0 = owt * cx->t.tow;
-	p->now = min64(cx->t.tow, cx->d.ow - p->ow0);
+	t /= ntw;
+	oht = t % nth;
+	t /= nth;
+	kt = t % ntk;
+	t /= ntk;
+	p->g = t % d->groups;
+	p->ni = t / d->groups;
+	p->k0 = kt * tl->tk;
+	p->nk = min64(tl->tk, d->kpg - p->k0);
+	p->oh0 = oht * tl->toh;
+	p->noh = min64(tl->toh, d->oh - p->oh0);
+	p->ow0 = owt * tl->tow;
+	p->now = min64(tl->tow, d->ow - p->ow0);
 	p->npix = p->noh * p->now;
+}
+
+int ops_conv_cores(const struct ops_device *dev)
+{
+	const int c = ops_device_envelope(dev)->cores;
+
+	return c > 0 ? (c < OPS_MAX_CORES ? c : OPS_MAX_CORES) : 1;
 }
 
 /* Sizes (bytes) of the conv launch's per-core buffers. */
@@ -515,7 +519,7 @@ static void zero_halo(void *xb, size_t es, int64_t nc, int64_t plane, int64_t pw
 
 /* Brings channels [c0, c0+nc) of the tile's input patch into xb (layout
  * [nc][phm][pwm]) with the halo zeroed; widens to x32 when stored narrow. */
-static int load_patch(struct conv_ctx *cx, const struct tile_pos *tp,
+static int load_patch(struct conv_ctx *cx, const struct ops_conv_tile *tp,
 		      int64_t c0, int64_t nc, void *xb, float *x32,
 		      struct opr_error *err)
 {
@@ -538,7 +542,7 @@ static int load_patch(struct conv_ctx *cx, const struct tile_pos *tp,
 		int64_t src = (((tp->ni * d->c) + tp->g * d->cpg + c0) * d->h + rv0) * d->w + cv0;
 		int64_t dst = (rv0 - rs) * cx->pwm + (cv0 - cs);
 
-		rc = dma3x(cx->dev, cx->onep, OPS_SHARED, at(xb, dst, cx->es), OPS_GLOBAL,
+		rc = ops_conv_dma3(cx->dev, cx->onep, OPS_SHARED, at(xb, dst, cx->es), OPS_GLOBAL,
 			   at(cx->x, src, cx->es), cx->es, nc, rnv, cnv,
 			   d->h * d->w, d->w, 1, cx->phm * cx->pwm, cx->pwm, 1, err);
 		if (rc < 0)
@@ -575,7 +579,7 @@ static int weight_dma(struct conv_ctx *cx, void *dst, const void *src,
  * has all of a group's channels, where the packed layout takes blocked
  * transposes. Both issue the same descriptors' bytes and zero fill, so the
  * counters do not depend on the path (dry == real). */
-static int load_weights(struct conv_ctx *cx, const struct tile_pos *tp,
+static int load_weights(struct conv_ctx *cx, const struct ops_conv_tile *tp,
 			int64_t c0, int64_t nc, int64_t kb, void *wb, float *w32,
 			struct opr_error *err)
 {
@@ -652,7 +656,7 @@ static int load_weights(struct conv_ctx *cx, const struct tile_pos *tp,
 }
 
 /* Patch offset of output pixel p of the tile (row-major over [noh, now]). */
-static int64_t pix_off(const struct conv_ctx *cx, const struct tile_pos *tp, int64_t p)
+static int64_t pix_off(const struct conv_ctx *cx, const struct ops_conv_tile *tp, int64_t p)
 {
 	return (p / tp->now) * cx->d.sh * cx->bw + (p % tp->now) * cx->d.sw;
 }
@@ -698,7 +702,7 @@ static int64_t wblock(const struct conv_ctx *cx, int64_t g, int64_t kt, int64_t 
 
 /* The weights of 16-channel block kb of tile tp and channel block
  * cx->cur_cblk in wq: [ncb 32-channel blocks][r*s taps][16 k][32 c]. */
-static const uint16_t *wq_block(const struct conv_ctx *cx, const struct tile_pos *tp,
+static const uint16_t *wq_block(const struct conv_ctx *cx, const struct ops_conv_tile *tp,
 				int64_t kb)
 {
 	return cx->wq + wblock(cx, tp->g, cx->cur_kt, kb, cx->cur_cblk) * cx->wqblk;
@@ -749,7 +753,7 @@ static void wq_fill(struct conv_ctx *cx)
  * arithmetic, applied to the whole run: the pixels between rows are
  * dropped), narrowed and written straight into y at y's pitch: a one-pass
  * tile of a single channel block, whose store is counted (store_tile). */
-static void px_to_y(const struct conv_ctx *cx, const struct tile_pos *tp, int64_t k,
+static void px_to_y(const struct conv_ctx *cx, const struct ops_conv_tile *tp, int64_t k,
 		    int64_t nk, int64_t r0, int64_t nr, int64_t c0, int64_t ncol, int64_t nq,
 		    int64_t pitch, int64_t lds)
 {
@@ -830,7 +834,7 @@ struct kruns {
 	int64_t ks0, kend, n, width;
 };
 
-static void kruns_of(const struct conv_ctx *cx, const struct tile_pos *tp, int64_t width,
+static void kruns_of(const struct conv_ctx *cx, const struct ops_conv_tile *tp, int64_t width,
 		     struct kruns *kr)
 {
 	const struct ops_conv_dims *d = &cx->d;
@@ -887,7 +891,7 @@ static const uint16_t *cl_weights(const struct conv_ctx *cx, int64_t g, int64_t 
  * job (kruns_of). Without an epilogue the jobs are queued and their sums
  * rounded into y; with one, 16 channels a job, the kernel's [k][r*now + c]
  * sums go through px_to_y. */
-static void compute_direct_cl(const struct conv_ctx *cx, const struct tile_pos *tp)
+static void compute_direct_cl(const struct conv_ctx *cx, const struct ops_conv_tile *tp)
 {
 	const struct ops_conv_dims *d = &cx->d;
 	int64_t now = tp->now, rows = max64(1, CL_LDO / now), rp = d->sh * cx->bw;
@@ -925,7 +929,7 @@ static void compute_direct_cl(const struct conv_ctx *cx, const struct tile_pos *
  * (nk <= 32, two weight vectors ldv floats apart past 16), plus the bias
  * where the launch fuses it, straight into y's rows, then the activation
  * over those rows in place (epilogue_f32's arithmetic, in its order). */
-static void lanes_run(const struct conv_ctx *cx, const struct tile_pos *tp, int64_t terms,
+static void lanes_run(const struct conv_ctx *cx, const struct ops_conv_tile *tp, int64_t terms,
 		      const float *xs, int64_t ks, int nk, const float *wp, int64_t ldv)
 {
 	const struct ops_conv_dims *d = &cx->d;
@@ -955,7 +959,7 @@ static const float *lanes_weights(const struct conv_ctx *cx, int64_t g, int64_t 
 
 /* A one-pass tile on the lanes kernel, 32 channels a call (kruns_of; two
  * weight vectors: 16 loads to 28 FMAs, against 29 with one). */
-static void compute_direct_lanes(const struct conv_ctx *cx, const struct tile_pos *tp,
+static void compute_direct_lanes(const struct conv_ctx *cx, const struct ops_conv_tile *tp,
 				 int64_t terms, const float *xs)
 {
 	struct kruns kr;
@@ -979,7 +983,7 @@ static void compute_direct_lanes(const struct conv_ctx *cx, const struct tile_po
  * kernel's [k][q] result lands in acc[k][p] row by row. xs and ws are the
  * widened fp32 patch and weights (as KCRS rows, load_weights), or with cx->amx the bf16 patch and ws
  * unused (the weights are cx->wa's rows, load_weights). */
-static void compute_direct_px(const struct conv_ctx *cx, const struct tile_pos *tp,
+static void compute_direct_px(const struct conv_ctx *cx, const struct ops_conv_tile *tp,
 			      int64_t terms, const void *xs, const void *ws,
 			      float *acc, int first, int to_y)
 {
@@ -1052,7 +1056,7 @@ static void compute_direct_px(const struct conv_ctx *cx, const struct tile_pos *
 /* acc[nk][npix] (=, or += when !first) over the terms of one channel block,
  * by the chosen path's direct kernel: blocks of direct_pb pixels x one or
  * two 16-channel weight panels. */
-static void compute_direct(const struct conv_ctx *cx, const struct tile_pos *tp,
+static void compute_direct(const struct conv_ctx *cx, const struct ops_conv_tile *tp,
 			   int64_t terms, const float *x32, const float *w32,
 			   float *acc, int first)
 {
@@ -1097,7 +1101,7 @@ static void compute_direct(const struct conv_ctx *cx, const struct tile_pos *tp,
 /* im2col of the patch into GEMM_PB-pixel panels col[pb][term][16], then
  * acc[nk][npix] (=, or +=) = packed weights x col by the chosen path's
  * GEMM kernel (6 rows x one or two panels). */
-static void compute_im2col(const struct conv_ctx *cx, const struct tile_pos *tp,
+static void compute_im2col(const struct conv_ctx *cx, const struct ops_conv_tile *tp,
 			   int64_t terms, const float *x32, const float *w32,
 			   float *col, float *acc, int first)
 {
@@ -1181,7 +1185,7 @@ static void epilogue_f32(enum ops_act act, const float *bias, float *acc,
 /* Narrows the fp32 tile (if needed) and DMAs it to y. One pass: the
  * transfer is counted and the host writes acc into y itself, narrowing row
  * by row, unless the kernel already wrote y (y_done, px_to_y). */
-static int store_tile(struct conv_ctx *cx, const struct tile_pos *tp,
+static int store_tile(struct conv_ctx *cx, const struct ops_conv_tile *tp,
 		      const float *acc, void *out, int y_done, struct opr_error *err)
 {
 	const struct ops_conv_dims *d = &cx->d;
@@ -1214,7 +1218,7 @@ static int store_tile(struct conv_ctx *cx, const struct tile_pos *tp,
 					     (size_t)tp->now);
 		}
 	}
-	return dma3x(cx->dev, cx->onep, OPS_GLOBAL, at(cx->y, dst, cx->es), OPS_SHARED, src,
+	return ops_conv_dma3(cx->dev, cx->onep, OPS_GLOBAL, at(cx->y, dst, cx->es), OPS_SHARED, src,
 		     cx->es, tp->nk, tp->noh, tp->now, tp->npix, tp->now, 1,
 		     d->oh * d->ow, d->ow, 1, err);
 }
@@ -1223,7 +1227,7 @@ static int store_tile(struct conv_ctx *cx, const struct tile_pos *tp,
  * bands (*x, or cx->xpcur by channel pairs) and its weights (*w: the KCRS
  * rows of w, widened once, for the pixel-vector kernel, ldw = cpg*r*s
  * apart; else the block packed once, or cx->wacur's bf16 rows). */
-static void onep_operands(struct conv_ctx *cx, const struct tile_pos *tp, int64_t c0,
+static void onep_operands(struct conv_ctx *cx, const struct ops_conv_tile *tp, int64_t c0,
 			  const void **x, const float **w)
 {
 	const struct ops_conv_dims *d = &cx->d;
@@ -1255,7 +1259,7 @@ static void onep_operands(struct conv_ctx *cx, const struct tile_pos *tp, int64_
 }
 
 static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
-		     const struct tile_pos *tp, struct opr_error *err)
+		     const struct ops_conv_tile *tp, struct opr_error *err)
 {
 	const struct ops_conv_dims *d = &cx->d;
 	int direct = cx->strat == OPS_STRAT_DIRECT;
@@ -1868,8 +1872,7 @@ nomem:
 static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 			     struct opr_error *err)
 {
-	const struct ops_envelope *env = ops_device_envelope(cx->dev);
-	int cores = env->cores > 0 ? (env->cores < OPS_MAX_CORES ? env->cores : OPS_MAX_CORES) : 1;
+	int cores = ops_conv_cores(cx->dev);
 	struct conv_bufs bs;
 	int64_t i, prev_core = -1, patch;
 	int rc;
@@ -1950,7 +1953,7 @@ static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 		ops_launch_one_pass(cx->dev);
 	for (i = 0; i < cx->ntiles; i++) {
 		int64_t t = ops_conv_tile_order(i, cx->ntiles, cores);
-		struct tile_pos tp;
+		struct ops_conv_tile tp;
 
 		ops_tile_begin(cx->dev, t);
 		if (t % cores != prev_core) {
@@ -1960,7 +1963,7 @@ static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 				goto release;
 			prev_core = t % cores;
 		}
-		tile_decode(cx, t, &tp);
+		ops_conv_tile_decode(&cx->d, &cx->t, t, &tp);
 		rc = conv_tile(cx, &bs, &tp, err);
 		if (rc < 0)
 			goto release;
@@ -2181,9 +2184,8 @@ free_host:
 static int ew_launch(struct conv_ctx *cx, const char *name, int with_bias,
 		     const float *bias, enum ops_act act, struct opr_error *err)
 {
-	const struct ops_envelope *env = ops_device_envelope(cx->dev);
 	const struct ops_conv_dims *d = &cx->d;
-	int cores = env->cores > 0 ? (env->cores < OPS_MAX_CORES ? env->cores : OPS_MAX_CORES) : 1;
+	int cores = ops_conv_cores(cx->dev);
 	int64_t tile = cx->t.tk * cx->t.toh * cx->t.tow, i, prev_core = -1, it = 0;
 	struct ops_buf b[4];
 	int wide = cx->dt != OPS_F32, rc = 0, j;
@@ -2198,7 +2200,7 @@ static int ew_launch(struct conv_ctx *cx, const char *name, int with_bias,
 		return rc;
 	for (i = 0; i < cx->ntiles; i++) {
 		int64_t t = ops_conv_tile_order(i, cx->ntiles, cores), n, src;
-		struct tile_pos tp;
+		struct ops_conv_tile tp;
 		void *raw;
 		float *f;
 
@@ -2216,7 +2218,7 @@ static int ew_launch(struct conv_ctx *cx, const char *name, int with_bias,
 				goto release;
 			prev_core = t % cores;
 		}
-		tile_decode(cx, t, &tp);
+		ops_conv_tile_decode(&cx->d, &cx->t, t, &tp);
 		n = tp.nk * tp.npix;
 		raw = b[cx->db ? (it++ & 1) : 0].data;
 		f = wide ? b[2].data : raw;
@@ -2438,8 +2440,6 @@ static int conv_run(struct ops_device *dev, struct ops_instance *inst,
 	if (cx.strat == OPS_STRAT_UNTILED)
 		rc = conv_launch_untiled(&cx, fused_group && p->fused ?
 					 "conv2d+bias+act-untiled" : "conv2d-untiled", err);
-	else if (cx.strat == OPS_STRAT_WINOGRAD && ops_device_envelope(dev)->cuda_executor)
-		rc = opr_error_set(err, OPR_ELIMIT, "winograd: the cuda op set has no winograd kernel");
 	else if (cx.strat == OPS_STRAT_WINOGRAD)
 		rc = conv_launch_wino(&cx, fused_group && p->fused ?
 				      "conv2d+bias+act-wino" : "conv2d-wino", err);

@@ -58,6 +58,25 @@ void ops_conv_reference(const struct ops_conv_dims *d, enum ops_dtype t,
 			const void *x, const void *wt, const float *bias,
 			enum ops_act act, double *ref);
 
+/* One tile of a plan: image, group, output channels [k0, k0+nk), rows
+ * [oh0, oh0+noh), columns [ow0, ow0+now) (npix = noh * now); tile t in the
+ * order image, group, k block, row block, column block (the last fastest). */
+struct ops_conv_tile {
+	int64_t ni, g, k0, nk, oh0, noh, ow0, now, npix;
+};
+void ops_conv_tile_decode(const struct ops_conv_dims *d, const struct ops_conv_tiles *tl,
+			  int64_t t, struct ops_conv_tile *p);
+/* The cores a launch places its tiles on: the envelope's, 1..OPS_MAX_CORES. */
+int ops_conv_cores(const struct ops_device *dev);
+/* A 3-D transfer (shape n, source strides s, destination strides d, in
+ * elements of es bytes), split at max_last_dim; count: only counted
+ * (ops_dma_split_count), the host moving the bytes itself (a one-pass
+ * launch), else moved (ops_dma_split). */
+int ops_conv_dma3(struct ops_device *dev, int count, enum ops_space dsp, void *dst,
+		  enum ops_space ssp, const void *src, size_t es,
+		  int64_t n0, int64_t n1, int64_t n2, int64_t s0, int64_t s1,
+		  int64_t s2, int64_t d0, int64_t d1, int64_t d2,
+		  struct opr_error *err);
 /* Tile t's position in the walk that keeps each core's tiles together
  * (tile t runs on core t % cores), for the strategies' launches. */
 int64_t ops_conv_tile_order(int64_t i, int64_t ntiles, int cores);

@@ -89,19 +89,13 @@ const char *ops_conv_wino_refusal(const struct ops_conv_dims *d, enum ops_dtype 
 	return NULL;
 }
 
-/* Everything a launch needs, derived once. */
+/* A launch's arguments and what follows from them, derived once. */
 struct wino {
-	struct ops_device *dev;
-	const struct ops_conv_dims *d;
-	const struct ops_conv_tiles *t;
-	int dry, db, epi, onep;
-	enum ops_act act;
-	const float *x, *w, *bias;
-	float *y, *u;
+	const struct ops_wino_args *a;
+	int dry, onep;
+	float *u;               /* U's host memory */
 	int64_t cpad, ku;       /* U's channel rows and row length */
-	int64_t ntk, nth, ntw, ncb, ntiles;
-	int64_t prows, pcols, ncp; /* the patch of the largest tile */
-	int64_t nkp;            /* tk rounded up to 16 */
+	int64_t ntk, ncb, ntiles;
 	int64_t pc;             /* Winograd tiles a chunk: V's and M's rows */
 };
 
@@ -131,30 +125,74 @@ size_t ops_conv_wino_u_bytes_max(const struct ops_conv_dims *d)
 	return (size_t)(d->groups * WINO_POS * up16(d->cpg) * up16(d->kpg + 15)) * sizeof(float);
 }
 
-/* SHARED bytes per core of a plan: the patch and U block (twice
- * double-buffered), V and M, the accumulator and the bias. */
+/* Winograd tiles a chunk: V's and M's rows. */
+static int64_t chunk_tiles(const struct ops_conv_tiles *t)
+{
+	return mn(OPS_WINO_PC, cdiv(t->toh, 4) * cdiv(t->tow, 4));
+}
+
+/* The tiles' launch's SHARED buffers per core (floats): the patch and U
+ * block (twice double-buffered), V and M, the accumulator and the bias. */
+enum { WB_PATCH0, WB_PATCH1, WB_U0, WB_U1, WB_V, WB_M, WB_ACC, WB_BIAS, WB_N };
+static void tiles_buf_sizes(const struct ops_conv_tiles *t, int db, int epi, int64_t sz[WB_N])
+{
+	const int64_t ncp = up16(t->tc), nkp = up16(t->tk), pc = chunk_tiles(t);
+	const int64_t patch = (cdiv(t->toh, 4) * 4 + 2) * (cdiv(t->tow, 4) * 4 + 2) * ncp;
+
+	sz[WB_PATCH0] = patch;
+	sz[WB_PATCH1] = db ? patch : 0;
+	sz[WB_U0] = WINO_POS * ncp * nkp;
+	sz[WB_U1] = db ? sz[WB_U0] : 0;
+	sz[WB_V] = WINO_POS * (pc * ncp + WINO_XPAD);
+	sz[WB_M] = WINO_POS * (pc * nkp + WINO_XPAD);
+	sz[WB_ACC] = t->toh * t->tow * nkp;
+	sz[WB_BIAS] = epi ? nkp : 0;
+}
+
 uint64_t ops_conv_wino_footprint(const struct ops_conv_dims *d, const struct ops_conv_tiles *t,
 				 int db, int epi)
 {
-	(void)d; /* t is clamped to the shape */
-	int64_t ncp = up16(t->tc), nkp = up16(t->tk);
-	int64_t patch = (cdiv(t->toh, 4) * 4 + 2) * (cdiv(t->tow, 4) * 4 + 2) * ncp;
-	int64_t ublk = WINO_POS * ncp * nkp;
-	int64_t pc = mn(OPS_WINO_PC, cdiv(t->toh, 4) * cdiv(t->tow, 4));
-	int64_t sum = (db ? 2 : 1) * (patch + ublk) +
-		      WINO_POS * (pc * (ncp + nkp) + 2 * WINO_XPAD) +
-		      t->toh * t->tow * nkp + (epi ? nkp : 0);
+	int64_t sz[WB_N], sum = 0;
 
+	(void)d; /* t is clamped to the shape */
+	tiles_buf_sizes(t, db, epi, sz);
+	for (int i = 0; i < WB_N; i++)
+		sum += sz[i];
 	return (uint64_t)sum * 4;
 }
 
-/* dst[j*ldd + i] = src[i*lds + j], i < rows, j < cols (the path's 8 x 8
- * register transposes: its 16 x 16 ones took 5-15% longer on the launch,
- * five paired runs). */
-static void tr_f32(const float *src, int64_t lds, float *dst, int64_t ldd, int64_t rows,
-		   int64_t cols)
+/* A core's buffers: n of sz[i] floats in SHARED (none for 0). */
+static void bufs_release(struct ops_device *dev, struct ops_buf *b, int n)
 {
-	ops_kern->transpose[2](src, lds, dst, ldd, rows, cols);
+	for (int i = n - 1; i >= 0; i--)
+		if (b[i].bytes)
+			ops_buf_release(dev, &b[i]);
+	memset(b, 0, sizeof *b * (size_t)n);
+}
+
+static int bufs_get(struct ops_device *dev, const int64_t *sz, int n, struct ops_buf *b,
+		    struct opr_error *err)
+{
+	int rc;
+
+	memset(b, 0, sizeof *b * (size_t)n);
+	for (int i = 0; i < n; i++)
+		if (sz[i] > 0 &&
+		    (rc = ops_buf_alloc(dev, OPS_SHARED, (size_t)sz[i] * 4, &b[i], err)) < 0) {
+			bufs_release(dev, b, n);
+			return rc;
+		}
+	return 0;
+}
+
+/* A transfer the host makes itself (in place, or by its transposes),
+ * counted: 3-D of fp32, as ops_conv_dma3 states it. */
+static int count3(const struct wino *wg, enum ops_space dsp, enum ops_space ssp, int64_t n0,
+		  int64_t n1, int64_t n2, int64_t s0, int64_t s1, int64_t s2, int64_t d0, int64_t d1,
+		  int64_t d2, struct opr_error *err)
+{
+	return ops_conv_dma3(wg->a->dev, 1, dsp, NULL, ssp, NULL, 4, n0, n1, n2, s0, s1, s2, d0, d1,
+			     d2, err);
 }
 
 /* ---- the filter transform ---------------------------------------------------- */
@@ -163,16 +201,18 @@ static void tr_f32(const float *src, int64_t lds, float *dst, int64_t ldd, int64
  * transposed so the output channels run along the lanes (wt[(c*9 + e)*nkp
  * + k], zero past kpg), then G g G^T of each input channel into U's
  * columns [0, up16(kpg)) (the rest of the row stays zero from the
- * allocation). */
+ * allocation). The transposes here and below are the path's 8 x 8 ones:
+ * its 16 x 16 ones took 5-15% longer on the launch (five paired runs). */
 static void wt_compute(const struct wino *wg, int64_t g, int64_t c0, int64_t nc, float *wt)
 {
-	const struct ops_conv_dims *d = wg->d;
+	const struct ops_conv_dims *d = wg->a->d;
 	const int64_t nk = d->kpg, nkp = up16(nk);
 	float *u = wg->u + (g * WINO_POS * wg->cpad + c0) * wg->ku;
 
 	if (nkp > nk)
 		memset(wt, 0, sizeof *wt * (size_t)(nc * 9 * nkp));
-	tr_f32(wg->w + (g * d->kpg * d->cpg + c0) * 9, d->cpg * 9, wt, nkp, nk, nc * 9);
+	ops_kern->transpose[2](wg->a->w + (g * d->kpg * d->cpg + c0) * 9, d->cpg * 9, wt, nkp, nk,
+			       nc * 9);
 	for (int64_t c = 0; c < nc; c++)
 		ops_kern->wino_wt(wt + c * 9 * nkp, nkp, nkp, u + c * wg->ku, wg->cpad * wg->ku);
 }
@@ -185,129 +225,70 @@ static void wt_compute(const struct wino *wg, int64_t g, int64_t c0, int64_t nc,
 static int wt_tile(struct wino *wg, int64_t g, int64_t k0, int64_t nk, int64_t c0, int64_t nc,
 		   float *wt, struct opr_error *err)
 {
-	struct ops_dma_desc dd;
 	int rc;
 
-	memset(&dd, 0, sizeof dd);
-	dd.rank = 2;
-	dd.shape[0] = nk;
-	dd.shape[1] = nc * 9;
-	dd.src_stride[0] = wg->d->cpg * 9;
-	dd.src_stride[1] = dd.dst_stride[1] = 1;
-	dd.dst_stride[0] = nc * 9;
-	dd.elem_bytes = 4;
-	if ((rc = ops_dma_split_count(wg->dev, OPS_SHARED, OPS_GLOBAL, &dd, err)) < 0)
+	if ((rc = count3(wg, OPS_SHARED, OPS_GLOBAL, 1, nk, nc * 9, 0, wg->a->d->cpg * 9, 1, 0,
+			 nc * 9, 1, err)) < 0)
 		return rc;
 	if (!wg->dry && k0 == 0)
 		wt_compute(wg, g, c0, nc, wt);
-	ops_compute(wg->dev, OPS_F32, (uint64_t)(nk * nc) * WINO_WT_OPS, 0,
+	ops_compute(wg->a->dev, OPS_F32, (uint64_t)(nk * nc) * WINO_WT_OPS, 0,
 		    (uint64_t)(nk * nc * 9) * 4, (uint64_t)(WINO_POS * nk * nc) * 4);
-	memset(&dd, 0, sizeof dd);
-	dd.rank = 3;
-	dd.shape[0] = WINO_POS;
-	dd.shape[1] = nc;
-	dd.shape[2] = nk;
-	dd.src_stride[0] = nc * nk;
-	dd.src_stride[1] = nk;
-	dd.src_stride[2] = 1;
-	dd.dst_stride[0] = wg->cpad * wg->ku;
-	dd.dst_stride[1] = wg->ku;
-	dd.dst_stride[2] = 1;
-	dd.elem_bytes = 4;
-	return ops_dma_split_count(wg->dev, OPS_GLOBAL, OPS_SHARED, &dd, err);
+	return count3(wg, OPS_GLOBAL, OPS_SHARED, WINO_POS, nc, nk, nc * nk, nk, 1,
+		      wg->cpad * wg->ku, wg->ku, 1, err);
 }
 
 static int weights_launch(struct wino *wg, struct opr_error *err)
 {
-	const struct ops_conv_dims *d = wg->d;
-	const struct ops_conv_tiles *t = wg->t;
-	int cores = ops_device_envelope(wg->dev)->cores;
-	int64_t ntiles = d->groups * wg->ntk * wg->ncb, prev = -1;
+	struct ops_device *dev = wg->a->dev;
+	const struct ops_conv_dims *d = wg->a->d;
+	const struct ops_conv_tiles *t = wg->a->t;
+	const int cores = ops_conv_cores(dev);
+	const int64_t ntiles = d->groups * wg->ntk * wg->ncb;
+	const int64_t sz[2] = { t->tk * t->tc * 9, WINO_POS * t->tc * t->tk }; /* w's, U's block */
+	int64_t prev = -1;
 	float *wt = NULL;
-	struct ops_buf bw, bu;
+	struct ops_buf b[2];
 	int rc;
 
-	cores = cores > 0 ? (cores < OPS_MAX_CORES ? cores : OPS_MAX_CORES) : 1;
-	memset(&bw, 0, sizeof bw);
-	memset(&bu, 0, sizeof bu);
+	memset(b, 0, sizeof b);
 	if (!wg->dry && !(wt = malloc(sizeof *wt * (size_t)(t->tc * 9 * up16(d->kpg)))))
 		return opr_error_set(err, OPR_ENOMEM, "conv2d winograd: out of memory for the filters");
-	if ((rc = ops_launch_begin(wg->dev, "conv2d-wino-weights", 0, err)) < 0) {
+	if ((rc = ops_launch_begin(dev, "conv2d-wino-weights", 0, err)) < 0) {
 		free(wt);
 		return rc;
 	}
 	if (wg->onep)
-		ops_launch_one_pass(wg->dev);
+		ops_launch_one_pass(dev);
 	for (int64_t i = 0; i < ntiles && rc == 0; i++) {
 		int64_t tix = ops_conv_tile_order(i, ntiles, cores);
 		int64_t cb = tix % wg->ncb, kt = (tix / wg->ncb) % wg->ntk, g = tix / wg->ncb / wg->ntk;
 		int64_t k0 = kt * t->tk, c0 = cb * t->tc;
 
-		ops_tile_begin(wg->dev, tix);
+		ops_tile_begin(dev, tix);
 		if (tix % cores != prev) {
-			if (bu.bytes)
-				ops_buf_release(wg->dev, &bu);
-			if (bw.bytes)
-				ops_buf_release(wg->dev, &bw);
-			if ((rc = ops_buf_alloc(wg->dev, OPS_SHARED, (size_t)(t->tk * t->tc * 9) * 4,
-						&bw, err)) < 0 ||
-			    (rc = ops_buf_alloc(wg->dev, OPS_SHARED,
-						(size_t)(WINO_POS * t->tc * t->tk) * 4, &bu, err)) < 0)
+			bufs_release(dev, b, 2);
+			if ((rc = bufs_get(dev, sz, 2, b, err)) < 0)
 				break;
 			prev = tix % cores;
 		}
 		rc = wt_tile(wg, g, k0, mn(t->tk, d->kpg - k0), c0, mn(t->tc, d->cpg - c0), wt, err);
 	}
-	if (bu.bytes)
-		ops_buf_release(wg->dev, &bu);
-	if (bw.bytes)
-		ops_buf_release(wg->dev, &bw);
+	bufs_release(dev, b, 2);
 	free(wt);
 	if (rc == 0)
-		return ops_launch_end(wg->dev, err);
-	ops_launch_end(wg->dev, NULL);
+		return ops_launch_end(dev, err);
+	ops_launch_end(dev, NULL);
 	return rc;
 }
 
 /* ---- the tiles ---------------------------------------------------------------- */
 
+/* A plan tile and its Winograd tiles down (th) and across (tw). */
 struct wtile {
-	int64_t ni, g, k0, nk, oh0, noh, ow0, now;
-	int64_t th, tw;         /* Winograd tiles down and across */
+	struct ops_conv_tile p;
+	int64_t th, tw;
 };
-
-static void wtile_decode(const struct wino *wg, int64_t t, struct wtile *p)
-{
-	const struct ops_conv_dims *d = wg->d;
-	int64_t owt = t % wg->ntw, oht, kt;
-
-	t /= wg->ntw;
-	oht = t % wg->nth;
-	t /= wg->nth;
-	kt = t % wg->ntk;
-	t /= wg->ntk;
-	p->g = t % d->groups;
-	p->ni = t / d->groups;
-	p->k0 = kt * wg->t->tk;
-	p->nk = mn(wg->t->tk, d->kpg - p->k0);
-	p->oh0 = oht * wg->t->toh;
-	p->noh = mn(wg->t->toh, d->oh - p->oh0);
-	p->ow0 = owt * wg->t->tow;
-	p->now = mn(wg->t->tow, d->ow - p->ow0);
-	p->th = cdiv(p->noh, 4);
-	p->tw = cdiv(p->now, 4);
-}
-
-/* The valid part [v0, v0+nv) of the input range the outputs [o0, o0+no)
- * need, and where the Winograd patch starts (o0 - pad). */
-static void in_range(int64_t o0, int64_t no, int64_t pad, int64_t in, int64_t *start,
-		     int64_t *v0, int64_t *nv)
-{
-	int64_t st, len;
-
-	ops_conv_patch_range(o0, no, 1, pad, 3, 1, in, &st, &len, v0, nv);
-	*start = st;
-}
 
 /* Zeros everywhere in a patch [rows][cols][ncp] but the channels [0, nc) of
  * the pixels rows [r0, r0+nr) x cols [c0, c0+ncl), which the transposes
@@ -335,81 +316,52 @@ static void patch_zero(float *patch, int64_t rows, int64_t cols, int64_t nc, int
 }
 
 /* Channel block [c0, c0+nc) of the tile's patch, counted as the direct
- * strategy's transfer; the host lays it out channels last with zeros
- * around (the padding and the rows past the tile's outputs). */
-static int patch_in(const struct wino *wg, const struct wtile *tp, int64_t c0, int64_t nc,
+ * strategy's transfer (the input rows and columns its outputs need); the
+ * host lays it out channels last with zeros around (the padding and the
+ * rows past the tile's outputs). */
+static int patch_in(const struct wino *wg, const struct wtile *wt, int64_t c0, int64_t nc,
 		    float *patch, struct opr_error *err)
 {
-	const struct ops_conv_dims *d = wg->d;
-	int64_t rs, rv0, rnv, cs, cv0, cnv;
-	const int64_t ncp = up16(nc), rows = tp->th * 4 + 2, cols = tp->tw * 4 + 2;
-	struct ops_dma_desc dd;
+	const struct ops_conv_dims *d = wg->a->d;
+	const struct ops_conv_tile *tp = &wt->p;
+	const int64_t ncp = up16(nc), rows = wt->th * 4 + 2, cols = wt->tw * 4 + 2;
+	int64_t rs, rl, rv0, rnv, cs, cl, cv0, cnv;
 
-	in_range(tp->oh0, tp->noh, d->ph, d->h, &rs, &rv0, &rnv);
-	in_range(tp->ow0, tp->now, d->pw, d->w, &cs, &cv0, &cnv);
+	ops_conv_patch_range(tp->oh0, tp->noh, 1, d->ph, 3, 1, d->h, &rs, &rl, &rv0, &rnv);
+	ops_conv_patch_range(tp->ow0, tp->now, 1, d->pw, 3, 1, d->w, &cs, &cl, &cv0, &cnv);
 	if (!wg->dry) {
 		patch_zero(patch, rows, cols, nc, ncp, rv0 - rs, rnv, cv0 - cs, cnv);
 		for (int64_t r = 0; r < rnv && cnv > 0; r++) {
-			const float *src = wg->x + ((tp->ni * d->c + tp->g * d->cpg + c0) * d->h +
-						    rv0 + r) * d->w + cv0;
+			const float *src = wg->a->x + ((tp->ni * d->c + tp->g * d->cpg + c0) * d->h +
+						       rv0 + r) * d->w + cv0;
 			float *dst = patch + ((rv0 - rs + r) * cols + (cv0 - cs)) * ncp;
 
-			tr_f32(src, d->h * d->w, dst, ncp, nc, cnv);
+			ops_kern->transpose[2](src, d->h * d->w, dst, ncp, nc, cnv);
 		}
 	}
-	ops_compute(wg->dev, OPS_F32, 0, 0, 0, (uint64_t)(rows * cols * ncp - nc * rnv * cnv) * 4);
+	ops_compute(wg->a->dev, OPS_F32, 0, 0, 0, (uint64_t)(rows * cols * ncp - nc * rnv * cnv) * 4);
 	if (rnv <= 0 || cnv <= 0)
 		return 0;
-	memset(&dd, 0, sizeof dd);
-	dd.rank = 3;
-	dd.shape[0] = nc;
-	dd.shape[1] = rnv;
-	dd.shape[2] = cnv;
-	dd.src_stride[0] = d->h * d->w;
-	dd.src_stride[1] = d->w;
-	dd.src_stride[2] = 1;
-	dd.dst_stride[0] = 1;
-	dd.dst_stride[1] = cols * ncp;
-	dd.dst_stride[2] = ncp;
-	dd.elem_bytes = 4;
-	return ops_dma_split_count(wg->dev, OPS_SHARED, OPS_GLOBAL, &dd, err);
+	return count3(wg, OPS_SHARED, OPS_GLOBAL, nc, rnv, cnv, d->h * d->w, d->w, 1, 1, cols * ncp,
+		      ncp, err);
 }
 
-/* U's block for the tile's output channels and channel block c0, counted
- * (the host reads it in place). */
-static int u_in(const struct wino *wg, int64_t nk, int64_t nc, struct opr_error *err)
-{
-	struct ops_dma_desc dd;
-
-	memset(&dd, 0, sizeof dd);
-	dd.rank = 3;
-	dd.shape[0] = WINO_POS;
-	dd.shape[1] = nc;
-	dd.shape[2] = nk;
-	dd.src_stride[0] = wg->cpad * wg->ku;
-	dd.src_stride[1] = wg->ku;
-	dd.src_stride[2] = 1;
-	dd.dst_stride[0] = up16(nc) * up16(nk);
-	dd.dst_stride[1] = up16(nk);
-	dd.dst_stride[2] = 1;
-	dd.elem_bytes = 4;
-	return ops_dma_split_count(wg->dev, OPS_SHARED, OPS_GLOBAL, &dd, err);
-}
-
-/* Winograd tiles [q0, q0+nq) of the tile: in, GEMM, out into acc. */
-static void chunk_compute(const struct wino *wg, const struct wtile *tp, int64_t c0, int64_t nc,
+/* Winograd tiles [q0, q0+nq) of the tile, chunk by chunk: in, GEMM, out
+ * into acc. */
+static void chunk_compute(const struct wino *wg, const struct wtile *wt, int64_t c0, int64_t nc,
 			  const float *patch, float *v, float *m, float *acc, int add)
 {
 	const struct ops_kern *kn = ops_kern;
-	const int64_t ncp = up16(nc), nkp = up16(tp->nk), cols = tp->tw * 4 + 2;
+	const struct ops_conv_tile *tp = &wt->p;
+	const int64_t ncp = up16(nc), nkp = up16(tp->nk), cols = wt->tw * 4 + 2;
 	const float *u = wg->u + ((tp->g * WINO_POS) * wg->cpad + c0) * wg->ku + tp->k0;
 	const int64_t xv = wg->pc * ncp + WINO_XPAD, xm = wg->pc * nkp + WINO_XPAD;
 
-	for (int64_t q0 = 0; q0 < tp->th * tp->tw; q0 += wg->pc) {
-		int64_t nq = mn(wg->pc, tp->th * tp->tw - q0);
+	for (int64_t q0 = 0; q0 < wt->th * wt->tw; q0 += wg->pc) {
+		int64_t nq = mn(wg->pc, wt->th * wt->tw - q0);
 
 		for (int64_t q = 0; q < nq; q++) {
-			int64_t ty = (q0 + q) / tp->tw, tx = (q0 + q) % tp->tw;
+			int64_t ty = (q0 + q) / wt->tw, tx = (q0 + q) % wt->tw;
 
 			kn->wino_in(patch + (ty * 4 * cols + tx * 4) * ncp, cols * ncp, ncp, ncp,
 				    v + q * ncp, xv);
@@ -418,7 +370,7 @@ static void chunk_compute(const struct wino *wg, const struct wtile *tp, int64_t
 			kn->wino_gemm(v + x * xv, ncp, u + x * wg->cpad * wg->ku, wg->ku, m + x * xm,
 				      nkp, nq, nkp, ncp);
 		for (int64_t q = 0; q < nq; q++) {
-			int64_t ty = (q0 + q) / tp->tw, tx = (q0 + q) % tp->tw;
+			int64_t ty = (q0 + q) / wt->tw, tx = (q0 + q) % wt->tw;
 
 			kn->wino_out(m + q * nkp, xm, nkp,
 				     acc + (ty * 4 * tp->now + tx * 4) * nkp, tp->now * nkp, nkp,
@@ -429,111 +381,66 @@ static void chunk_compute(const struct wino *wg, const struct wtile *tp, int64_t
 
 /* After the last channel block: bias and activation on acc (channels last,
  * the bias a vector per pixel), then acc into y. */
-static int tile_out(const struct wino *wg, const struct wtile *tp, float *acc,
+static int tile_out(const struct wino *wg, const struct ops_conv_tile *tp, float *acc,
 		    struct opr_error *err)
 {
-	const struct ops_conv_dims *d = wg->d;
-	const int64_t nkp = up16(tp->nk), npix = tp->noh * tp->now, n = tp->nk * npix;
-	struct ops_dma_desc dd;
+	const struct ops_wino_args *a = wg->a;
+	const struct ops_conv_dims *d = a->d;
+	const int64_t nkp = up16(tp->nk), n = tp->nk * tp->npix;
 	int rc;
 
-	if (wg->epi) {
-		memset(&dd, 0, sizeof dd);
-		dd.rank = 1;
-		dd.shape[0] = tp->nk;
-		dd.src_stride[0] = dd.dst_stride[0] = 1;
-		dd.elem_bytes = 4;
-		if ((rc = ops_dma_split_count(wg->dev, OPS_SHARED, OPS_GLOBAL, &dd, err)) < 0)
+	if (a->epi) {
+		if ((rc = count3(wg, OPS_SHARED, OPS_GLOBAL, 1, 1, tp->nk, 0, 0, 1, 0, 0, 1, err)) < 0)
 			return rc;
 		if (!wg->dry) {
-			const float *b = wg->bias + tp->g * d->kpg + tp->k0;
+			const float *b = a->bias + tp->g * d->kpg + tp->k0;
 
-			for (int64_t p = 0; p < npix; p++)
+			for (int64_t p = 0; p < tp->npix; p++)
 				for (int64_t k = 0; k < tp->nk; k++)
 					acc[p * nkp + k] += b[k];
-			if (wg->act != OPS_ACT_NONE)
-				ops_act_f32(wg->act, acc, acc, (size_t)(npix * nkp));
+			if (a->act != OPS_ACT_NONE)
+				ops_act_f32(a->act, acc, acc, (size_t)(tp->npix * nkp));
 		}
-		uint64_t ops = wg->act != OPS_ACT_NONE ? 2 * (uint64_t)n : (uint64_t)n;
-		ops_compute(wg->dev, OPS_F32, 0, ops, ops * 4 + (uint64_t)tp->nk * 4, ops * 4);
+		uint64_t ops = a->act != OPS_ACT_NONE ? 2 * (uint64_t)n : (uint64_t)n;
+		ops_compute(a->dev, OPS_F32, 0, ops, ops * 4 + (uint64_t)tp->nk * 4, ops * 4);
 	}
 	int64_t dst = ((tp->ni * d->k + tp->g * d->kpg + tp->k0) * d->oh + tp->oh0) * d->ow + tp->ow0;
 	if (!wg->dry)
 		for (int64_t r = 0; r < tp->noh; r++)
-			tr_f32(acc + r * tp->now * nkp, nkp, wg->y + dst + r * d->ow, d->oh * d->ow,
-			       tp->now, tp->nk);
-	memset(&dd, 0, sizeof dd);
-	dd.rank = 3;
-	dd.shape[0] = tp->nk;
-	dd.shape[1] = tp->noh;
-	dd.shape[2] = tp->now;
-	dd.src_stride[0] = 1;
-	dd.src_stride[1] = tp->now * nkp;
-	dd.src_stride[2] = nkp;
-	dd.dst_stride[0] = d->oh * d->ow;
-	dd.dst_stride[1] = d->ow;
-	dd.dst_stride[2] = 1;
-	dd.elem_bytes = 4;
-	return ops_dma_split_count(wg->dev, OPS_GLOBAL, OPS_SHARED, &dd, err);
+			ops_kern->transpose[2](acc + r * tp->now * nkp, nkp, a->y + dst + r * d->ow,
+					       d->oh * d->ow, tp->now, tp->nk);
+	return count3(wg, OPS_GLOBAL, OPS_SHARED, tp->nk, tp->noh, tp->now, 1, tp->now * nkp, nkp,
+		      d->oh * d->ow, d->ow, 1, err);
 }
 
-enum { WB_PATCH0, WB_PATCH1, WB_U0, WB_U1, WB_V, WB_M, WB_ACC, WB_BIAS, WB_N };
-
-static void wbufs_release(struct ops_device *dev, struct ops_buf *b)
-{
-	for (int i = WB_N - 1; i >= 0; i--)
-		if (b[i].bytes)
-			ops_buf_release(dev, &b[i]);
-	memset(b, 0, sizeof *b * WB_N);
-}
-
-static int wbufs_get(const struct wino *wg, struct ops_buf *b, struct opr_error *err)
-{
-	const struct ops_conv_tiles *t = wg->t;
-	int64_t ncp = up16(t->tc), nkp = wg->nkp;
-	int64_t patch = (cdiv(t->toh, 4) * 4 + 2) * (cdiv(t->tow, 4) * 4 + 2) * ncp;
-	int64_t pc = mn(OPS_WINO_PC, cdiv(t->toh, 4) * cdiv(t->tow, 4));
-	int64_t sz[WB_N] = {
-		[WB_PATCH0] = patch, [WB_PATCH1] = wg->db ? patch : 0,
-		[WB_U0] = WINO_POS * ncp * nkp, [WB_U1] = wg->db ? WINO_POS * ncp * nkp : 0,
-		[WB_V] = WINO_POS * (pc * ncp + WINO_XPAD), [WB_M] = WINO_POS * (pc * nkp + WINO_XPAD),
-		[WB_ACC] = t->toh * t->tow * nkp, [WB_BIAS] = wg->epi ? nkp : 0,
-	};
-	int rc;
-
-	memset(b, 0, sizeof *b * WB_N);
-	for (int i = 0; i < WB_N; i++)
-		if (sz[i] > 0 && (rc = ops_buf_alloc(wg->dev, OPS_SHARED, (size_t)sz[i] * 4, &b[i],
-						     err)) < 0) {
-			wbufs_release(wg->dev, b);
-			return rc;
-		}
-	return 0;
-}
-
-static int tile_run(struct wino *wg, struct ops_buf *b, const struct wtile *tp,
+static int tile_run(struct wino *wg, struct ops_buf *b, const struct wtile *wt,
 		    struct opr_error *err)
 {
-	const struct ops_conv_dims *d = wg->d;
-	const int64_t ntw = tp->th * tp->tw;
+	const struct ops_conv_dims *d = wg->a->d;
+	const struct ops_conv_tiles *t = wg->a->t;
+	const struct ops_conv_tile *tp = &wt->p;
+	const int64_t ntw = wt->th * wt->tw;
 	int rc;
 
 	for (int64_t cb = 0; cb < wg->ncb; cb++) {
-		int64_t c0 = cb * wg->t->tc, nc = mn(wg->t->tc, d->cpg - c0), ncp = up16(nc);
+		int64_t c0 = cb * t->tc, nc = mn(t->tc, d->cpg - c0), ncp = up16(nc);
 		float *patch = b[WB_PATCH0].data;
 
-		if ((rc = patch_in(wg, tp, c0, nc, patch, err)) < 0 ||
-		    (rc = u_in(wg, tp->nk, nc, err)) < 0)
+		/* the patch, then U's block for the tile's output channels and
+		 * channel block c0 (the host reads it in place) */
+		if ((rc = patch_in(wg, wt, c0, nc, patch, err)) < 0 ||
+		    (rc = count3(wg, OPS_SHARED, OPS_GLOBAL, WINO_POS, nc, tp->nk, wg->cpad * wg->ku,
+				 wg->ku, 1, ncp * up16(tp->nk), up16(tp->nk), 1, err)) < 0)
 			return rc;
 		if (!wg->dry)
-			chunk_compute(wg, tp, c0, nc, patch, b[WB_V].data, b[WB_M].data,
+			chunk_compute(wg, wt, c0, nc, patch, b[WB_V].data, b[WB_M].data,
 				      b[WB_ACC].data, cb > 0);
 		uint64_t tin = (uint64_t)(ntw * nc), tout = (uint64_t)(ntw * tp->nk);
-		uint64_t patch_bytes = (uint64_t)((tp->th * 4 + 2) * (tp->tw * 4 + 2) * ncp) * 4;
+		uint64_t patch_bytes = (uint64_t)((wt->th * 4 + 2) * (wt->tw * 4 + 2) * ncp) * 4;
 		uint64_t vb = (uint64_t)WINO_POS * tin * 4, mb = (uint64_t)WINO_POS * tout * 4;
 		uint64_t ub = (uint64_t)(WINO_POS * nc * tp->nk) * 4;
-		uint64_t accb = (uint64_t)(tp->noh * tp->now * tp->nk) * 4;
-		ops_compute(wg->dev, OPS_F32,
+		uint64_t accb = (uint64_t)(tp->npix * tp->nk) * 4;
+		ops_compute(wg->a->dev, OPS_F32,
 			    tin * WINO_IN_OPS + (uint64_t)WINO_POS * tin * (uint64_t)tp->nk +
 			    tout * WINO_OUT_OPS, 0,
 			    patch_bytes + vb + ub + mb + (cb > 0 ? accb : 0), vb + mb + accb);
@@ -543,36 +450,61 @@ static int tile_run(struct wino *wg, struct ops_buf *b, const struct wtile *tp,
 
 static int tiles_launch(struct wino *wg, const char *name, struct opr_error *err)
 {
-	int cores = ops_device_envelope(wg->dev)->cores;
+	const struct ops_wino_args *a = wg->a;
+	const int cores = ops_conv_cores(a->dev);
+	int64_t sz[WB_N], prev = -1;
 	struct ops_buf b[WB_N];
-	int64_t prev = -1;
 	int rc;
 
-	cores = cores > 0 ? (cores < OPS_MAX_CORES ? cores : OPS_MAX_CORES) : 1;
+	tiles_buf_sizes(a->t, a->db, a->epi, sz);
 	memset(b, 0, sizeof b);
-	if ((rc = ops_launch_begin(wg->dev, name, wg->db, err)) < 0)
+	if ((rc = ops_launch_begin(a->dev, name, a->db, err)) < 0)
 		return rc;
 	if (wg->onep)
-		ops_launch_one_pass(wg->dev);
+		ops_launch_one_pass(a->dev);
 	for (int64_t i = 0; i < wg->ntiles && rc == 0; i++) {
 		int64_t t = ops_conv_tile_order(i, wg->ntiles, cores);
-		struct wtile tp;
+		struct wtile wt;
 
-		ops_tile_begin(wg->dev, t);
+		ops_tile_begin(a->dev, t);
 		if (t % cores != prev) {
-			wbufs_release(wg->dev, b);
-			if ((rc = wbufs_get(wg, b, err)) < 0)
+			bufs_release(a->dev, b, WB_N);
+			if ((rc = bufs_get(a->dev, sz, WB_N, b, err)) < 0)
 				break;
 			prev = t % cores;
 		}
-		wtile_decode(wg, t, &tp);
-		rc = tile_run(wg, b, &tp, err);
+		ops_conv_tile_decode(a->d, a->t, t, &wt.p);
+		wt.th = cdiv(wt.p.noh, 4);
+		wt.tw = cdiv(wt.p.now, 4);
+		rc = tile_run(wg, b, &wt, err);
 	}
-	wbufs_release(wg->dev, b);
+	bufs_release(a->dev, b, WB_N);
 	if (rc == 0)
-		return ops_launch_end(wg->dev, err);
-	ops_launch_end(wg->dev, NULL);
+		return ops_launch_end(a->dev, err);
+	ops_launch_end(a->dev, NULL);
 	return rc;
+}
+
+/* U's host memory: the instance's kept one when its size matches, else a
+ * new one (kept with the instance when it keeps one), zeroed once: the
+ * padded channel rows and the columns past kpg are never written. NULL
+ * when out of memory. */
+static float *u_memory(const struct ops_wino_args *a)
+{
+	const size_t ub = ops_conv_wino_u_bytes(a->d, a->t);
+	float *u;
+
+	if (a->u && *a->u && *a->u_bytes == ub)
+		return *a->u;
+	if (!(u = ops_host_alloc(ub)))
+		return NULL;
+	memset(u, 0, ub);
+	if (a->u) {
+		free(*a->u);
+		*a->u = u;
+		*a->u_bytes = ub;
+	}
+	return u;
 }
 
 int ops_conv_wino_run(const struct ops_wino_args *a, const char *name, struct opr_error *err)
@@ -584,49 +516,23 @@ int ops_conv_wino_run(const struct ops_wino_args *a, const char *name, struct op
 
 	if (why)
 		return opr_error_set(err, OPR_ELIMIT, "%s", why);
+	if (ops_device_envelope(a->dev)->cuda_executor) /* (a dry run on a GPU's envelope) */
+		return opr_error_set(err, OPR_ELIMIT, "winograd: the cuda op set has no winograd kernel");
 	memset(&wg, 0, sizeof wg);
-	wg.dev = a->dev;
-	wg.d = d;
-	wg.t = a->t;
+	wg.a = a;
 	wg.dry = ops_device_dry_run(a->dev);
-	wg.db = a->db;
-	wg.epi = a->epi;
-	wg.act = a->act;
-	wg.x = a->x;
-	wg.w = a->w;
-	wg.bias = a->bias;
-	wg.y = a->y;
 	/* the transfers are counted and the host computes in place (as the
 	 * direct strategy's one-pass launches: device_int.h) */
 	wg.onep = ops_device_envelope(a->dev)->dma_serial;
 	wg.cpad = up16(d->cpg);
 	wg.ku = u_row(d, a->t);
-	wg.nkp = up16(a->t->tk);
-	wg.pc = mn(OPS_WINO_PC, cdiv(a->t->toh, 4) * cdiv(a->t->tow, 4));
+	wg.pc = chunk_tiles(a->t);
 	wg.ntk = cdiv(d->kpg, a->t->tk);
-	wg.nth = cdiv(d->oh, a->t->toh);
-	wg.ntw = cdiv(d->ow, a->t->tow);
 	wg.ncb = cdiv(d->cpg, a->t->tc);
-	wg.ntiles = d->n * d->groups * wg.ntk * wg.nth * wg.ntw;
-	if (!wg.dry) {
-		size_t ub = ops_conv_wino_u_bytes(d, a->t);
-
-		if (a->u && *a->u && *a->u_bytes == ub) {
-			wg.u = *a->u;
-		} else {
-			if (!(wg.u = ops_host_alloc(ub)))
-				return opr_error_set(err, OPR_ENOMEM,
-						     "conv2d winograd: out of memory for U (%zu bytes)", ub);
-			/* the padded channel rows and the columns past kpg are
-			 * never written: zero once */
-			memset(wg.u, 0, ub);
-			if (a->u) {
-				free(*a->u);
-				*a->u = wg.u;
-				*a->u_bytes = ub;
-			}
-		}
-	}
+	wg.ntiles = d->n * d->groups * wg.ntk * cdiv(d->oh, a->t->toh) * cdiv(d->ow, a->t->tow);
+	if (!wg.dry && !(wg.u = u_memory(a)))
+		return opr_error_set(err, OPR_ENOMEM, "conv2d winograd: out of memory for U (%zu bytes)",
+				     ops_conv_wino_u_bytes(d, a->t));
 	rc = weights_launch(&wg, err);
 	if (rc == 0)
 		rc = tiles_launch(&wg, name, err);

@@ -69,35 +69,53 @@ ALWAYS_INLINE void WG_NAME(g3)(const VF g[3], VF u[6])
 	u[5] = g[2];
 }
 
-/* The input transform of one Winograd tile (ops_kern.wino_in). */
-static void WG_NAME(wino_in)(const float *d, int64_t ldr, int64_t ldc, int64_t nc, float *v,
-			     int64_t ldx)
+/* B^T (n 6) or G (n 3) on n values, to six: n a constant where inlined. */
+ALWAYS_INLINE void WG_NAME(fwd1)(const VF *in, VF o[6], const int n)
+{
+	if (n == 6)
+		WG_NAME(bt6)(in, o);
+	else
+		WG_NAME(g3)(in, o);
+}
+
+/* The 2-D forward transform of an n x n block, element (i, j) of channel
+ * c at s + i*ldr + j*ldc + c: along i, then along j, to the 6 x 6
+ * positions x = 6i + j at o[x*ldx + c], for c < nc. */
+ALWAYS_INLINE void WG_NAME(fwd2)(const float *s, int64_t ldr, int64_t ldc, int64_t nc, float *o,
+				 int64_t ldx, const int n)
 {
 	for (int64_t c = 0; c < nc; c += VL) {
 		VF t[6][6];
 
 		WG_UNROLL
-		for (int j = 0; j < 6; j++) {
-			VF col[6], o[6];
+		for (int j = 0; j < n; j++) {
+			VF col[6], r[6];
 
 			WG_UNROLL
-			for (int i = 0; i < 6; i++)
-				col[i] = VLD(d + i * ldr + j * ldc + c);
-			WG_NAME(bt6)(col, o);
+			for (int i = 0; i < n; i++)
+				col[i] = VLD(s + i * ldr + j * ldc + c);
+			WG_NAME(fwd1)(col, r, n);
 			WG_UNROLL
 			for (int i = 0; i < 6; i++)
-				t[i][j] = o[i];
+				t[i][j] = r[i];
 		}
 		WG_UNROLL
 		for (int i = 0; i < 6; i++) {
-			VF o[6];
+			VF r[6];
 
-			WG_NAME(bt6)(t[i], o);
+			WG_NAME(fwd1)(t[i], r, n);
 			WG_UNROLL
 			for (int j = 0; j < 6; j++)
-				VST(v + (i * 6 + j) * ldx + c, o[j]);
+				VST(o + (i * 6 + j) * ldx + c, r[j]);
 		}
 	}
+}
+
+/* The input transform of one Winograd tile (ops_kern.wino_in). */
+static void WG_NAME(wino_in)(const float *d, int64_t ldr, int64_t ldc, int64_t nc, float *v,
+			     int64_t ldx)
+{
+	WG_NAME(fwd2)(d, ldr, ldc, nc, v, ldx, 6);
 }
 
 /* The output transform of one Winograd tile (ops_kern.wino_out). */
@@ -133,34 +151,11 @@ static void WG_NAME(wino_out)(const float *m, int64_t ldx, int64_t nk, float *o,
 	}
 }
 
-/* The filter transform of one input channel (ops_kern.wino_wt). */
+/* The filter transform of one input channel (ops_kern.wino_wt): the 3x3
+ * filter's element e = 3r + s at g + e*lde. */
 static void WG_NAME(wino_wt)(const float *g, int64_t lde, int64_t nk, float *u, int64_t ldx)
 {
-	for (int64_t k = 0; k < nk; k += VL) {
-		VF t[6][3];
-
-		WG_UNROLL
-		for (int j = 0; j < 3; j++) {
-			VF col[3], o[6];
-
-			WG_UNROLL
-			for (int i = 0; i < 3; i++)
-				col[i] = VLD(g + (i * 3 + j) * lde + k);
-			WG_NAME(g3)(col, o);
-			WG_UNROLL
-			for (int i = 0; i < 6; i++)
-				t[i][j] = o[i];
-		}
-		WG_UNROLL
-		for (int i = 0; i < 6; i++) {
-			VF o[6];
-
-			WG_NAME(g3)(t[i], o);
-			WG_UNROLL
-			for (int j = 0; j < 6; j++)
-				VST(u + (i * 6 + j) * ldx + k, o[j]);
-		}
-	}
+	WG_NAME(fwd2)(g, 3 * lde, lde, nk, u, ldx, 3);
 }
 
 /* A bp x bk block of the GEMM (bp rows, bk vectors of channels), bp and bk

@@ -972,6 +972,25 @@ static void dn_set_free(struct dn_set *ds)
 	}
 }
 
+/* A conv row of ours against a peer: GFLOP/s of the direct convolution's
+ * flops, and the largest |difference| of the two NCHW fp32 outputs. */
+static struct row *conv_row_vs(const char *name, const struct stats *ours, const char *peer,
+			       const struct stats *peer_st, double flops, const float *y,
+			       const float *ypeer)
+{
+	struct row *r = row_add(name);
+
+	r->ours = *ours;
+	r->work = flops;
+	r->unit = "GFLOP/s";
+	r->has_peer = 1;
+	snprintf(r->peer, sizeof r->peer, "%s", peer);
+	r->peer_st = *peer_st;
+	r->has_diff = 1;
+	r->maxdiff = max_abs_diff_f32(y, ypeer, (size_t)CV_N * CV_K * CV_H * CV_W);
+	return r;
+}
+
 /* The Winograd row: ours against oneDNN's Winograd kernel where it has one
  * (information: no target). */
 static void dn_winograd_row(const struct dn_set *ds, const char *name, const struct stats *ours,
@@ -981,15 +1000,7 @@ static void dn_winograd_row(const struct dn_set *ds, const char *name, const str
 
 	if (!ds->ok[v])
 		return;
-	struct row *r = row_add(name);
-	r->ours = *ours;
-	r->work = flops;
-	r->unit = "GFLOP/s";
-	r->has_peer = 1;
-	snprintf(r->peer, sizeof r->peer, "onednn winograd");
-	r->peer_st = ds->st[v];
-	r->has_diff = 1;
-	r->maxdiff = max_abs_diff_f32(y, ds->y[v], (size_t)CV_N * CV_K * CV_H * CV_W);
+	struct row *r = conv_row_vs(name, ours, "onednn winograd", &ds->st[v], flops, y, ds->y[v]);
 	snprintf(r->note, sizeof r->note,
 		 "information, no target: ours F(4x4, 3x3) (4x fewer multiplies), onednn impl %s "
 		 "(F(2x2, 3x3), 2.25x fewer); GFLOP/s counted as direct ones", ds->p[v].impl);
@@ -1127,16 +1138,11 @@ static int case_conv(struct opr_error *err)
 	if (ds.ok[DN_VAR_WINOGRAD] && !failed[OPS_STRAT_WINOGRAD] &&
 	    ds.st[DN_VAR_WINOGRAD].med_ns < ds.st[peer].med_ns)
 		peer = DN_VAR_WINOGRAD;
-	struct row *r = row_add("conv2d fp32 best vs onednn");
-	r->ours = st[best];
-	r->work = flops;
-	r->unit = "GFLOP/s";
-	r->has_peer = 1;
-	snprintf(r->peer, sizeof r->peer, "onednn %s", dn_vars[peer].name);
-	r->peer_st = ds.st[peer];
+	char pname[48];
+	snprintf(pname, sizeof pname, "onednn %s", dn_vars[peer].name);
+	struct row *r = conv_row_vs("conv2d fp32 best vs onednn", &st[best], pname, &ds.st[peer],
+				    flops, yb, ds.y[ds.best]);
 	row_target(r, TGT_CONV, "onednn");
-	r->has_diff = 1;
-	r->maxdiff = max_abs_diff_f32(yb, ds.y[ds.best], ny);
 	snprintf(r->note, sizeof r->note,
 		 "ours = %s [1,64,56,56] -> 64, 3x3 pad 1, path %s; peer = onednn's fastest "
 		 "convolution (direct in every layout, and winograd), impl %s; diff vs its "
@@ -1144,16 +1150,10 @@ static int case_conv(struct opr_error *err)
 		 ops_kfam_path(best == OPS_STRAT_IM2COL ? OPS_KF_GEMM : OPS_KF_CONV),
 		 ds.p[peer].impl);
 	if (!failed[OPS_STRAT_DIRECT]) {
-		r = row_add("conv2d fp32 direct vs onednn direct");
-		r->ours = st[OPS_STRAT_DIRECT];
-		r->work = flops;
-		r->unit = "GFLOP/s";
-		r->has_peer = 1;
-		snprintf(r->peer, sizeof r->peer, "onednn %s", dn_vars[ds.best].name);
-		r->peer_st = ds.st[ds.best];
-		r->has_diff = 1;
-		r->maxdiff = max_abs_diff_f32(ops_instance_output(run[OPS_STRAT_DIRECT].inst, NULL),
-					      ds.y[ds.best], ny);
+		snprintf(pname, sizeof pname, "onednn %s", dn_vars[ds.best].name);
+		r = conv_row_vs("conv2d fp32 direct vs onednn direct", &st[OPS_STRAT_DIRECT], pname,
+				&ds.st[ds.best], flops,
+				ops_instance_output(run[OPS_STRAT_DIRECT].inst, NULL), ds.y[ds.best]);
 		snprintf(r->note, sizeof r->note,
 			 "information, no target: direct against direct, onednn impl %s",
 			 ds.p[ds.best].impl);
@@ -1163,19 +1163,12 @@ static int case_conv(struct opr_error *err)
 				ops_instance_output(run[OPS_STRAT_WINOGRAD].inst, NULL), flops);
 
 	if (!failed[OPS_STRAT_UNTILED]) {
-		r = row_add("conv2d tiled vs untiled");
-		r->ours = st[best];
-		r->work = flops;
-		r->unit = "GFLOP/s";
-		r->has_peer = 1;
-		snprintf(r->peer, sizeof r->peer, "opreview untiled");
-		r->peer_st = st[OPS_STRAT_UNTILED];
+		r = conv_row_vs("conv2d tiled vs untiled", &st[best], "opreview untiled",
+				&st[OPS_STRAT_UNTILED], flops, yb,
+				ops_instance_output(run[OPS_STRAT_UNTILED].inst, NULL));
 		r->check = CHECK_RATIO_GE;
 		r->bound = 4.0;
 		snprintf(r->target, sizeof r->target, ">= 4 x untiled");
-		r->has_diff = 1;
-		r->maxdiff = max_abs_diff_f32(yb, ops_instance_output(run[OPS_STRAT_UNTILED].inst, NULL),
-					      ny);
 		snprintf(r->note, sizeof r->note, "tiled = %s (untiled timed on its own)",
 			 sname[best]);
 	}

@@ -1132,6 +1132,32 @@ static void test_kept_weights_follow(void **state)
 	ops_device_free(dev);
 }
 
+/* A real run of w under p and its dry run: rel_l2 within the dtype's
+ * threshold (the fp64 reference, the outputs poisoned first), counters and
+ * modelled time equal to the dry run's. Returns the real run's instance
+ * (caller frees), its counters in *real and its quality in *q; what names
+ * the case on failure. */
+static struct ops_instance *check_real_dry(const struct ops_envelope *env,
+					   const struct ops_workload *w, const struct ops_plan *p,
+					   const char *what, struct ops_counters *real,
+					   struct ops_quality *q)
+{
+	struct ops_counters dry;
+	struct opr_error err = { 0 };
+	double mr, md;
+	struct ops_instance *a = run_one(env, w, p, 0, real, &mr, NULL);
+	struct ops_instance *b = run_one(env, w, p, 1, &dry, &md, NULL);
+
+	assert_int_equal(ops_instance_quality(a, q, &err), 0);
+	if (!(q->rel_l2 <= threshold(w->dtype)))
+		print_error("%s: rel_l2 %g\n", what, q->rel_l2);
+	assert_true(q->rel_l2 <= threshold(w->dtype));
+	assert_memory_equal(real, &dry, sizeof dry);
+	assert_true(mr == md);
+	ops_instance_free(b);
+	return a;
+}
+
 /* Direct plans on the shapes the pixel-vector and bf16 kernels take apart:
  * unit stride along w with rows of 1 to 70 pixels (several 48- and 64-pixel
  * blocks, masked tails), stride 2 along h only (row by row), a row longer
@@ -1165,11 +1191,9 @@ static void test_direct_shapes(void **state)
 				const int64_t *v = sh[i];
 				struct ops_workload w;
 				struct ops_plan p;
-				struct ops_counters real, dry;
+				struct ops_counters real;
 				struct ops_quality q;
-				struct opr_error err = { 0 };
-				double mr, md;
-				struct ops_instance *a, *b;
+				char what[64];
 
 				set_conv(&w, fused ? OPS_G_CONV_BIAS_ACT : OPS_G_CONV, dts[di],
 					 v[0], v[1], v[2], v[3], v[4], v[5], v[6], 1, v[8], v[9],
@@ -1178,17 +1202,9 @@ static void test_direct_shapes(void **state)
 				w.act = OPS_ACT_SILU;
 				set_plan(&p, OPS_STRAT_DIRECT, fused, v[11], v[12], v[13], v[14],
 					 fused);
-				a = run_one(&env, &w, &p, 0, &real, &mr, NULL);
-				b = run_one(&env, &w, &p, 1, &dry, &md, NULL);
-				assert_int_equal(ops_instance_quality(a, &q, &err), 0);
-				if (!(q.rel_l2 <= threshold(dts[di])))
-					print_error("shape %zu %s fused %d: rel_l2 %g\n", i,
-						    ops_dtype_name(dts[di]), fused, q.rel_l2);
-				assert_true(q.rel_l2 <= threshold(dts[di]));
-				assert_memory_equal(&real, &dry, sizeof real);
-				assert_true(mr == md);
-				ops_instance_free(a);
-				ops_instance_free(b);
+				snprintf(what, sizeof what, "shape %zu %s fused %d", i,
+					 ops_dtype_name(dts[di]), fused);
+				ops_instance_free(check_real_dry(&env, &w, &p, what, &real, &q));
 			}
 }
 
@@ -1392,26 +1408,20 @@ static void test_winograd(void **state)
 			const int64_t *v = sh[i];
 			struct ops_workload w;
 			struct ops_plan p;
-			struct ops_counters real, dry;
+			struct ops_counters real;
 			struct ops_quality q;
 			struct opr_error err = { 0 };
 			struct ops_device *dev = NULL;
-			double mr, md;
-			struct ops_instance *a, *b;
+			struct ops_instance *a;
+			char what[48];
 
 			set_conv(&w, fused ? OPS_G_CONV_BIAS_ACT : OPS_G_CONV, OPS_F32, v[0], v[1],
 				 v[2], v[3], v[4], 3, 3, 1, v[5], 1, v[6]);
 			w.act = OPS_ACT_SILU;
 			set_plan(&p, OPS_STRAT_WINOGRAD, fused, v[7], v[8], v[9], v[10], 1);
-			a = run_one(&env, &w, &p, 0, &real, &mr, NULL);
-			b = run_one(&env, &w, &p, 1, &dry, &md, NULL);
-			assert_int_equal(ops_instance_quality(a, &q, &err), 0);
-			if (!(q.rel_l2 <= threshold(OPS_F32)))
-				print_error("shape %zu fused %d: rel_l2 %g\n", i, fused, q.rel_l2);
-			assert_true(q.rel_l2 <= threshold(OPS_F32));
+			snprintf(what, sizeof what, "shape %zu fused %d", i, fused);
+			a = check_real_dry(&env, &w, &p, what, &real, &q);
 			assert_true(q.rel_l2 > 0.0); /* the Winograd sums, not a copy of the reference */
-			assert_memory_equal(&real, &dry, sizeof real);
-			assert_true(mr == md);
 			assert_int_equal(global_bytes(&real), ops_conv_direct_global_bytes(&w, &p));
 			/* new weights, the same instance: U follows */
 			struct ops_tensor *tw = ops_instance_tensor(a, "w");
@@ -1424,7 +1434,6 @@ static void test_winograd(void **state)
 			assert_true(q.rel_l2 <= threshold(OPS_F32));
 			ops_device_free(dev);
 			ops_instance_free(a);
-			ops_instance_free(b);
 		}
 }
 
