@@ -204,16 +204,22 @@ struct amx_cfg {
 };
 
 static int amx_state; /* 0 unknown, 1 usable, -1 not */
+/* AVX512_BF16 beside AMX: vcvtneps2bf16 rounds the sums on their way out
+ * (cl_put); without it the integer rounding does */
+static int amx_cvtne;
 
 static void amx_probe(void)
 {
 	unsigned a, b, c, d;
 	int ok = 0;
 
-	/* CPUID.(7,0):EDX bit 24 AMX-TILE, bit 22 AMX-BF16 */
+	/* CPUID.(7,0):EDX bit 24 AMX-TILE, bit 22 AMX-BF16; CPUID.(7,1):EAX
+	 * bit 5 AVX512_BF16 */
 	if (__get_cpuid_max(0, NULL) >= 7) {
 		__cpuid_count(7, 0, a, b, c, d);
 		ok = (d >> 24 & 1) && (d >> 22 & 1);
+		__cpuid_count(7, 1, a, b, c, d);
+		amx_cvtne = a >> 5 & 1;
 	}
 #if defined(__linux__) && defined(SYS_arch_prctl)
 	if (ok)
@@ -236,7 +242,7 @@ int ops_amx_bf16_ready(void)
  * takes pixels {0-3, 8-11, 16-19, 24-27} of half h, tile 2h+1 the others
  * (vpunpck{l,h}wd interleave within 128-bit lanes); each pixel's lane pair
  * is (term 2r, term 2r+1). Pixels at or past nq are loaded as 0 (masked). */
-#define AMX_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,amx-tile,amx-bf16")))
+#define AMX_TARGET __attribute__((target("avx512bf16,avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,amx-tile,amx-bf16")))
 
 AMX_TARGET ALWAYS_INLINE void amx_pack(uint16_t *buf, const uint16_t *x, const int32_t *off,
 			    int64_t t0, int64_t nterm, int nh, __mmask32 m0, __mmask32 m1)
@@ -489,7 +495,7 @@ struct cl_out {
 /* c[i*16 + k] (i < m) to o->out[k*ldo + i] for k < o->nk; or with o->y,
  * rounded to bf16 as the scalar conversion does, to o->y[k*ldy + i]. */
 AMX_TARGET ALWAYS_INLINE void cl_put(const float *c, int m, const struct cl_out *o, int64_t ldo,
-				     int64_t ldy)
+				     int64_t ldy, int cvtne)
 {
 	__m512 rows[16], r[16];
 	__mmask16 mm = (__mmask16)((1u << m) - 1u);
@@ -498,6 +504,18 @@ AMX_TARGET ALWAYS_INLINE void cl_put(const float *c, int m, const struct cl_out 
 	for (int i = 0; i < 16; i++)
 		rows[i] = i < m ? _mm512_load_ps(c + 16 * i) : _mm512_setzero_ps();
 	tr16_regs(rows, r);
+	if (o->y && cvtne) {
+		/* vcvtneps2bf16 rounds as the scalar conversion does but for
+		 * subnormal inputs, which it flushes to zero; tdpbf16ps
+		 * already flushes its subnormal sums, so every sum here is
+		 * normal or zero and the two agree bit for bit (12 us of the
+		 * bench's 148 us launch against the integer rounding) */
+		_Pragma("GCC unroll 16")
+		for (int k = 0; k < o->nk; k++)
+			_mm256_mask_storeu_epi16(o->y + k * ldy, mm,
+						 (__m256i)_mm512_cvtneps_pbh(r[k]));
+		return;
+	}
 	if (o->y) {
 		_Pragma("GCC unroll 16")
 		for (int k = 0; k < o->nk; k++)
@@ -528,15 +546,19 @@ struct cl_group {
 };
 
 AMX_TARGET ALWAYS_INLINE void cl_put_one(const float *c, const struct cl_group *gp, int t,
-					 int64_t ldo, int64_t ldy)
+					 int64_t ldo, int64_t ldy, int cvtne)
 {
 	if (gp->o[t].nk)
-		cl_put(c, gp->m, &gp->o[t], ldo, ldy);
+		cl_put(c, gp->m, &gp->o[t], ldo, ldy, cvtne);
 }
 
-AMX_TARGET void ops_avx512_conv_bf16_cl(const struct ops_cl_job *jobs, int njob, int64_t cbs,
+/* ops_avx512_conv_bf16_cl, one copy for each way of rounding (cvtne a
+ * constant): a test of the flag at each tile's way out made gcc's code for
+ * the loop around it 15% slower */
+AMX_TARGET ALWAYS_INLINE void cl_kernel(const struct ops_cl_job *jobs, int njob, int64_t cbs,
 					int ncb, const int32_t *toff, int ntap, int64_t rp,
-					int64_t cs, int64_t ldo, int64_t ldyk, int64_t ldyr)
+					int64_t cs, int64_t ldo, int64_t ldyk, int64_t ldyr,
+					int cvtne)
 {
 	struct amx_cfg cfg;
 	/* two groups' C tiles: the previous group's are transposed out while
@@ -572,7 +594,7 @@ AMX_TARGET void ops_avx512_conv_bf16_cl(const struct ops_cl_job *jobs, int njob,
 		if (m != cfg_m) {
 			/* a new width: what waits goes out at the old one first */
 			for (int t = 0; waiting && t < 4; t++)
-				cl_put_one(cbuf[gi ^ 1][t], &pend[gi ^ 1], t, ldo, ldyk);
+				cl_put_one(cbuf[gi ^ 1][t], &pend[gi ^ 1], t, ldo, ldyk, cvtne);
 			waiting = 0;
 			/* C in 0-3 and A in 4-5 m rows each, B in 6-7 16 pairs */
 			for (int t = 0; t < 8; t++) {
@@ -667,14 +689,14 @@ AMX_TARGET void ops_avx512_conv_bf16_cl(const struct ops_cl_job *jobs, int njob,
 						CL_STEP(7, st + 1);
 				}
 				if ((st & 2) && waiting && done < 4) {
-					cl_put_one(cbuf[gi ^ 1][done], &pend[gi ^ 1], done, ldo, ldyk);
+					cl_put_one(cbuf[gi ^ 1][done], &pend[gi ^ 1], done, ldo, ldyk, cvtne);
 					done++;
 				}
 			}
 #undef CL_STEP
 #undef C2_STEP
 			for (; waiting && done < 4; done++)
-				cl_put_one(cbuf[gi ^ 1][done], &pend[gi ^ 1], done, ldo, ldyk);
+				cl_put_one(cbuf[gi ^ 1][done], &pend[gi ^ 1], done, ldo, ldyk, cvtne);
 			if (gp->o[0].nk)
 				_tile_stored(0, cbuf[gi][0], 64);
 			if (gp->o[1].nk)
@@ -689,7 +711,17 @@ AMX_TARGET void ops_avx512_conv_bf16_cl(const struct ops_cl_job *jobs, int njob,
 	if (cfg_m)
 		_tile_release();
 	for (int t = 0; waiting && t < 4; t++)
-		cl_put_one(cbuf[gi ^ 1][t], &pend[gi ^ 1], t, ldo, ldyk);
+		cl_put_one(cbuf[gi ^ 1][t], &pend[gi ^ 1], t, ldo, ldyk, cvtne);
+}
+
+AMX_TARGET void ops_avx512_conv_bf16_cl(const struct ops_cl_job *jobs, int njob, int64_t cbs,
+					int ncb, const int32_t *toff, int ntap, int64_t rp,
+					int64_t cs, int64_t ldo, int64_t ldyk, int64_t ldyr)
+{
+	if (amx_cvtne)
+		cl_kernel(jobs, njob, cbs, ncb, toff, ntap, rp, cs, ldo, ldyk, ldyr, 1);
+	else
+		cl_kernel(jobs, njob, cbs, ncb, toff, ntap, rp, cs, ldo, ldyk, ldyr, 0);
 }
 
 /* One band row of ops_avx512_conv_bf16_cl's input from the image's
