@@ -726,19 +726,17 @@ AMX_TARGET void ops_avx512_conv_bf16_cl(const struct ops_cl_job *jobs, int njob,
 
 /* One band row of ops_avx512_conv_bf16_cl's input from the image's
  * channel rows: dst[p*32 + c] = src[c*lds + p - lo] for c < nc and lo <= p
- * < hi, else 0, for p < n (src points at position lo). Channel pairs are
- * interleaved into the 32-bit lanes of 16 vectors, which one 16 x 16
- * transpose turns into 16 pixels of 32 channels. */
+ * < hi, else 0, for p < n (src points at position lo). 32 positions at a
+ * time: vpunpck{l,h}wd interleave two channels' rows into channel pairs
+ * (32-bit lanes), positions {0-3, 8-11, 16-19, 24-27} in the low half's
+ * lanes and the others in the high half's, and a 16 x 16 transpose of each
+ * half gives those positions' 32 channels (5 shuffles a position against
+ * the 7 of vpermt2w on 16 positions at a time). */
 AMX_TARGET void ops_avx512_conv_bf16_cl_row(const uint16_t *src, int64_t lds, int nc, int64_t lo,
 					    int64_t hi, int64_t n, uint16_t *dst)
 {
-	/* word 2i <- a[i], word 2i+1 <- b[i] (b the second source, from 32) */
-	const __m512i ilv = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41,
-					     9, 40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2,
-					     33, 1, 32, 0);
-
-	for (int64_t p0 = 0; p0 < n; p0 += 16) {
-		int np = n - p0 >= 16 ? 16 : (int)(n - p0);
+	for (int64_t p0 = 0; p0 < n; p0 += 32) {
+		int np = n - p0 >= 32 ? 32 : (int)(n - p0);
 		int64_t a = lo > p0 ? lo : p0, e = hi < p0 + np ? hi : p0 + np;
 		__m512 r[16], px[16];
 
@@ -747,25 +745,35 @@ AMX_TARGET void ops_avx512_conv_bf16_cl_row(const uint16_t *src, int64_t lds, in
 				_mm512_storeu_si512((void *)(dst + (p0 + i) * 32), _mm512_setzero_si512());
 			continue;
 		}
-		/* the valid elements [a, e) land in lanes a - p0 on */
+		/* the valid elements [a, e) land in lanes a - p0 on: a masked
+		 * load from s lanes before them (the masked-off lanes are not
+		 * read), its address formed as an integer */
 		int s = (int)(a - p0);
-		__mmask16 m = (__mmask16)((1u << (e - a)) - 1u);
-		__m512i idx = _mm512_sub_epi16(ilv, _mm512_set1_epi16((short)s));
-		__mmask32 keep = (__mmask32)(~0u << (2 * s));
-		const uint16_t *sp = src + (a - lo);
+		__mmask32 m = (__mmask32)(((1ull << (e - a)) - 1u) << s);
+		uintptr_t sp = (uintptr_t)(src + (a - lo)) - (uintptr_t)s * sizeof *src;
 
-		_Pragma("GCC unroll 16")
-		for (int pr = 0; pr < 16; pr++) {
-			__m256i x0 = 2 * pr < nc ? _mm256_maskz_loadu_epi16(m, sp + 2 * pr * lds) :
-				     _mm256_setzero_si256();
-			__m256i x1 = 2 * pr + 1 < nc ?
-				     _mm256_maskz_loadu_epi16(m, sp + (2 * pr + 1) * lds) :
-				     _mm256_setzero_si256();
-			r[pr] = _mm512_castsi512_ps(_mm512_maskz_permutex2var_epi16(
-				keep, _mm512_castsi256_si512(x0), idx, _mm512_castsi256_si512(x1)));
+		for (int half = 0; half < 2; half++) {
+			_Pragma("GCC unroll 16")
+			for (int pr = 0; pr < 16; pr++) {
+				__m512i x0 = 2 * pr < nc ?
+					     _mm512_maskz_loadu_epi16(m, (const void *)(sp + (uintptr_t)(2 * pr * lds) * 2)) :
+					     _mm512_setzero_si512();
+				__m512i x1 = 2 * pr + 1 < nc ?
+					     _mm512_maskz_loadu_epi16(m, (const void *)(sp + (uintptr_t)((2 * pr + 1) * lds) * 2)) :
+					     _mm512_setzero_si512();
+				r[pr] = _mm512_castsi512_ps(half ? _mm512_unpackhi_epi16(x0, x1) :
+							    _mm512_unpacklo_epi16(x0, x1));
+			}
+			tr16_regs(r, px);
+			/* px[i]: position 8 * (i / 4) + 4 * half + i % 4 */
+			_Pragma("GCC unroll 16")
+			for (int i = 0; i < 16; i++) {
+				int q = 8 * (i / 4) + 4 * half + i % 4;
+
+				if (q < np)
+					_mm512_storeu_si512((void *)(dst + (p0 + q) * 32),
+							    _mm512_castps_si512(px[i]));
+			}
 		}
-		tr16_regs(r, px);
-		for (int i = 0; i < np; i++)
-			_mm512_storeu_si512((void *)(dst + (p0 + i) * 32), _mm512_castps_si512(px[i]));
 	}
 }
