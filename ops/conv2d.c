@@ -331,6 +331,9 @@ struct conv_ctx {
 	int64_t nshift, cpj;    /* channel pairs: column-tap copies per pair plane
 				 * and positions apart (1, 0: one copy) */
 	int64_t cpitch;         /* channel pitch of what the kernels read: phm*pwm or cp */
+	int64_t clw, clp;       /* the channel-last kernel's one band for every
+				 * ow-tile: its row width and its blocks' stride
+				 * (positions) */
 	float *xf;              /* fp32 bands [ntw][n][c][cp] (widened), or NULL */
 	uint16_t *xh;           /* bf16 bands, the same layout (amx), or NULL */
 	float *wf;              /* w widened to fp32 (KCRS), or NULL */
@@ -807,18 +810,46 @@ static void cl_run(const struct conv_ctx *cx, const struct ops_cl_job *jobs, int
 {
 	const struct ops_conv_dims *d = &cx->d;
 
-	ops_kern->conv_bf16_cl(jobs, n, cx->cp, (int)(cx->ncblk * cx->nsb), cx->toff,
-			       (int)(d->r * d->s), d->sh * cx->bw, d->sw, CL_LDO, d->oh * d->ow,
+	ops_kern->conv_bf16_cl(jobs, n, cx->clp, (int)(cx->ncblk * cx->nsb), cx->toff,
+			       (int)(d->r * d->s), d->sh * cx->clw, d->sw, CL_LDO, d->oh * d->ow,
 			       d->ow);
 }
 
-/* Runs the channel-last kernel's queued jobs (cx->clq). */
+static int cl_job_cmp(const void *a, const void *b)
+{
+	uintptr_t ya = (uintptr_t)((const struct ops_cl_job *)a)->y;
+	uintptr_t yb = (uintptr_t)((const struct ops_cl_job *)b)->y;
+
+	return ya < yb ? -1 : ya > yb;
+}
+
+/* Runs the channel-last kernel's queued jobs (cx->clq), in y's order,
+ * and a job that continues the one before along y's rows (the next
+ * ow-tile of the same rows and channels, the band being one for both)
+ * merged into it: the two halves of a row of y then come out of the
+ * tiles one group apart, so that each of its lines is read for its
+ * stores once instead of once per ow-tile. Jobs write disjoint outputs,
+ * so neither the order nor the merge changes what they write. */
 static void cl_flush(const struct conv_ctx *cx)
 {
-	if (!cx->clq || !cx->clq->n)
+	struct cl_queue *q = cx->clq;
+	int n = 0;
+
+	if (!q || !q->n)
 		return;
-	cl_run(cx, cx->clq->job, cx->clq->n);
-	cx->clq->n = 0;
+	qsort(q->job, (size_t)q->n, sizeof q->job[0], cl_job_cmp);
+	for (int i = 0; i < q->n; i++) {
+		struct ops_cl_job *a = n ? &q->job[n - 1] : NULL, *b = &q->job[i];
+
+		if (a && a->b == b->b && a->b2 == b->b2 && a->nk == b->nk && a->nr == b->nr &&
+		    b->y == a->y + a->ncol && b->xn == a->xn + a->ncol * cx->d.sw * 32) {
+			a->ncol += b->ncol;
+			continue;
+		}
+		q->job[n++] = *b;
+	}
+	cl_run(cx, q->job, n);
+	q->n = 0;
 }
 
 /* The runs of output channels the host computes for a tile, up to width
@@ -894,7 +925,7 @@ static const uint16_t *cl_weights(const struct conv_ctx *cx, int64_t g, int64_t 
 static void compute_direct_cl(const struct conv_ctx *cx, const struct ops_conv_tile *tp)
 {
 	const struct ops_conv_dims *d = &cx->d;
-	int64_t now = tp->now, rows = max64(1, CL_LDO / now), rp = d->sh * cx->bw;
+	int64_t now = tp->now, rows = max64(1, CL_LDO / now), rp = d->sh * cx->clw;
 	struct kruns kr;
 
 	kruns_of(cx, tp, cx->epi ? DIRECT_KB : 2 * DIRECT_KB, &kr);
@@ -1236,10 +1267,9 @@ static void onep_operands(struct conv_ctx *cx, const struct ops_conv_tile *tp, i
 	int64_t row = tp->oh0 * d->sh * cx->bw;
 	int64_t xo = ((owt * d->n + tp->ni) * d->c + tp->g * d->cpg + c0) * cx->cp + row;
 
-	if (cx->cl) { /* every channel block of the tile's band and group */
-		cx->xncur = cx->xn + ((((owt * d->n + tp->ni) * d->groups + tp->g) * cx->ncblk) *
-				      cx->nsb * cx->cp + row) * 32;
-	}
+	if (cx->cl) /* every channel block of the tile's group, at its position */
+		cx->xncur = cx->xn + (((tp->ni * d->groups + tp->g) * cx->ncblk) * cx->nsb * cx->clp +
+				      tp->oh0 * d->sh * cx->clw + tp->ow0 * d->sw) * 32;
 	if (cx->pairs)
 		cx->xpcur = cx->xp + ((((owt * d->n + tp->ni) * d->groups + tp->g) * cx->ncblk + cblk) *
 				      cx->npair * cx->plane + row) * 2;
@@ -1434,7 +1464,11 @@ static int cl_setup(struct conv_ctx *cx, struct opr_error *err)
 	cx->clq = calloc(1, sizeof *cx->clq);
 	if (!cx->toff || !cx->clq)
 		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the kernel's scratch");
-	fill_tap_offsets(cx);
+	cx->clw = (d->ow - 1) * d->sw + (d->s - 1) * d->dw + 1;
+	cx->clp = cx->bh * cx->clw;
+	for (int64_t i = 0; i < d->r; i++)
+		for (int64_t j = 0; j < d->s; j++)
+			cx->toff[i * d->s + j] = (int32_t)(i * d->dh * cx->clw + j * d->dw);
 	cx->cl = 1;
 	return 0;
 }
@@ -1601,38 +1635,36 @@ static void pairs_onep_layout(struct conv_ctx *cx)
 							   (cx->nshift > 1 ? j * cx->cpj : j * d->dw));
 }
 
-/* The input padded into channel-last blocks, cx->xn[(blk*cp + row*bw +
- * col)*32 + c] for the bands' blocks blk = ((b*n + ni)*groups + g)*ncblk*nsb
- * + cblk*nsb + sb: bands_fill's geometry, each 32 channels of a position
- * in one 64-byte row. */
+/* The input padded into channel-last blocks, cx->xn[(blk*clp + row*clw +
+ * col)*32 + c] for the blocks blk = (ni*groups + g)*ncblk*nsb + cblk*nsb +
+ * sb, each 32 channels of a position in one 64-byte row: one band of the
+ * whole padded width for every ow-tile (bands_fill's per ow-tile would
+ * hold the halo columns twice and keep two ow-tiles' jobs from merging,
+ * cl_flush). */
 static void cl_fill_input(const struct conv_ctx *cx)
 {
 	const struct ops_conv_dims *d = &cx->d;
 	const uint16_t *x = cx->x;
 	int64_t rv0 = min64(d->ph, cx->bh), rv1 = min64(d->ph + d->h, cx->bh);
+	int64_t lo = min64(d->pw, cx->clw), hi = max64(lo, min64(cx->clw, d->w + d->pw));
 	uint16_t *dst = cx->xn;
 
-	for (int64_t b = 0; b < cx->ntw; b++) {
-		int64_t col0 = b * cx->t.tow * d->sw - d->pw;
-		int64_t lo = min64(max64(0, -col0), cx->pwm), hi = max64(lo, min64(cx->pwm, d->w - col0));
+	for (int64_t ni = 0; ni < d->n; ni++)
+	for (int64_t g = 0; g < d->groups; g++)
+	for (int64_t cbk = 0; cbk < cx->ncblk; cbk++)
+	for (int64_t sb = 0; sb < cx->nsb; sb++, dst += cx->clp * 32) {
+		int64_t c0 = cbk * cx->t.tc + 32 * sb;
+		int64_t nc = max64(0, min64(min64(32, cx->t.tc - 32 * sb), d->cpg - c0));
+		const uint16_t *src = x + ((ni * d->c + g * d->cpg + c0) * d->h) * d->w + lo - d->pw;
 
-		for (int64_t ni = 0; ni < d->n; ni++)
-		for (int64_t g = 0; g < d->groups; g++)
-		for (int64_t cbk = 0; cbk < cx->ncblk; cbk++)
-		for (int64_t sb = 0; sb < cx->nsb; sb++, dst += cx->cp * 32) {
-			int64_t c0 = cbk * cx->t.tc + 32 * sb;
-			int64_t nc = max64(0, min64(min64(32, cx->t.tc - 32 * sb), d->cpg - c0));
-			const uint16_t *src = x + ((ni * d->c + g * d->cpg + c0) * d->h) * d->w + col0 + lo;
+		for (int64_t row = 0; row < cx->bh; row++) {
+			uint16_t *dr = dst + row * cx->clw * 32;
 
-			for (int64_t row = 0; row < cx->bh; row++) {
-				uint16_t *dr = dst + row * cx->bw * 32;
-
-				if (row < rv0 || row >= rv1 || hi <= lo || nc == 0)
-					memset(dr, 0, (size_t)cx->bw * 32 * sizeof *dr);
-				else
-					ops_kern->conv_bf16_cl_row(src + (row - d->ph) * d->w, d->h * d->w,
-								   (int)nc, lo, hi, cx->bw, dr);
-			}
+			if (row < rv0 || row >= rv1 || hi <= lo || nc == 0)
+				memset(dr, 0, (size_t)cx->clw * 32 * sizeof *dr);
+			else
+				ops_kern->conv_bf16_cl_row(src + (row - d->ph) * d->w, d->h * d->w,
+							   (int)nc, lo, hi, cx->clw, dr);
 		}
 	}
 }
@@ -1716,11 +1748,11 @@ static void cl_weights_keep(struct conv_ctx *cx, int64_t nw)
 static int cl_layout(struct conv_ctx *cx, struct opr_error *err)
 {
 	const struct ops_conv_dims *d = &cx->d;
-	int64_t nblk = cx->ntw * d->n * d->groups * cx->ncblk * cx->nsb, nel;
+	int64_t nblk = d->n * d->groups * cx->ncblk * cx->nsb, nel;
 	int64_t nw = d->groups * cx->ntk * cx->ncblk * cx->nkbt * cx->wnblk, rs = d->r * d->s;
 	uint16_t *tk;
 
-	if (prod4_over(nblk, cx->cp, 32, 1, &nel))
+	if (prod4_over(nblk, cx->clp, 32, 1, &nel))
 		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the one-pass input bands");
 	cx->xn = aligned_alloc(64, (size_t)ceil_div(nel * 2, 64) * 64);
 	if (!cx->xn)
