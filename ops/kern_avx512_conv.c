@@ -726,14 +726,15 @@ AMX_TARGET void ops_avx512_conv_bf16_cl(const struct ops_cl_job *jobs, int njob,
 
 /* One band row of ops_avx512_conv_bf16_cl's input from the image's
  * channel rows: dst[p*32 + c] = src[c*lds + p - lo] for c < nc and lo <= p
- * < hi, else 0, for p < n (src points at position lo). 32 positions at a
- * time: vpunpck{l,h}wd interleave two channels' rows into channel pairs
- * (32-bit lanes), positions {0-3, 8-11, 16-19, 24-27} in the low half's
- * lanes and the others in the high half's, and a 16 x 16 transpose of each
- * half gives those positions' 32 channels (5 shuffles a position against
- * the 7 of vpermt2w on 16 positions at a time). */
-AMX_TARGET void ops_avx512_conv_bf16_cl_row(const uint16_t *src, int64_t lds, int nc, int64_t lo,
-					    int64_t hi, int64_t n, uint16_t *dst)
+ * < hi, else 0, for p < n (src points at position lo). */
+
+/* Any row, 32 positions at a time: vpunpck{l,h}wd interleave two channels'
+ * rows into channel pairs (32-bit lanes), positions {0-3, 8-11, 16-19,
+ * 24-27} in the low half's lanes and the others in the high half's, and a
+ * 16 x 16 transpose of each half gives those positions' 32 channels (5
+ * shuffles a position against the 7 of vpermt2w on 16 positions). */
+AMX_TARGET static void cl_row_any(const uint16_t *src, int64_t lds, int nc, int64_t lo, int64_t hi,
+				   int64_t n, uint16_t *dst)
 {
 	for (int64_t p0 = 0; p0 < n; p0 += 32) {
 		int np = n - p0 >= 32 ? 32 : (int)(n - p0);
@@ -776,4 +777,61 @@ AMX_TARGET void ops_avx512_conv_bf16_cl_row(const uint16_t *src, int64_t lds, in
 			}
 		}
 	}
+}
+
+/* Positions [0, 8) of a row with all 32 channels valid (src at position
+ * 0): lane l of r[k] is channel 8l + k's 8 positions, loaded 16 bytes a
+ * lane (vinserti32x4 from memory, off the shuffle port), and an 8 x 8
+ * transpose in every lane makes v[j] position j's 32 channels: 3 shuffles
+ * a position. */
+AMX_TARGET ALWAYS_INLINE void cl_row_octet(const uint16_t *src, int64_t lds, uint16_t *dst)
+{
+	__m512i r[8], t[8], u[8];
+
+	_Pragma("GCC unroll 8")
+	for (int k = 0; k < 8; k++) {
+		__m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(src + k * lds)));
+
+		v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(src + (8 + k) * lds)), 1);
+		v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(src + (16 + k) * lds)), 2);
+		r[k] = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(src + (24 + k) * lds)), 3);
+	}
+	_Pragma("GCC unroll 4")
+	for (int k = 0; k < 8; k += 2) {
+		t[k] = _mm512_unpacklo_epi16(r[k], r[k + 1]);
+		t[k + 1] = _mm512_unpackhi_epi16(r[k], r[k + 1]);
+	}
+	_Pragma("GCC unroll 2")
+	for (int k = 0; k < 8; k += 4) {
+		u[k] = _mm512_unpacklo_epi32(t[k], t[k + 2]);
+		u[k + 1] = _mm512_unpackhi_epi32(t[k], t[k + 2]);
+		u[k + 2] = _mm512_unpacklo_epi32(t[k + 1], t[k + 3]);
+		u[k + 3] = _mm512_unpackhi_epi32(t[k + 1], t[k + 3]);
+	}
+	_Pragma("GCC unroll 4")
+	for (int j = 0; j < 4; j++) {
+		_mm512_storeu_si512((void *)(dst + (2 * j) * 32), _mm512_unpacklo_epi64(u[j], u[j + 4]));
+		_mm512_storeu_si512((void *)(dst + (2 * j + 1) * 32),
+				    _mm512_unpackhi_epi64(u[j], u[j + 4]));
+	}
+}
+
+/* With all 32 channels, the valid run [lo, hi) 8 positions at a time
+ * (cl_row_octet), its tail and the zeros around it as any row. */
+AMX_TARGET void ops_avx512_conv_bf16_cl_row(const uint16_t *src, int64_t lds, int nc, int64_t lo,
+					    int64_t hi, int64_t n, uint16_t *dst)
+{
+	/* the valid positions written, [a, e) */
+	int64_t a = lo < n ? lo : n, e = hi < n ? hi : n, p = a;
+
+	if (nc < 32 || e - a < 8) {
+		cl_row_any(src, lds, nc, lo, hi, n, dst);
+		return;
+	}
+	memset(dst, 0, (size_t)a * 32 * sizeof *dst);
+	for (; p + 8 <= e; p += 8)
+		cl_row_octet(src + (p - lo), lds, dst + p * 32);
+	if (p < e)
+		cl_row_any(src + (p - lo), lds, nc, 0, e - p, e - p, dst + p * 32);
+	memset(dst + e * 32, 0, (size_t)(n - e) * 32 * sizeof *dst);
 }
