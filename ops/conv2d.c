@@ -683,15 +683,15 @@ static void fill_offsets(struct conv_ctx *cx, int64_t nc)
 							 i * d->dh * cx->bw + j * d->dw);
 }
 
-/* Each filter tap's offset in a patch of row pitch bw (cx->toff), for the
- * kernels that read every tap from one layout of the patch. */
-static void fill_tap_offsets(struct conv_ctx *cx)
+/* Each filter tap's offset in a patch of row pitch pitch (cx->toff), for
+ * the kernels that read every tap from one layout of the patch. */
+static void fill_tap_offsets(struct conv_ctx *cx, int64_t pitch)
 {
 	const struct ops_conv_dims *d = &cx->d;
 
 	for (int64_t i = 0; i < d->r; i++)
 		for (int64_t j = 0; j < d->s; j++)
-			cx->toff[i * d->s + j] = (int32_t)(i * d->dh * cx->bw + j * d->dw);
+			cx->toff[i * d->s + j] = (int32_t)(i * d->dh * pitch + j * d->dw);
 }
 
 /* The index of the AMX kernels' weight block for group g, k-tile kt, its
@@ -1436,7 +1436,7 @@ static int pairs_setup(struct conv_ctx *cx, struct opr_error *err)
 	cx->wq = aligned_alloc(64, (size_t)ceil_div(nq * (int64_t)sizeof *cx->wq, 64) * 64);
 	if ((!cx->onep && !cx->xp) || !cx->toff || !cx->wq)
 		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the kernel's scratch");
-	fill_tap_offsets(cx);
+	fill_tap_offsets(cx, cx->bw);
 	wq_fill(cx);
 	cx->pairs = 1;
 	return 0;
@@ -1466,9 +1466,7 @@ static int cl_setup(struct conv_ctx *cx, struct opr_error *err)
 		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the kernel's scratch");
 	cx->clw = (d->ow - 1) * d->sw + (d->s - 1) * d->dw + 1;
 	cx->clp = cx->bh * cx->clw;
-	for (int64_t i = 0; i < d->r; i++)
-		for (int64_t j = 0; j < d->s; j++)
-			cx->toff[i * d->s + j] = (int32_t)(i * d->dh * cx->clw + j * d->dw);
+	fill_tap_offsets(cx, cx->clw);
 	cx->cl = 1;
 	return 0;
 }

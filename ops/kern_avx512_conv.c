@@ -504,7 +504,7 @@ AMX_TARGET ALWAYS_INLINE void cl_put(const float *c, int m, const struct cl_out 
 	for (int i = 0; i < 16; i++)
 		rows[i] = i < m ? _mm512_load_ps(c + 16 * i) : _mm512_setzero_ps();
 	tr16_regs(rows, r);
-	if (o->y && cvtne) {
+	if (o->y) {
 		/* vcvtneps2bf16 rounds as the scalar conversion does but for
 		 * subnormal inputs, which it flushes to zero; tdpbf16ps
 		 * already flushes its subnormal sums, so every sum here is
@@ -513,13 +513,8 @@ AMX_TARGET ALWAYS_INLINE void cl_put(const float *c, int m, const struct cl_out 
 		_Pragma("GCC unroll 16")
 		for (int k = 0; k < o->nk; k++)
 			_mm256_mask_storeu_epi16(o->y + k * ldy, mm,
-						 (__m256i)_mm512_cvtneps_pbh(r[k]));
-		return;
-	}
-	if (o->y) {
-		_Pragma("GCC unroll 16")
-		for (int k = 0; k < o->nk; k++)
-			_mm256_mask_storeu_epi16(o->y + k * ldy, mm, bf16_pack16(r[k]));
+						 cvtne ? (__m256i)_mm512_cvtneps_pbh(r[k]) :
+							 bf16_pack16(r[k]));
 		return;
 	}
 	_Pragma("GCC unroll 16")
@@ -724,11 +719,7 @@ AMX_TARGET void ops_avx512_conv_bf16_cl(const struct ops_cl_job *jobs, int njob,
 		cl_kernel(jobs, njob, cbs, ncb, toff, ntap, rp, cs, ldo, ldyk, ldyr, 0);
 }
 
-/* One band row of ops_avx512_conv_bf16_cl's input from the image's
- * channel rows: dst[p*32 + c] = src[c*lds + p - lo] for c < nc and lo <= p
- * < hi, else 0, for p < n (src points at position lo). */
-
-/* Any row, 32 positions at a time: vpunpck{l,h}wd interleave two channels'
+/* Any band row (ops_avx512_conv_bf16_cl_row's contract), 32 positions at a time: vpunpck{l,h}wd interleave two channels'
  * rows into channel pairs (32-bit lanes), positions {0-3, 8-11, 16-19,
  * 24-27} in the low half's lanes and the others in the high half's, and a
  * 16 x 16 transpose of each half gives those positions' 32 channels (5
@@ -756,11 +747,12 @@ AMX_TARGET static void cl_row_any(const uint16_t *src, int64_t lds, int nc, int6
 		for (int half = 0; half < 2; half++) {
 			_Pragma("GCC unroll 16")
 			for (int pr = 0; pr < 16; pr++) {
-				__m512i x0 = 2 * pr < nc ?
-					     _mm512_maskz_loadu_epi16(m, (const void *)(sp + (uintptr_t)(2 * pr * lds) * 2)) :
+				uintptr_t ra = sp + (uintptr_t)(2 * pr * lds) * sizeof *src;
+				uintptr_t rb = ra + (uintptr_t)lds * sizeof *src;
+				__m512i x0 = 2 * pr < nc ? _mm512_maskz_loadu_epi16(m, (const void *)ra) :
 					     _mm512_setzero_si512();
 				__m512i x1 = 2 * pr + 1 < nc ?
-					     _mm512_maskz_loadu_epi16(m, (const void *)(sp + (uintptr_t)((2 * pr + 1) * lds) * 2)) :
+					     _mm512_maskz_loadu_epi16(m, (const void *)rb) :
 					     _mm512_setzero_si512();
 				r[pr] = _mm512_castsi512_ps(half ? _mm512_unpackhi_epi16(x0, x1) :
 							    _mm512_unpacklo_epi16(x0, x1));
@@ -816,8 +808,11 @@ AMX_TARGET ALWAYS_INLINE void cl_row_octet(const uint16_t *src, int64_t lds, uin
 	}
 }
 
-/* With all 32 channels, the valid run [lo, hi) 8 positions at a time
- * (cl_row_octet), its tail and the zeros around it as any row. */
+/* One band row of ops_avx512_conv_bf16_cl's input from the image's
+ * channel rows: dst[p*32 + c] = src[c*lds + p - lo] for c < nc and lo <= p
+ * < hi, else 0, for p < n (src points at position lo). With all 32
+ * channels, the valid run 8 positions at a time (cl_row_octet), its tail
+ * and the zeros around it as any row. */
 AMX_TARGET void ops_avx512_conv_bf16_cl_row(const uint16_t *src, int64_t lds, int nc, int64_t lo,
 					    int64_t hi, int64_t n, uint16_t *dst)
 {

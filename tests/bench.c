@@ -576,12 +576,25 @@ static void dn_impl_name(const_dnnl_primitive_desc_t pd, char *buf, size_t len)
 	snprintf(buf, len, "%s", s);
 }
 
+/* A reorder primitive from md a to md b. */
+static int dn_reorder_prim(const dnnl_memory_desc_t *a, const dnnl_memory_desc_t *b,
+			   dnnl_primitive_t *out, struct opr_error *err)
+{
+	dnnl_primitive_desc_t pd = NULL;
+	int rc = 0;
+
+	DN_TRY(dnnl_reorder_primitive_desc_create(&pd, a, dn_eng, b, dn_eng, NULL), "reorder");
+	DN_TRY(dnnl_primitive_create(out, pd), "reorder");
+out:
+	dnnl_primitive_desc_destroy(pd);
+	return rc;
+}
+
 /* Reorders src (memory of md smd at sp) into a new memory of md dmd; *out
  * is destroyed by the caller. */
 static int dn_reorder(const dnnl_memory_desc_t *smd, void *sp, const dnnl_memory_desc_t *dmd,
 		      dnnl_memory_t *out, struct opr_error *err)
 {
-	dnnl_primitive_desc_t pd = NULL;
 	dnnl_primitive_t prim = NULL;
 	dnnl_memory_t sm = NULL;
 	int rc = 0;
@@ -589,9 +602,8 @@ static int dn_reorder(const dnnl_memory_desc_t *smd, void *sp, const dnnl_memory
 	*out = NULL;
 	DN_TRY(dnnl_memory_create(&sm, smd, dn_eng, sp), "memory");
 	DN_TRY(dnnl_memory_create(out, dmd, dn_eng, DNNL_MEMORY_ALLOCATE), "memory");
-	DN_TRY(dnnl_reorder_primitive_desc_create(&pd, smd, dn_eng, dmd, dn_eng, NULL),
-	       "reorder");
-	DN_TRY(dnnl_primitive_create(&prim, pd), "reorder");
+	if ((rc = dn_reorder_prim(smd, dmd, &prim, err)) < 0)
+		goto out;
 	dnnl_exec_arg_t a[2] = { { DNNL_ARG_FROM, sm }, { DNNL_ARG_TO, *out } };
 	DN_TRY(dnnl_primitive_execute(prim, dn_stream, 2, a), "reorder");
 	DN_TRY(dnnl_stream_wait(dn_stream), "reorder");
@@ -601,7 +613,6 @@ out:
 		*out = NULL;
 	}
 	dnnl_primitive_destroy(prim);
-	dnnl_primitive_desc_destroy(pd);
 	dnnl_memory_destroy(sm);
 	return rc;
 }
@@ -1197,20 +1208,6 @@ static void dn_chain_free(struct dn_chain *c)
 	dnnl_memory_destroy(c->xu);
 	dnnl_memory_destroy(c->yu);
 	memset(c, 0, sizeof *c);
-}
-
-/* A reorder primitive from md a to md b. */
-static int dn_reorder_prim(const dnnl_memory_desc_t *a, const dnnl_memory_desc_t *b,
-			   dnnl_primitive_t *out, struct opr_error *err)
-{
-	dnnl_primitive_desc_t pd = NULL;
-	int rc = 0;
-
-	DN_TRY(dnnl_reorder_primitive_desc_create(&pd, a, dn_eng, b, dn_eng, NULL), "reorder");
-	DN_TRY(dnnl_primitive_create(out, pd), "reorder");
-out:
-	dnnl_primitive_desc_destroy(pd);
-	return rc;
 }
 
 static int dn_chain_new(struct dn_chain *c, const struct dn_prim *conv, dnnl_data_type_t dt,
