@@ -138,8 +138,10 @@ struct ops_kern {
 	 * for k < 16, else b2 at channel k - 16:
 	 *   out[k*ldo + r*ncol + c] = sum_{cb < ncb, t < ntap, ch < 32}
 	 *       xn[(cb*cbs + p)*32 + ch] * bk[((cb*ntap + t)*16 + ch/2)*32 + 2*k + ch%2]
-	 * reading only those positions; writing only k < nk, the nr x ncol
-	 * outputs. ncb * ntap is at most OPS_CL_MAX_STEPS. A job with y (not
+	 * reading only those positions and, at cs 1, the positions between
+	 * two rows (p for ncol <= c < rp, r < nr - 1: the kernel may run its
+	 * tiles over a row's end and drop those sums); writing only k < nk,
+	 * the nr x ncol outputs. ncb * ntap is at most OPS_CL_MAX_STEPS. A job with y (not
 	 * NULL) has its sums go to y[k*ldyk + r*ldyr + c] instead, rounded to
 	 * bf16 as ops_f32_to_bf16 does (out unused). Every job's outputs are
 	 * written when the call returns, not before. */

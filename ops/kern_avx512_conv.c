@@ -474,60 +474,175 @@ void ops_avx512_conv_bf16_pack_pairs(const uint16_t *x, int64_t plane_in, int64_
  * tap's offset, always aligned, one copy for every tap; B is the weights of
  * one block and tap, 16 channel pairs x 16 output channels, reused by the m
  * pixels of every C tile it feeds. C[m][16] comes out pixel by output
- * channel and is transposed on its way to out. A row of ncol outputs is
- * cut into pieces of m <= 16 pixels (the last one ending at the row's end,
- * overlapping the one before when m does not divide ncol), so no lane
- * computes a halo column; four pieces share each step's B tile, or with
- * 32 output channels two pieces share two (cl_group). */
+ * channel and is transposed on its way to out. A job's outputs are cut
+ * into pieces of m <= 16 pixels, along each row or over the rows' ends
+ * (cl_geom_of); four pieces share each step's B tile, or with 32 output
+ * channels two pieces share two (cl_group). */
 
 /* Steps (channel block, tap) of one call at most: ops_kern's contract
  * (isa_int.h). */
 #define CL_MAX_STEPS OPS_CL_MAX_STEPS
 
-/* A piece whose sums wait in cbuf to go out: where they go (out's or
- * y's first output, the other NULL) and for how many output channels. */
+/* A piece whose sums wait in cbuf to go out: where (out's or y's first
+ * output, the other 0) and for how many output channels; lanes m of the
+ * piece's outputs go there in order. A piece running over a row's end
+ * holds the next row's first outputs in its lanes from n1 + shift on,
+ * after shift lanes of sums between the rows; its outputs are one run in
+ * memory (rows of out and y ncol apart), its lanes from n1 on moved down
+ * by shift before the store. */
 struct cl_out {
-	float *out;
-	uint16_t *y;
-	int nk;
+	uintptr_t out, y;
+	int nk, n1, shift;
+	__mmask16 m;
 };
 
-/* c[i*16 + k] (i < m) to o->out[k*ldo + i] for k < o->nk; or with o->y,
- * rounded to bf16 as the scalar conversion does, to o->y[k*ldy + i]. */
+/* c[i*16 + k] (i < m) to o->out[k*ldo + i] for k < o->nk (lanes o->m, past
+ * the shift), or with o->y, rounded to bf16 as the scalar conversion does,
+ * to o->y[k*ldy + i]. */
 AMX_TARGET ALWAYS_INLINE void cl_put(const float *c, int m, const struct cl_out *o, int64_t ldo,
 				     int64_t ldy, int cvtne)
 {
 	__m512 rows[16], r[16];
-	__mmask16 mm = (__mmask16)((1u << m) - 1u);
 
 	_Pragma("GCC unroll 16")
 	for (int i = 0; i < 16; i++)
 		rows[i] = i < m ? _mm512_load_ps(c + 16 * i) : _mm512_setzero_ps();
 	tr16_regs(rows, r);
+	/* lane l of the stored run from lane l, or l + shift past n1 */
+	const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+	const __m512i idx = _mm512_mask_add_epi32(iota, (__mmask16)(0xFFFFu << o->n1), iota,
+						  _mm512_set1_epi32(o->shift));
 	if (o->y) {
 		/* vcvtneps2bf16 rounds as the scalar conversion does but for
 		 * subnormal inputs, which it flushes to zero; tdpbf16ps
 		 * already flushes its subnormal sums, so every sum here is
 		 * normal or zero and the two agree bit for bit (12 us of the
 		 * bench's 148 us launch against the integer rounding) */
+		const uintptr_t ry = (uintptr_t)ldy * sizeof(uint16_t);
+
+		if (o->shift) {
+			const __m256i ix = _mm512_cvtepi32_epi16(idx);
+
+			_Pragma("GCC unroll 16")
+			for (int k = 0; k < o->nk; k++)
+				_mm256_mask_storeu_epi16((void *)(o->y + k * ry), o->m,
+							 _mm256_permutexvar_epi16(ix, cvtne ?
+							 (__m256i)_mm512_cvtneps_pbh(r[k]) :
+							 bf16_pack16(r[k])));
+			return;
+		}
 		_Pragma("GCC unroll 16")
 		for (int k = 0; k < o->nk; k++)
-			_mm256_mask_storeu_epi16(o->y + k * ldy, mm,
+			_mm256_mask_storeu_epi16((void *)(o->y + k * ry), o->m,
 						 cvtne ? (__m256i)_mm512_cvtneps_pbh(r[k]) :
 							 bf16_pack16(r[k]));
 		return;
 	}
+	const uintptr_t ro = (uintptr_t)ldo * sizeof(float);
+
 	_Pragma("GCC unroll 16")
 	for (int k = 0; k < o->nk; k++)
-		_mm512_mask_storeu_ps(o->out + k * ldo, mm, r[k]);
+		_mm512_mask_storeu_ps((void *)(o->out + k * ro), o->m,
+				      o->shift ? _mm512_permutexvar_ps(idx, r[k]) : r[k]);
 }
 
-/* The pieces of a job: ceil(ncol / 16) a row of m = ncol / that, rounded
- * up, the last one ending at the row's end. */
-static int cl_width(int64_t ncol, int64_t *np)
+/* How a job is cut into pieces of m <= 16 outputs, each one A tile:
+ * along each row, ceil(ncol / 16) pieces a row of m = ncol / that,
+ * rounded up, the last one ending at the row's end (np a row); or, at unit
+ * column stride (cs 1) where it takes fewer pieces, 16 outputs at a time
+ * along the job's rows laid end to end at the input's row pitch (flat):
+ * positions r*rp + c for c < rp, the last piece ending at the last row's
+ * end, where the rows' outputs are adjacent in memory (a piece over a
+ * row's end then goes out as one run, cl_put). The positions past a row's
+ * ncol outputs, up to the next row, are inputs between the rows (the
+ * band's halo columns) whose sums are dropped. A tdpbf16ps of 16 rows
+ * takes about what one of 14 does (5.2 against 5.0 ns on random data,
+ * this kernel's loads), so the 4 x 14 pieces of a 56-output row become
+ * 3.6 of 16: 9.4% fewer tile instructions on the bench's 3x3 conv, its
+ * launch 126 -> 122 us; with a second masked store a channel for a piece
+ * over a row's end instead of the one run it took 130. */
+struct cl_geom {
+	int flat, m;
+	int64_t np, npiece, span; /* span: flat positions of the job */
+};
+
+AMX_TARGET ALWAYS_INLINE void cl_geom_of(const struct ops_cl_job *jb, int64_t rp, int64_t cs,
+					 int64_t ldyr, struct cl_geom *g)
 {
-	*np = (ncol + 15) / 16;
-	return (int)((ncol + *np - 1) / *np);
+	g->np = (jb->ncol + 15) / 16;
+	g->m = (int)((jb->ncol + g->np - 1) / g->np);
+	g->npiece = jb->nr * g->np;
+	g->flat = 0;
+	if (cs != 1 || jb->ncol < 16 || jb->nr < 2 || rp < jb->ncol || rp - jb->ncol >= 16 ||
+	    (jb->y && ldyr != jb->ncol))
+		return;
+	int64_t span = (jb->nr - 1) * rp + jb->ncol, nflat = (span + 15) / 16;
+
+	if (nflat >= g->npiece)
+		return;
+	g->flat = 1;
+	g->m = 16;
+	g->npiece = nflat;
+	g->span = span;
+}
+
+/* Piece i of a job: its input offset (*pos, in elements) and where its
+ * lanes go for output channels 0..15 of the job (o, nk set by the caller).
+ * A flat piece holds at most the end of one row and the start of the next
+ * (ncol >= 16 outputs a row, fewer than 16 positions between), one run of
+ * outputs in memory (rows ncol apart: cl_geom_of). */
+AMX_TARGET ALWAYS_INLINE void cl_piece(const struct ops_cl_job *jb, const struct cl_geom *g,
+				       int64_t i, int64_t rp, int64_t cs, int64_t ldyr,
+				       int64_t *pos, struct cl_out *o)
+{
+	int64_t r, c0;
+
+	o->n1 = 16;
+	o->shift = 0;
+	if (!g->flat) {
+		int64_t p = i % g->np;
+
+		r = i / g->np;
+		c0 = p == g->np - 1 ? jb->ncol - g->m : p * g->m;
+		*pos = (r * rp + c0 * cs) * 32;
+		o->m = (__mmask16)((1u << g->m) - 1u);
+	} else {
+		int64_t f = 16 * i < g->span - 16 ? 16 * i : g->span - 16;
+
+		r = f / rp;
+		c0 = f - r * rp;
+		*pos = f * 32;
+		/* lanes [0, n1) row r's outputs from c0, lanes [j, 16) the next
+		 * row's from its first */
+		int n1 = c0 < jb->ncol ? (int)(jb->ncol - c0 < 16 ? jb->ncol - c0 : 16) : 0;
+		int j = rp - c0 < 16 ? (int)(rp - c0) : 16;
+
+		o->m = (__mmask16)((1u << (n1 + 16 - j)) - 1u);
+		if (j < 16) {
+			o->n1 = n1;
+			o->shift = j - n1;
+		}
+		if (!n1) { /* the piece starts between the rows */
+			r++;
+			c0 = 0;
+		}
+	}
+	o->out = jb->y ? 0 : (uintptr_t)(jb->out + r * jb->ncol + c0);
+	o->y = jb->y ? (uintptr_t)(jb->y + r * ldyr + c0) : 0;
+}
+
+/* The same piece's lanes for output channels 16.. (nk of them). */
+AMX_TARGET ALWAYS_INLINE struct cl_out cl_out_upper(const struct cl_out *o, int nk, int64_t ldo,
+						    int64_t ldyk)
+{
+	struct cl_out u = *o;
+
+	u.nk = nk;
+	if (u.y)
+		u.y += (uintptr_t)(16 * ldyk) * sizeof(uint16_t);
+	else
+		u.out += (uintptr_t)(16 * ldo) * sizeof(float);
+	return u;
 }
 
 /* A group's C tiles: which tile holds what, one group late (cl_put).
@@ -582,10 +697,12 @@ AMX_TARGET ALWAYS_INLINE void cl_kernel(const struct ops_cl_job *jobs, int njob,
 		const struct ops_cl_job *jb = &jobs[j];
 		const uint16_t *xn = jb->xn, *b = jb->b, *b2 = jb->b2;
 		const int two = jb->nk > 16, per = two ? 2 : 4;
-		int64_t np, npiece;
-		int m = cl_width(jb->ncol, &np);
+		struct cl_geom geo;
 
-		npiece = jb->nr * np;
+		cl_geom_of(jb, rp, cs, ldyr, &geo);
+		const int m = geo.m;
+		const int64_t npiece = geo.npiece;
+
 		if (m != cfg_m) {
 			/* a new width: what waits goes out at the old one first */
 			for (int t = 0; waiting && t < 4; t++)
@@ -607,20 +724,17 @@ AMX_TARGET ALWAYS_INLINE void cl_kernel(const struct ops_cl_job *jobs, int njob,
 			for (int t = 0; t < 4; t++)
 				gp->o[t].nk = 0;
 			for (int g = 0; g < ng; g++) {
-				int64_t r = (g0 + g) / np, p = (g0 + g) % np;
-				int64_t c0 = p == np - 1 ? jb->ncol - m : p * m;
-				float *out = jb->y ? NULL : jb->out + r * jb->ncol + c0;
-				uint16_t *y = jb->y ? jb->y + r * ldyr + c0 : NULL;
+				struct cl_out o;
 
-				pos[g] = (r * rp + c0 * cs) * 32;
+				cl_piece(jb, &geo, g0 + g, rp, cs, ldyr, &pos[g], &o);
 				if (!two) {
-					gp->o[g] = (struct cl_out){ out, y, jb->nk };
+					o.nk = jb->nk;
+					gp->o[g] = o;
 					continue;
 				}
-				gp->o[2 * g] = (struct cl_out){ out, y, 16 };
-				gp->o[2 * g + 1] = (struct cl_out){ out ? out + 16 * ldo : NULL,
-								    y ? y + 16 * ldyk : NULL,
-								    jb->nk - 16 };
+				o.nk = 16;
+				gp->o[2 * g] = o;
+				gp->o[2 * g + 1] = cl_out_upper(&o, jb->nk - 16, ldo, ldyk);
 			}
 			_tile_zero(0);
 			_tile_zero(1);

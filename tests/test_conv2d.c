@@ -894,7 +894,7 @@ static double cl_want(const void *ctx, int k, int q)
 static void test_bf16_cl_kernel(void **state)
 {
 	enum { LDO = 240, LDY = 5 * 48, NK = 33 };
-	static const int cols[] = { 1, 7, 14, 16, 17, 28, 33, 45 };
+	static const int cols[] = { 1, 7, 14, 16, 17, 28, 33, 45, 47 };
 	static const int nks[] = { 1, 6, 11, 16, 17, 24, 32 };
 	const struct ops_kern *kn;
 
@@ -917,6 +917,13 @@ static void test_bf16_cl_kernel(void **state)
 
 		if (nr * ncol > LDO)
 			nr = LDO / ncol;
+		if (ncol == 47) {
+			/* unit stride, rows 50 apart: the piece of flat
+			 * positions 48..63 starts between rows 0 and 1 */
+			cs = 1;
+			rp = 50;
+			nr = 2 + nr % 3;
+		}
 		for (int t = 0; t < ntap; t++) {
 			toff[t] = (int32_t)rnd(0, 40);
 			span = toff[t] > span ? toff[t] : span;
@@ -960,12 +967,17 @@ static void test_bf16_cl_kernel(void **state)
 				{ xn, b, nk > 16 ? b2 : NULL, NULL, yb, nk, nr, ncol },
 				{ xn, b, nk2 > 16 ? b2 : NULL, out2, NULL, nk2, nr2, ncol2 },
 			};
-			kn->conv_bf16_cl(jobs, 3, cbs, ncb, toff, ntap, rp, cs, LDO, LDY, ncol + 3);
+			/* y's rows apart by more than a row, or (every other
+			 * nk) adjacent, as whole rows of an image are: the
+			 * pieces then run over the rows' ends at unit stride */
+			int64_t ldyr = ki % 2 ? ncol + 3 : ncol;
+
+			kn->conv_bf16_cl(jobs, 3, cbs, ncb, toff, ntap, rp, cs, LDO, LDY, ldyr);
 			check_rows_n(out, LDO, nk, (int)(nr * ncol), cl_want, &c, NK);
 			check_rows_n(out2, LDO, nk2, (int)(nr2 * ncol2), cl_want, &c2, NK);
 			for (int k = 0; k < NK; k++)
 				for (int64_t i = 0; i < LDY; i++) {
-					int64_t r = i / (ncol + 3), col = i % (ncol + 3);
+					int64_t r = i / ldyr, col = i % ldyr;
 
 					if (k < nk && r < nr && col < ncol)
 						assert_int_equal(yb[k * LDY + i],
