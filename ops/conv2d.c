@@ -281,6 +281,17 @@ struct conv_priv {
 	struct ops_conv_tiles t;
 	float *wino_u;          /* the winograd strategy's U (conv_wino.c) */
 	size_t wino_u_bytes;
+	/* the channel-last launch's counting (ops_launch_memo), replayed by
+	 * its repeats: one memo for a run's first launch, one for the others,
+	 * each valid for the tiles, kernel table and buffering it was taken
+	 * under (the counts are a function of those, the shape and the
+	 * device's envelope) */
+	struct cl_memo {
+		struct ops_launch_memo m;
+		struct ops_conv_tiles t;
+		const struct ops_kern *kern;
+		int db;
+	} memo[2];
 };
 
 /* Everything one conv launch needs. */
@@ -1288,6 +1299,49 @@ static void onep_operands(struct conv_ctx *cx, const struct ops_conv_tile *tp, i
 	}
 }
 
+/* A tile on the channel-last kernel: every channel block of it. */
+static void cl_tile(struct conv_ctx *cx, const struct ops_conv_tile *tp)
+{
+	const void *xk;
+	const float *wk;
+
+	onep_operands(cx, tp, 0, &xk, &wk);
+	compute_direct_cl(cx, tp);
+}
+
+/* The memo that stands for this launch's counting, or NULL: a
+ * channel-last launch without an epilogue (its tiles count only, the
+ * kernel writes y), taken under the same tiles, kernels and buffering. */
+static struct cl_memo *cl_memo_of(const struct conv_ctx *cx)
+{
+	if (!cx->cl || cx->epi || !cx->priv)
+		return NULL;
+	return &cx->priv->memo[cx->dev->nrecs != 0];
+}
+
+static int cl_memo_fits(const struct conv_ctx *cx, const struct cl_memo *cm)
+{
+	return cm && ops_launch_memo_fits(cx->dev, &cm->m) && cm->kern == ops_kern &&
+	       cm->db == cx->db && !memcmp(&cm->t, &cx->t, sizeof cm->t);
+}
+
+/* The launch's tiles computed without counting, then the memo's counts
+ * and record added (cl_memo_fits said so): the same outputs, counters and
+ * record as a counted launch (test_launch_memo). */
+static int cl_replay(struct conv_ctx *cx, const struct cl_memo *cm, struct opr_error *err)
+{
+	int cores = ops_conv_cores(cx->dev);
+
+	for (int64_t i = 0; i < cx->ntiles; i++) {
+		struct ops_conv_tile tp;
+
+		ops_conv_tile_decode(&cx->d, &cx->t, ops_conv_tile_order(i, cx->ntiles, cores), &tp);
+		cl_tile(cx, &tp);
+	}
+	cl_flush(cx);
+	return ops_launch_replay(cx->dev, &cm->m, err);
+}
+
 static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
 		     const struct ops_conv_tile *tp, struct opr_error *err)
 {
@@ -1352,10 +1406,8 @@ static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
 			}
 			if (cx->cl) {
 				/* every channel block in one pass, at the last one */
-				if (c0 + cx->t.tc >= d->cpg) {
-					onep_operands(cx, tp, 0, &xk, &wk);
-					compute_direct_cl(cx, tp);
-				}
+				if (c0 + cx->t.tc >= d->cpg)
+					cl_tile(cx, tp);
 				to_y = 1;
 			} else if (whole) {
 				/* the same on the pixel-vector or the lanes kernel
@@ -1965,10 +2017,20 @@ static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 		if (cx->onep && (rc = onep_setup(cx, err)) < 0)
 			goto free_off;
 	}
+	struct cl_memo *cm = cl_memo_of(cx);
+	struct ops_counters before;
+	int take = 0;
+
+	if (cl_memo_fits(cx, cm)) {
+		rc = cl_replay(cx, cm, err);
+		goto free_off;
+	}
+	if (cm)
+		take = ops_launch_memo_begin(cx->dev, &before);
 	memset(&bs, 0, sizeof bs);
 	rc = ops_launch_begin(cx->dev, name, cx->db, err);
 	if (rc < 0)
-		goto free_off;
+		goto memo;
 	if (cx->strat == OPS_STRAT_IM2COL)
 		ops_launch_alt_kernel(cx->dev); /* a GPU runs it on tensor cores */
 	/* One pass (device_int.h): the host no longer stages a tile's
@@ -2007,6 +2069,13 @@ release:
 		rc = ops_launch_end(cx->dev, err);
 	else
 		ops_launch_end(cx->dev, NULL);
+memo:
+	if (take) {
+		ops_launch_memo_end(cx->dev, &before, rc == 0, &cm->m);
+		cm->t = cx->t;
+		cm->kern = ops_kern;
+		cm->db = cx->db;
+	}
 free_off:
 	free(cx->off);
 	free(cx->px);

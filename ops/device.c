@@ -169,6 +169,8 @@ static uint64_t host_stream_min_bytes(void)
 	return v;
 }
 
+static uint64_t device_serials;
+
 int ops_device_new(const struct ops_envelope *env, int dry_run,
 		   struct ops_device **out, struct opr_error *err)
 {
@@ -188,6 +190,7 @@ int ops_device_new(const struct ops_envelope *env, int dry_run,
 	dev->env.name[sizeof dev->env.name - 1] = '\0';
 	dev->env.power_mode[sizeof dev->env.power_mode - 1] = '\0';
 	dev->dry_run = dry_run != 0;
+	dev->serial = __atomic_add_fetch(&device_serials, 1, __ATOMIC_RELAXED);
 	ops_model_prepare(&dev->env, &dev->mc);
 	dev->stream_min_bytes = dev->dry_run ? 0 : host_stream_min_bytes();
 	*out = dev;
@@ -867,20 +870,29 @@ void ops_compute(struct ops_device *dev, enum ops_dtype t, uint64_t macs,
 	acc_add_compute(&dev->env, &dev->acc[core], t, macs, elem_ops, read_bytes + write_bytes);
 }
 
+/* Room for one more launch record. */
+static int recs_grow(struct ops_device *dev, struct opr_error *err)
+{
+	size_t cap = dev->caprecs ? 2 * dev->caprecs : 16;
+	struct ops_launch_rec *p = realloc(dev->recs, cap * sizeof *p);
+
+	if (!p)
+		return opr_error_set(err, OPR_ENOMEM, "out of memory for launch records");
+	dev->recs = p;
+	dev->caprecs = cap;
+	return 0;
+}
+
 int ops_launch_end(struct ops_device *dev, struct opr_error *err)
 {
 	struct ops_launch_rec *rec;
 
 	if (!dev->in_launch)
 		return opr_error_set(err, OPR_EINTERNAL, "launch ended without a launch begun");
-	if (dev->nrecs == dev->caprecs) {
-		size_t cap = dev->caprecs ? 2 * dev->caprecs : 16;
-		struct ops_launch_rec *p = realloc(dev->recs, cap * sizeof *p);
-		if (!p)
-			return opr_error_set(err, OPR_ENOMEM, "out of memory for launch records");
-		dev->recs = p;
-		dev->caprecs = cap;
-	}
+	int rc = dev->nrecs == dev->caprecs ? recs_grow(dev, err) : 0;
+
+	if (rc < 0)
+		return rc;
 	rec = &dev->recs[dev->nrecs++];
 	/* every other field is set by ops_model_launch (no memset of the whole
 	 * record: it was a tenth of a one-element call) */
@@ -902,6 +914,72 @@ int ops_launch_end(struct ops_device *dev, struct opr_error *err)
 	dev->one_pass = 0;
 	dev->alt_kernel = 0;
 	dev->stream_global = 0;
+	return 0;
+}
+
+/* ---- launch memos (device_int.h) ---------------------------------------- */
+
+/* The memo adds and subtracts the counters as an array of sums */
+_Static_assert(sizeof(struct ops_counters) ==
+	       sizeof(uint64_t) * (OPS_NSPACES * OPS_NSPACES + 7 + OPS_NDTYPES + 2 + OPS_MAX_CORES),
+	       "struct ops_counters is uint64_t fields only");
+
+int ops_launch_memo_begin(struct ops_device *dev, struct ops_counters *before)
+{
+	if (dev->dry_run || dev->in_launch || dev->nlive)
+		return 0;
+	*before = dev->c;
+	dev->c.peak_shared_bytes = 0;
+	return 1;
+}
+
+void ops_launch_memo_end(struct ops_device *dev, const struct ops_counters *before, int ok,
+			 struct ops_launch_memo *m)
+{
+	const uint64_t *a = (const uint64_t *)&dev->c, *b = (const uint64_t *)before;
+	uint64_t *dl = (uint64_t *)&m->delta;
+
+	if (!ok || !dev->nrecs) {
+		m->valid = 0;
+		if (before->peak_shared_bytes > dev->c.peak_shared_bytes)
+			dev->c.peak_shared_bytes = before->peak_shared_bytes;
+		return;
+	}
+	/* every field a uint64_t sum but the peak (ops.h) */
+	for (size_t i = 0; i < sizeof m->delta / sizeof *dl; i++)
+		dl[i] = a[i] - b[i];
+	m->delta.peak_shared_bytes = dev->c.peak_shared_bytes;
+	if (before->peak_shared_bytes > dev->c.peak_shared_bytes)
+		dev->c.peak_shared_bytes = before->peak_shared_bytes;
+	m->rec = dev->recs[dev->nrecs - 1];
+	m->first = dev->nrecs == 1;
+	m->serial = dev->serial;
+	m->valid = !dev->nlive;
+}
+
+int ops_launch_memo_fits(const struct ops_device *dev, const struct ops_launch_memo *m)
+{
+	return m->valid && m->serial == dev->serial && !dev->dry_run && !dev->in_launch &&
+	       !dev->nlive && m->first == (dev->nrecs == 0);
+}
+
+int ops_launch_replay(struct ops_device *dev, const struct ops_launch_memo *m,
+		      struct opr_error *err)
+{
+	uint64_t *c = (uint64_t *)&dev->c;
+	const uint64_t *dl = (const uint64_t *)&m->delta;
+	uint64_t peak = dev->c.peak_shared_bytes;
+
+	int rc = dev->nrecs == dev->caprecs ? recs_grow(dev, err) : 0;
+
+	if (rc < 0)
+		return rc;
+	dev->recs[dev->nrecs++] = m->rec;
+	dev->replays++;
+	for (size_t i = 0; i < sizeof dev->c / sizeof *c; i++)
+		c[i] += dl[i];
+	dev->c.peak_shared_bytes = peak > m->delta.peak_shared_bytes ? peak :
+				   m->delta.peak_shared_bytes;
 	return 0;
 }
 

@@ -55,6 +55,8 @@ struct ops_host_block {
 struct ops_device {
 	struct ops_envelope env;
 	int dry_run;
+	uint64_t serial;        /* unique per device of the process (launch memos) */
+	uint64_t replays;       /* launches replayed from a memo (never reset) */
 	struct ops_model_consts mc;
 	/* host execution only, never counted */
 	struct ops_host_block pool[OPS_POOL_SLOTS]; /* oldest first */
@@ -168,6 +170,42 @@ void ops_launch_one_pass(struct ops_device *dev);
  * prices it as the permute-rows or conv-gemm family (ops.h). No effect on
  * counters; cleared by ops_launch_begin and ops_launch_end. */
 void ops_launch_alt_kernel(struct ops_device *dev);
+
+/* A launch's whole effect on the device, kept to be replayed: a kernel
+ * whose counting is a function of its plan alone (every transfer counted,
+ * none moved) runs its repeats without counting and adds what the first
+ * one counted. What a launch adds depends on the device only through its
+ * envelope (fixed per device), whether it is the run's first launch and
+ * the on-chip buffers live when it begins, so a memo is taken only with
+ * none live and replayed only on the device it came from (serial), with
+ * none live and the same firstness. Why: counting was 7 of the 122 us of
+ * the bench's bf16 conv on the host, timed as the operator's. */
+struct ops_launch_memo {
+	int valid;
+	int first;
+	uint64_t serial;                /* the device's (ops_device_new) */
+	struct ops_counters delta;      /* what it added; peak: its own */
+	struct ops_launch_rec rec;
+};
+/* Before the launch to keep: *before the device's counters (and its peak
+ * cleared, to see the launch's own). 0 when none may be taken (a dry run,
+ * an open launch, live on-chip buffers). */
+int ops_launch_memo_begin(struct ops_device *dev, struct ops_counters *before);
+/* After that launch ended: its effect into m where it succeeded (ok),
+ * else m invalid; the peak restored either way. */
+void ops_launch_memo_end(struct ops_device *dev, const struct ops_counters *before, int ok,
+			 struct ops_launch_memo *m);
+/* 1 when m may stand for a launch on dev now (ops_launch_replay). */
+int ops_launch_memo_fits(const struct ops_device *dev, const struct ops_launch_memo *m);
+/* Adds m's effect, as if the launch ran and counted (ops_launch_memo_fits
+ * checked). */
+int ops_launch_replay(struct ops_device *dev, const struct ops_launch_memo *m,
+		      struct opr_error *err);
+/* Launches replayed on dev so far (tests: the memo was used). */
+static inline uint64_t ops_device_replays(const struct ops_device *dev)
+{
+	return dev->replays;
+}
 
 /* Counts one transfer exactly as ops_dma_split does (the same checks,
  * splits, counters and errors), moving nothing: for a one-pass kernel, which

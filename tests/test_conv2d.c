@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../ops/conv2d_int.h"
+#include "../ops/device_int.h"
 #include "../ops/isa_int.h"
 #include "test_isa.h"
 
@@ -1148,6 +1149,83 @@ static void test_kept_weights_follow(void **state)
 	ops_device_free(dev);
 }
 
+/* The channel-last kernel's repeats replay the first launch's counting
+ * (ops_launch_memo): a run after a reset and two in a row give the
+ * counters and records of a dry device's counted runs, byte for byte, and
+ * outputs that pass the reference (each run's poisoned first); a change
+ * of plan counts again. */
+static void test_launch_memo(void **state)
+{
+	static const int64_t shapes[][7] = { /* c, h, w, k, tile_k, tile_oh, tile_ow */
+		{ 64, 56, 56, 64, 16, 8, 28 }, { 40, 9, 31, 20, 16, 4, 14 }, { 33, 20, 18, 48, 32, 5, 18 },
+	};
+	struct ops_envelope env;
+
+	isa_use(state);
+	if (!ops_kern->conv_bf16_cl || !ops_kern->conv_bf16_ready || !ops_kern->conv_bf16_ready())
+		SKIP_BECAUSE("the %s path runs no channel-last bf16 conv kernel on this host "
+			     "(AMX-BF16 with the OS's tile state)", ops_isa_name(ops_isa_active()));
+	test_env(&env);
+	env.shared_capacity_kib = 8192;
+	env.launch_first_us = 20.0; /* a run's first launch is another record */
+	for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+		const int64_t *sh = shapes[si];
+		struct ops_workload w;
+		struct ops_plan p;
+		struct opr_error err = { 0 };
+		struct ops_device *dev = NULL, *dry = NULL;
+		struct ops_instance *a, *b;
+		struct ops_quality q;
+
+		set_conv(&w, OPS_G_CONV, OPS_BF16, 1, sh[0], sh[1], sh[2], sh[3], 3, 3, 1, 1, 1, 1);
+		set_plan(&p, OPS_STRAT_DIRECT, 0, sh[4], sh[5], sh[6], sh[0], 1);
+		assert_int_equal(ops_device_new(&env, 0, &dev, &err), 0);
+		assert_int_equal(ops_device_new(&env, 1, &dry, &err), 0);
+		assert_int_equal(ops_instance_new(&w, &p, 11, "conv-test", &a, &err), 0);
+		assert_int_equal(ops_instance_new(&w, &p, 11, "conv-test", &b, &err), 0);
+		/* runs 0 (counted), reset, 1 (replayed), 2 (counted: not the
+		 * first launch), 3 (replayed) */
+		for (int run = 0; run < 4; run++) {
+			if (run == 1) {
+				ops_device_reset(dev);
+				ops_device_reset(dry);
+			}
+			assert_int_equal(ops_instance_run(dev, a, &err), 0);
+			assert_int_equal(ops_instance_run(dry, b, &err), 0);
+			assert_int_equal(ops_instance_quality(a, &q, &err), 0);
+			assert_true(q.rel_l2 <= threshold(OPS_BF16));
+			assert_int_equal(ops_device_replays(dev), run == 0 ? 0 : run < 3 ? 1 : 2);
+
+			size_t nr, nd;
+			const struct ops_launch_rec *rr = ops_device_launches(dev, &nr);
+			const struct ops_launch_rec *rd = ops_device_launches(dry, &nd);
+
+			assert_int_equal(nr, nd);
+			assert_memory_equal(rr, rd, nr * sizeof *rr);
+			assert_memory_equal(ops_device_counters(dev), ops_device_counters(dry),
+					    sizeof(struct ops_counters));
+		}
+		/* another plan on the same instance: counted, then replayed */
+		ops_instance_free(b);
+		p.p[1] = sh[5] > 1 ? sh[5] - 1 : 2;
+		a->plan = p; /* (ops_int.h: the instance's plan, changed in place) */
+		assert_int_equal(ops_instance_new(&w, &p, 11, "conv-test", &b, &err), 0);
+		for (int run = 0; run < 2; run++) {
+			ops_device_reset(dev);
+			ops_device_reset(dry);
+			assert_int_equal(ops_instance_run(dev, a, &err), 0);
+			assert_int_equal(ops_instance_run(dry, b, &err), 0);
+			assert_int_equal(ops_device_replays(dev), 2 + run);
+			assert_memory_equal(ops_device_counters(dev), ops_device_counters(dry),
+					    sizeof(struct ops_counters));
+		}
+		ops_instance_free(a);
+		ops_instance_free(b);
+		ops_device_free(dev);
+		ops_device_free(dry);
+	}
+}
+
 /* A real run of w under p and its dry run: rel_l2 within the dtype's
  * threshold (the fp64 reference, the outputs poisoned first), counters and
  * modelled time equal to the dry run's. Returns the real run's instance
@@ -1555,6 +1633,7 @@ int main(void)
 		ISA_TESTS(test_bf16_cl_rounding),
 		ISA_TESTS(test_bf16_cl_row),
 		ISA_TESTS(test_kept_weights_follow),
+		ISA_TESTS(test_launch_memo),
 		ISA_TESTS(test_direct_shapes),
 		ISA_TESTS(test_one_pass),
 		ISA_TESTS(test_one_pass_k_runs),
