@@ -826,6 +826,30 @@ static void cl_run(const struct conv_ctx *cx, const struct ops_cl_job *jobs, int
 			       d->ow);
 }
 
+/* Jobs of whole rows (ncol = ow) merged where one continues the one
+ * before down y's rows, with the same channels: the kernel's pieces then
+ * run over the row blocks' ends too (its pieces of 16 are cut along the
+ * job's rows end to end), and a job's last group of one piece comes once
+ * instead of once per row block. Returns the new count. */
+static int cl_merge_rows(const struct conv_ctx *cx, struct ops_cl_job *job, int n)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int m = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct ops_cl_job *a = m ? &job[m - 1] : NULL, *b = &job[i];
+
+		if (a && a->ncol == d->ow && b->ncol == d->ow && a->b == b->b && a->b2 == b->b2 &&
+		    a->nk == b->nk && b->y == a->y + a->nr * d->ow &&
+		    b->xn == a->xn + a->nr * d->sh * cx->clw * 32) {
+			a->nr += b->nr;
+			continue;
+		}
+		job[m++] = *b;
+	}
+	return m;
+}
+
 static int cl_job_cmp(const void *a, const void *b)
 {
 	uintptr_t ya = (uintptr_t)((const struct ops_cl_job *)a)->y;
@@ -859,6 +883,7 @@ static void cl_flush(const struct conv_ctx *cx)
 		}
 		q->job[n++] = *b;
 	}
+	n = cl_merge_rows(cx, q->job, n);
 	cl_run(cx, q->job, n);
 	q->n = 0;
 }
