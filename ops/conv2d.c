@@ -826,27 +826,43 @@ static void cl_run(const struct conv_ctx *cx, const struct ops_cl_job *jobs, int
 			       d->ow);
 }
 
-/* Jobs of whole rows (ncol = ow) merged where one continues the one
- * before down y's rows, with the same channels: the kernel's pieces then
- * run over the row blocks' ends too (its pieces of 16 are cut along the
- * job's rows end to end), and a job's last group of one piece comes once
- * instead of once per row block. Returns the new count. */
-static int cl_merge_rows(const struct conv_ctx *cx, struct ops_cl_job *job, int n)
+/* Job b joined to job a where it continues a, the same channels from
+ * the same band: along a's rows (the next ow-tile of the same rows), or,
+ * both being whole rows (ncol = ow), down y's rows. Returns 1 if joined. */
+static int cl_join_cols(const struct conv_ctx *cx, struct ops_cl_job *a,
+			const struct ops_cl_job *b)
+{
+	if (a->b != b->b || a->b2 != b->b2 || a->nk != b->nk || a->nr != b->nr ||
+	    b->y != a->y + a->ncol || b->xn != a->xn + a->ncol * cx->d.sw * 32)
+		return 0;
+	a->ncol += b->ncol;
+	return 1;
+}
+
+static int cl_join_rows(const struct conv_ctx *cx, struct ops_cl_job *a,
+			const struct ops_cl_job *b)
 {
 	const struct ops_conv_dims *d = &cx->d;
+
+	if (a->b != b->b || a->b2 != b->b2 || a->nk != b->nk || a->ncol != d->ow ||
+	    b->ncol != d->ow || b->y != a->y + a->nr * d->ow ||
+	    b->xn != a->xn + a->nr * d->sh * cx->clw * 32)
+		return 0;
+	a->nr += b->nr;
+	return 1;
+}
+
+/* One pass of join over the n jobs, each joined to the one before where
+ * it can be; returns how many are left. */
+static int cl_join_pass(const struct conv_ctx *cx, struct ops_cl_job *job, int n,
+			int (*join)(const struct conv_ctx *, struct ops_cl_job *,
+				    const struct ops_cl_job *))
+{
 	int m = 0;
 
-	for (int i = 0; i < n; i++) {
-		struct ops_cl_job *a = m ? &job[m - 1] : NULL, *b = &job[i];
-
-		if (a && a->ncol == d->ow && b->ncol == d->ow && a->b == b->b && a->b2 == b->b2 &&
-		    a->nk == b->nk && b->y == a->y + a->nr * d->ow &&
-		    b->xn == a->xn + a->nr * d->sh * cx->clw * 32) {
-			a->nr += b->nr;
-			continue;
-		}
-		job[m++] = *b;
-	}
+	for (int i = 0; i < n; i++)
+		if (!m || !join(cx, &job[m - 1], &job[i]))
+			job[m++] = job[i];
 	return m;
 }
 
@@ -859,31 +875,24 @@ static int cl_job_cmp(const void *a, const void *b)
 }
 
 /* Runs the channel-last kernel's queued jobs (cx->clq), in y's order,
- * and a job that continues the one before along y's rows (the next
- * ow-tile of the same rows and channels, the band being one for both)
- * merged into it: the two halves of a row of y then come out of the
- * tiles one group apart, so that each of its lines is read for its
- * stores once instead of once per ow-tile. Jobs write disjoint outputs,
- * so neither the order nor the merge changes what they write. */
+ * each job that continues the one before along y's rows joined to it
+ * (cl_join_cols): the two halves of a row of y then come out of the tiles
+ * one group apart, so that each of its lines is read for its stores once
+ * instead of once per ow-tile; then the whole rows that continue one
+ * another down y (cl_join_rows), so that the kernel's pieces of 16 run
+ * over the row blocks' ends too and a job's last lone piece comes once
+ * (the bench's 14 jobs of 8 rows become 2 of 56). Jobs write disjoint
+ * outputs, so neither the order nor the joins change what they write. */
 static void cl_flush(const struct conv_ctx *cx)
 {
 	struct cl_queue *q = cx->clq;
-	int n = 0;
+	int n;
 
 	if (!q || !q->n)
 		return;
 	qsort(q->job, (size_t)q->n, sizeof q->job[0], cl_job_cmp);
-	for (int i = 0; i < q->n; i++) {
-		struct ops_cl_job *a = n ? &q->job[n - 1] : NULL, *b = &q->job[i];
-
-		if (a && a->b == b->b && a->b2 == b->b2 && a->nk == b->nk && a->nr == b->nr &&
-		    b->y == a->y + a->ncol && b->xn == a->xn + a->ncol * cx->d.sw * 32) {
-			a->ncol += b->ncol;
-			continue;
-		}
-		q->job[n++] = *b;
-	}
-	n = cl_merge_rows(cx, q->job, n);
+	n = cl_join_pass(cx, q->job, q->n, cl_join_cols);
+	n = cl_join_pass(cx, q->job, n, cl_join_rows);
 	cl_run(cx, q->job, n);
 	q->n = 0;
 }

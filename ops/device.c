@@ -939,22 +939,18 @@ void ops_launch_memo_end(struct ops_device *dev, const struct ops_counters *befo
 	const uint64_t *a = (const uint64_t *)&dev->c, *b = (const uint64_t *)before;
 	uint64_t *dl = (uint64_t *)&m->delta;
 
-	if (!ok || !dev->nrecs) {
-		m->valid = 0;
-		if (before->peak_shared_bytes > dev->c.peak_shared_bytes)
-			dev->c.peak_shared_bytes = before->peak_shared_bytes;
-		return;
+	m->valid = ok && dev->nrecs && !dev->nlive;
+	if (m->valid) {
+		/* every field a uint64_t sum but the peak (ops.h) */
+		for (size_t i = 0; i < sizeof m->delta / sizeof *dl; i++)
+			dl[i] = a[i] - b[i];
+		m->delta.peak_shared_bytes = dev->c.peak_shared_bytes;
+		m->rec = dev->recs[dev->nrecs - 1];
+		m->first = dev->nrecs == 1;
+		m->serial = dev->serial;
 	}
-	/* every field a uint64_t sum but the peak (ops.h) */
-	for (size_t i = 0; i < sizeof m->delta / sizeof *dl; i++)
-		dl[i] = a[i] - b[i];
-	m->delta.peak_shared_bytes = dev->c.peak_shared_bytes;
 	if (before->peak_shared_bytes > dev->c.peak_shared_bytes)
 		dev->c.peak_shared_bytes = before->peak_shared_bytes;
-	m->rec = dev->recs[dev->nrecs - 1];
-	m->first = dev->nrecs == 1;
-	m->serial = dev->serial;
-	m->valid = !dev->nlive;
 }
 
 int ops_launch_memo_fits(const struct ops_device *dev, const struct ops_launch_memo *m)
@@ -969,7 +965,6 @@ int ops_launch_replay(struct ops_device *dev, const struct ops_launch_memo *m,
 	uint64_t *c = (uint64_t *)&dev->c;
 	const uint64_t *dl = (const uint64_t *)&m->delta;
 	uint64_t peak = dev->c.peak_shared_bytes;
-
 	int rc = dev->nrecs == dev->caprecs ? recs_grow(dev, err) : 0;
 
 	if (rc < 0)

@@ -141,8 +141,9 @@ struct ops_kern {
 	 * reading only those positions and, at cs 1, the positions between
 	 * two rows (p for ncol <= c < rp, r < nr - 1: the kernel may run its
 	 * tiles over a row's end and drop those sums); writing only k < nk,
-	 * the nr x ncol outputs. ncb * ntap is at most OPS_CL_MAX_STEPS. A job with y (not
-	 * NULL) has its sums go to y[k*ldyk + r*ldyr + c] instead, rounded to
+	 * the nr x ncol outputs. ncb * ntap is at most OPS_CL_MAX_STEPS. A
+	 * job with y (not NULL) has its sums go to y[k*ldyk + r*ldyr + c]
+	 * instead, rounded to
 	 * bf16 as ops_f32_to_bf16 does (out unused). Every job's outputs are
 	 * written when the call returns, not before. */
 	void (*conv_bf16_cl)(const struct ops_cl_job *jobs, int njob, int64_t cbs, int ncb,

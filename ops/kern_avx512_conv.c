@@ -496,6 +496,15 @@ struct cl_out {
 	__mmask16 m;
 };
 
+/* Lane l of a piece's stored run comes from lane l, or l + shift past n1. */
+AMX_TARGET ALWAYS_INLINE __m512i cl_shift_idx(const struct cl_out *o)
+{
+	const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+
+	return _mm512_mask_add_epi32(iota, (__mmask16)(0xFFFFu << o->n1), iota,
+				     _mm512_set1_epi32(o->shift));
+}
+
 /* c[i*16 + k] (i < m) to o->out[k*ldo + i] for k < o->nk (lanes o->m, past
  * the shift), or with o->y, rounded to bf16 as the scalar conversion does,
  * to o->y[k*ldy + i]. */
@@ -508,10 +517,6 @@ AMX_TARGET ALWAYS_INLINE void cl_put(const float *c, int m, const struct cl_out 
 	for (int i = 0; i < 16; i++)
 		rows[i] = i < m ? _mm512_load_ps(c + 16 * i) : _mm512_setzero_ps();
 	tr16_regs(rows, r);
-	/* lane l of the stored run from lane l, or l + shift past n1 */
-	const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-	const __m512i idx = _mm512_mask_add_epi32(iota, (__mmask16)(0xFFFFu << o->n1), iota,
-						  _mm512_set1_epi32(o->shift));
 	if (o->y) {
 		/* vcvtneps2bf16 rounds as the scalar conversion does but for
 		 * subnormal inputs, which it flushes to zero; tdpbf16ps
@@ -521,7 +526,7 @@ AMX_TARGET ALWAYS_INLINE void cl_put(const float *c, int m, const struct cl_out 
 		const uintptr_t ry = (uintptr_t)ldy * sizeof(uint16_t);
 
 		if (o->shift) {
-			const __m256i ix = _mm512_cvtepi32_epi16(idx);
+			const __m256i ix = _mm512_cvtepi32_epi16(cl_shift_idx(o));
 
 			_Pragma("GCC unroll 16")
 			for (int k = 0; k < o->nk; k++)
@@ -540,10 +545,16 @@ AMX_TARGET ALWAYS_INLINE void cl_put(const float *c, int m, const struct cl_out 
 	}
 	const uintptr_t ro = (uintptr_t)ldo * sizeof(float);
 
+	if (o->shift) {
+		const __m512i ix = cl_shift_idx(o);
+
+		_Pragma("GCC unroll 16")
+		for (int k = 0; k < o->nk; k++)
+			r[k] = _mm512_permutexvar_ps(ix, r[k]);
+	}
 	_Pragma("GCC unroll 16")
 	for (int k = 0; k < o->nk; k++)
-		_mm512_mask_storeu_ps((void *)(o->out + k * ro), o->m,
-				      o->shift ? _mm512_permutexvar_ps(idx, r[k]) : r[k]);
+		_mm512_mask_storeu_ps((void *)(o->out + k * ro), o->m, r[k]);
 }
 
 /* How a job is cut into pieces of m <= 16 outputs, each one A tile:
@@ -833,11 +844,12 @@ AMX_TARGET void ops_avx512_conv_bf16_cl(const struct ops_cl_job *jobs, int njob,
 		cl_kernel(jobs, njob, cbs, ncb, toff, ntap, rp, cs, ldo, ldyk, ldyr, 0);
 }
 
-/* Any band row (ops_avx512_conv_bf16_cl_row's contract), 32 positions at a time: vpunpck{l,h}wd interleave two channels'
- * rows into channel pairs (32-bit lanes), positions {0-3, 8-11, 16-19,
- * 24-27} in the low half's lanes and the others in the high half's, and a
- * 16 x 16 transpose of each half gives those positions' 32 channels (5
- * shuffles a position against the 7 of vpermt2w on 16 positions). */
+/* Any band row (ops_avx512_conv_bf16_cl_row's contract), 32 positions at
+ * a time: vpunpck{l,h}wd interleave two channels' rows into channel pairs
+ * (32-bit lanes), positions {0-3, 8-11, 16-19, 24-27} in the low half's
+ * lanes and the others in the high half's, and a 16 x 16 transpose of
+ * each half gives those positions' 32 channels (5 shuffles a position
+ * against the 7 of vpermt2w on 16 positions). */
 AMX_TARGET static void cl_row_any(const uint16_t *src, int64_t lds, int nc, int64_t lo, int64_t hi,
 				   int64_t n, uint16_t *dst)
 {
