@@ -291,7 +291,7 @@ __attribute__((target("avx512f,avx512vnni"))) static double int8_rate_avx512(int
 
 static double int8_rate(int64_t iters)
 {
-	switch (ops_isa_active()) {
+	switch (ops_kfam_isa(OPS_KF_QGEMM)) {
 	case OPS_ISA_AVX512:
 		return int8_rate_avx512(iters);
 	case OPS_ISA_AVX2:

@@ -4,6 +4,7 @@
 #include "isa_int.h"
 
 #include <cpuid.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,9 +45,17 @@ static int has_f16c(void)
 	return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
 }
 
-/* The AVX-512 path needs F, BW, VL and DQ for its fp32 and byte kernels and
- * VNNI for the int8 GEMM (every AVX-512 server core since Cascade Lake has
- * it); BF16 and FP16 are used, where present, inside functions of their own. */
+static int host_has_vnni(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512vnni");
+}
+
+/* The AVX-512 path needs F, BW, VL and DQ for its fp32 and byte kernels;
+ * VNNI (every AVX-512 server core since Cascade Lake) for its int8 GEMM
+ * only, which on a core without it (Skylake-SP and -X) is the AVX2 path's
+ * (ops_kern_avx512_without_vnni); BF16, FP16 and AMX are used, where
+ * present, inside functions of their own. */
 int ops_isa_host_has(enum ops_isa i)
 {
 	__builtin_cpu_init();
@@ -59,12 +68,39 @@ int ops_isa_host_has(enum ops_isa i)
 	case OPS_ISA_AVX512:
 		return ops_isa_host_has(OPS_ISA_AVX2) &&
 		       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-		       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-		       __builtin_cpu_supports("avx512vnni");
+		       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
 	case OPS_NISAS:
 		break;
 	}
 	return 0;
+}
+
+static struct ops_kern avx512_no_vnni;
+static pthread_once_t avx512_no_vnni_once = PTHREAD_ONCE_INIT;
+
+static void avx512_no_vnni_build(void)
+{
+	avx512_no_vnni = ops_kern_avx512;
+	avx512_no_vnni.qgemm = ops_kern_avx2.qgemm;
+	avx512_no_vnni.qgemm_colsum = ops_kern_avx2.qgemm_colsum;
+	avx512_no_vnni.path[OPS_KF_QGEMM] = "avx2 (vpmaddwd int16 pairs: this cpu's avx-512 has no vnni)";
+}
+
+const struct ops_kern *ops_kern_avx512_without_vnni(void)
+{
+	pthread_once(&avx512_no_vnni_once, avx512_no_vnni_build);
+	return &avx512_no_vnni;
+}
+
+/* The table path i runs on this host. */
+static const struct ops_kern *table_of(enum ops_isa i)
+{
+	return i == OPS_ISA_AVX512 && !host_has_vnni() ? ops_kern_avx512_without_vnni() : TABLES[i];
+}
+
+enum ops_isa ops_kfam_isa(enum ops_kfam f)
+{
+	return f == OPS_KF_QGEMM && ops_kern == &avx512_no_vnni ? OPS_ISA_AVX2 : ops_kern->isa;
 }
 
 enum ops_isa ops_isa_host_best(void)
@@ -104,7 +140,7 @@ int ops_isa_select(enum ops_isa i, struct opr_error *err)
 				     "kernel path '%s' needs instructions this CPU lacks (it runs %s)",
 				     ISA_NAMES[i], have);
 	}
-	ops_kern = TABLES[i];
+	ops_kern = table_of(i);
 	return 0;
 }
 
@@ -131,7 +167,7 @@ __attribute__((constructor)) static void isa_startup(void)
 
 	if (!s || ops_isa_parse(s, &i) || !ops_isa_host_has(i))
 		i = ops_isa_host_best();
-	ops_kern = TABLES[i];
+	ops_kern = table_of(i);
 }
 
 const char *ops_kfam_name(enum ops_kfam f)

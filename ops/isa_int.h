@@ -226,6 +226,10 @@ struct ops_kern {
 extern const struct ops_kern ops_kern_scalar;
 extern const struct ops_kern ops_kern_avx2;
 extern const struct ops_kern ops_kern_avx512;
+/* The AVX-512 table with the AVX2 path's int8 GEMM (qgemm, qgemm_colsum):
+ * what an AVX-512 CPU without VNNI runs (ops_isa_select chooses it there);
+ * tests select it on any AVX-512 host. */
+const struct ops_kern *ops_kern_avx512_without_vnni(void);
 
 /* L2's size (way 0) or the bytes of one of its ways (way 1), from the C
  * library; and whether 32 source rows lds floats apart fall on at most 8

@@ -1,7 +1,8 @@
-/* ops/kern_avx512.c: the AVX-512 path (F, BW, VL, DQ, VNNI) of the host
- * kernel families: 16-lane fp32 activations (the shared math of
- * kern_act.h), a 12 x 32 direct conv kernel and a 6 x 32 GEMM kernel on
- * FMA with embedded broadcasts, the exact int8 GEMM by vpdpbusd, streamed
+/* ops/kern_avx512.c: the AVX-512 path (F, BW, VL, DQ) of the host kernel
+ * families: 16-lane fp32 activations (the shared math of kern_act.h), a 12
+ * x 32 direct conv kernel and a 6 x 32 GEMM kernel on FMA with embedded
+ * broadcasts, the exact int8 GEMM by vpdpbusd (VNNI, compiled for it alone:
+ * a CPU without VNNI runs the rest of this table, ops/isa.c), streamed
  * 64-byte stores, and 16-lane fp16/bf16 conversions. The whole file is
  * compiled for that ISA by the pragma below, whatever the build flags;
  * ops/isa.c reaches it only on a host that has it. */
@@ -13,10 +14,10 @@
 #include <string.h>
 
 #if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c"))), apply_to = function)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c"))), apply_to = function)
 #else
 #pragma GCC push_options
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")
 #endif
 
 #include "kern_avx512_inl.h"
@@ -250,6 +251,16 @@ static void avx512_conv_gemm(const float *a, const float *b, int64_t bstride, in
 }
 
 /* ---- qgemm: vpdpbusd ---------------------------------------------------------------
+ * The one part of the file that needs VNNI, compiled for it (clang takes
+ * one target attribute a function: the file's is swapped for the section). */
+#if defined(__clang__)
+#pragma clang attribute pop
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx512vnni,avx2,fma,f16c")
+#endif
+/*
  * vpdpbusd adds four u8 x s8 products into each int32 lane without
  * saturating (unlike vpmaddubsw's int16 pairs), so a K tile's int32 sums are
  * exact while kk <= OPS_QGEMM_MAX_TILE_KK (255 * 128 * 65536 < 2^31). An s8 A
@@ -513,6 +524,13 @@ static void avx512_qgemm_colsum(const int8_t *b, int64_t ldb, int64_t tn, int64_
 		cs[j] = (int32_t)tot;
 	}
 }
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC pop_options
+#endif
 
 /* ---- permute: 16 x 16 fp32 transposes, streamed 64-byte lines --------------------- */
 

@@ -64,6 +64,9 @@ const char *ops_kfam_name(enum ops_kfam f); /* "conv2d", "gemm_f32", "qgemm", ..
 /* The path family f runs now, with the instructions it uses, e.g.
  * "avx512 (vnni vpdpbusd)" or "scalar". Static storage. */
 const char *ops_kfam_path(enum ops_kfam f);
+/* The instruction set family f's kernels need now: ops_isa_active but for
+ * qgemm on an AVX-512 CPU without VNNI, which runs the AVX2 path's. */
+enum ops_isa ops_kfam_isa(enum ops_kfam f);
 
 /* ---- activations ------------------------------------------------------------ */
 

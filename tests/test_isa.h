@@ -2,14 +2,19 @@
  * AVX2, AVX-512). ISA_TESTS(f) expands to three cmocka tests whose state is
  * the path; f starts with isa_use(state), which switches every kernel family
  * to that path, or skip()s the test when the host lacks it (never a pass).
+ * ISA_TESTS_NO_VNNI(f) adds a fourth on the table an AVX-512 CPU without
+ * VNNI runs (its int8 GEMM the AVX2 path's), composed on any AVX-512 host.
  * The teardown puts back the best path the host has. */
 #ifndef TESTS_TEST_ISA_H
 #define TESTS_TEST_ISA_H
 
+#include "../ops/isa_int.h"
 #include "../ops/ops.h"
 #include "skip.h"
 
-static const enum ops_isa ISA_PATHS[OPS_NISAS] = { OPS_ISA_SCALAR, OPS_ISA_AVX2, OPS_ISA_AVX512 };
+#define ISA_NO_VNNI OPS_NISAS
+static const int ISA_PATHS[OPS_NISAS + 1] = { OPS_ISA_SCALAR, OPS_ISA_AVX2, OPS_ISA_AVX512,
+					      ISA_NO_VNNI };
 
 static int isa_teardown(void **state)
 {
@@ -21,8 +26,16 @@ static int isa_teardown(void **state)
  * when the host cannot run it. */
 static void isa_use(void **state)
 {
-	enum ops_isa i = *(const enum ops_isa *)*state;
+	const int path = *(const int *)*state;
+	enum ops_isa i = path == ISA_NO_VNNI ? OPS_ISA_AVX512 : (enum ops_isa)path;
 
+	if (path == ISA_NO_VNNI) {
+		if (!ops_isa_host_has(OPS_ISA_AVX512))
+			SKIP_BECAUSE("this CPU lacks the avx512 kernel path");
+		ops_kern = ops_kern_avx512_without_vnni();
+		assert_int_equal(ops_kfam_isa(OPS_KF_QGEMM), OPS_ISA_AVX2);
+		return;
+	}
 	if (!ops_isa_host_has(i))
 		SKIP_BECAUSE("this CPU lacks the %s kernel path", ops_isa_name(i));
 	assert_int_equal(ops_isa_select(i, NULL), 0);
@@ -31,5 +44,6 @@ static void isa_use(void **state)
 
 #define ISA_TEST(f, i, n) { #f "/" n, f, NULL, isa_teardown, (void *)&ISA_PATHS[i] }
 #define ISA_TESTS(f) ISA_TEST(f, 0, "scalar"), ISA_TEST(f, 1, "avx2"), ISA_TEST(f, 2, "avx512")
+#define ISA_TESTS_NO_VNNI(f) ISA_TESTS(f), ISA_TEST(f, 3, "avx512-no-vnni")
 
 #endif

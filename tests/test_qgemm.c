@@ -385,6 +385,26 @@ static void test_k22_extremes(void **state)
 }
 
 /* Fused and unfused give the same bytes; fused has one launch, less GLOBAL. */
+/* The table of an AVX-512 CPU without VNNI: the AVX-512 table with the
+ * AVX2 path's int8 GEMM pair, and a path string that says so (no AVX-512
+ * needed: nothing runs). */
+static void test_no_vnni_table(void **state)
+{
+	(void)state;
+	const struct ops_kern *t = ops_kern_avx512_without_vnni();
+
+	assert_int_equal(t->isa, OPS_ISA_AVX512);
+	assert_ptr_equal(t->qgemm, ops_kern_avx2.qgemm);
+	assert_ptr_equal(t->qgemm_colsum, ops_kern_avx2.qgemm_colsum);
+	assert_ptr_equal(t->conv_direct, ops_kern_avx512.conv_direct);
+	assert_ptr_equal(t->conv_gemm, ops_kern_avx512.conv_gemm);
+	assert_ptr_equal(t->act_f32, ops_kern_avx512.act_f32);
+	assert_ptr_equal(t->stream_bytes, ops_kern_avx512.stream_bytes);
+	assert_non_null(strstr(t->path[OPS_KF_QGEMM], "avx2"));
+	assert_non_null(strstr(t->path[OPS_KF_QGEMM], "no vnni"));
+	assert_string_equal(t->path[OPS_KF_CONV], ops_kern_avx512.path[OPS_KF_CONV]);
+}
+
 static void test_fused_vs_unfused(void **state)
 {
 	(void)state;
@@ -565,11 +585,12 @@ static void test_plan_search(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		ISA_TESTS(test_kernel_random),
-		ISA_TESTS(test_kernel_strided_colsum),
-		ISA_TESTS(test_kernel_tile_bound),
-		ISA_TESTS(test_random_shapes),
-		ISA_TESTS(test_k22_extremes),
+		ISA_TESTS_NO_VNNI(test_kernel_random),
+		ISA_TESTS_NO_VNNI(test_kernel_strided_colsum),
+		ISA_TESTS_NO_VNNI(test_kernel_tile_bound),
+		ISA_TESTS_NO_VNNI(test_random_shapes),
+		ISA_TESTS_NO_VNNI(test_k22_extremes),
+		cmocka_unit_test(test_no_vnni_table),
 		cmocka_unit_test(test_fused_vs_unfused),
 		cmocka_unit_test(test_check_errors),
 		cmocka_unit_test(test_plans),
