@@ -3,7 +3,9 @@
  * the path; f starts with isa_use(state), which switches every kernel family
  * to that path, or skip()s the test when the host lacks it (never a pass).
  * ISA_TESTS_NO_VNNI(f) adds a fourth on the table an AVX-512 CPU without
- * VNNI runs (its int8 GEMM the AVX2 path's), composed on any AVX-512 host.
+ * VNNI runs (its int8 GEMM the AVX2 path's), composed on any AVX-512 host;
+ * ISA_TESTS_NO_AMX(f) one on the AVX-512 table as a CPU without AMX runs it
+ * (Ice Lake, Zen 4: bf16 conv widened to fp32), on any AVX-512 host.
  * The teardown puts back the best path the host has. */
 #ifndef TESTS_TEST_ISA_H
 #define TESTS_TEST_ISA_H
@@ -13,8 +15,12 @@
 #include "skip.h"
 
 #define ISA_NO_VNNI OPS_NISAS
-static const int ISA_PATHS[OPS_NISAS + 1] = { OPS_ISA_SCALAR, OPS_ISA_AVX2, OPS_ISA_AVX512,
-					      ISA_NO_VNNI };
+#define ISA_NO_AMX (OPS_NISAS + 1)
+static const int ISA_PATHS[OPS_NISAS + 2] = { OPS_ISA_SCALAR, OPS_ISA_AVX2, OPS_ISA_AVX512,
+					      ISA_NO_VNNI, ISA_NO_AMX };
+/* The AVX-512 table without its AMX probe: conv2d then takes bf16 as a CPU
+ * without AMX does (conv_bf16_ready is how it asks). */
+static struct ops_kern isa_no_amx_table;
 
 static int isa_teardown(void **state)
 {
@@ -27,13 +33,20 @@ static int isa_teardown(void **state)
 static void isa_use(void **state)
 {
 	const int path = *(const int *)*state;
-	enum ops_isa i = path == ISA_NO_VNNI ? OPS_ISA_AVX512 : (enum ops_isa)path;
+	enum ops_isa i = path >= ISA_NO_VNNI ? OPS_ISA_AVX512 : (enum ops_isa)path;
 
+	if (path >= ISA_NO_VNNI && !ops_isa_host_has(OPS_ISA_AVX512))
+		SKIP_BECAUSE("this CPU lacks the avx512 kernel path");
 	if (path == ISA_NO_VNNI) {
-		if (!ops_isa_host_has(OPS_ISA_AVX512))
-			SKIP_BECAUSE("this CPU lacks the avx512 kernel path");
 		ops_kern = ops_kern_avx512_without_vnni();
 		assert_int_equal(ops_kfam_isa(OPS_KF_QGEMM), OPS_ISA_AVX2);
+		return;
+	}
+	if (path == ISA_NO_AMX) {
+		assert_int_equal(ops_isa_select(OPS_ISA_AVX512, NULL), 0);
+		isa_no_amx_table = *ops_kern;
+		isa_no_amx_table.conv_bf16_ready = NULL;
+		ops_kern = &isa_no_amx_table;
 		return;
 	}
 	if (!ops_isa_host_has(i))
@@ -45,5 +58,6 @@ static void isa_use(void **state)
 #define ISA_TEST(f, i, n) { #f "/" n, f, NULL, isa_teardown, (void *)&ISA_PATHS[i] }
 #define ISA_TESTS(f) ISA_TEST(f, 0, "scalar"), ISA_TEST(f, 1, "avx2"), ISA_TEST(f, 2, "avx512")
 #define ISA_TESTS_NO_VNNI(f) ISA_TESTS(f), ISA_TEST(f, 3, "avx512-no-vnni")
+#define ISA_TESTS_NO_AMX(f) ISA_TESTS(f), ISA_TEST(f, 4, "avx512-no-amx")
 
 #endif
