@@ -75,6 +75,8 @@ int ops_isa_host_has(enum ops_isa i)
 	return 0;
 }
 
+/* The AVX-512 table of a CPU without VNNI, built once from the two
+ * tables it draws on (ops_kern_avx512_without_vnni). */
 static struct ops_kern avx512_no_vnni;
 static pthread_once_t avx512_no_vnni_once = PTHREAD_ONCE_INIT;
 
