@@ -271,12 +271,15 @@ struct cl_queue {
 
 /* What an instance keeps across its runs (inst->priv): the channel-last
  * kernel's packed weights, repacked only when the weights they came from
- * (kept, compared byte for byte) or the plan's tiles change. Packing them
- * was 7% of the bench's bf16 launch; the comparison is a memcmp. */
+ * (their data, size and version: ops_int.h) or the plan's tiles change.
+ * Packing them was 7% of the bench's bf16 launch. A byte-for-byte
+ * comparison with a copy, as before, read both every run: half of a
+ * 512-channel 7x7 layer's launch (4.5 MiB of weights twice, 310 of 624 us). */
 struct conv_priv {
 	uint16_t *wn;
 	int64_t nw;
-	void *wraw;
+	const void *wsrc;
+	uint64_t wver;
 	size_t wbytes;
 	struct ops_conv_tiles t;
 	float *wino_u;          /* the winograd strategy's U (conv_wino.c) */
@@ -305,6 +308,7 @@ struct conv_ctx {
 	int dry;
 	int db;
 	const void *x, *w;
+	uint64_t wver;          /* the weights tensor's version (ops_int.h) */
 	int epi;                /* fused epilogue: bias then act */
 	const float *bias;      /* NULL in a dry run */
 	enum ops_act act;
@@ -1799,30 +1803,27 @@ static int cl_weights_kept(struct conv_ctx *cx, int64_t nw)
 
 	if (!pv || !pv->wn || pv->nw != nw || pv->wbytes != wb || pv->t.tk != cx->t.tk ||
 	    pv->t.tc != cx->t.tc || pv->t.toh != cx->t.toh || pv->t.tow != cx->t.tow ||
-	    memcmp(pv->wraw, cx->w, wb) != 0)
+	    pv->wsrc != cx->w || pv->wver != cx->wver)
 		return 0;
 	cx->wn = pv->wn;
 	cx->wn_kept = 1;
 	return 1;
 }
 
-/* Hands the launch's freshly packed B tiles to the instance, with a copy
- * of the weights they came from (nothing kept if that copy fails). */
+/* Hands the launch's freshly packed B tiles to the instance, with what
+ * names the weights they came from. */
 static void cl_weights_keep(struct conv_ctx *cx, int64_t nw)
 {
 	struct conv_priv *pv = cx->priv;
-	size_t wb = weight_bytes(cx);
-	void *raw;
 
-	if (!pv || !(raw = malloc(wb)))
+	if (!pv)
 		return;
-	memcpy(raw, cx->w, wb);
 	free(pv->wn);
-	free(pv->wraw);
 	pv->wn = cx->wn;
 	pv->nw = nw;
-	pv->wraw = raw;
-	pv->wbytes = wb;
+	pv->wsrc = cx->w;
+	pv->wver = cx->wver;
+	pv->wbytes = weight_bytes(cx);
 	pv->t = cx->t;
 	cx->wn_kept = 1;
 }
@@ -2022,11 +2023,16 @@ static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 		cx->off_nc = 0;
 		if (!cx->off)
 			return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the offset table");
-		if (cx->strat == OPS_STRAT_DIRECT && cx->d.sw == 1 && ops_kern->conv_direct_px) {
-			const struct ops_kern *kn = ops_kern;
+		const struct ops_kern *kn = ops_kern;
+		const int amx_ready = cx->dt == OPS_BF16 && kn->conv_bf16_ready && kn->conv_bf16_ready();
+		/* the pixel-vector and AMX pair kernels take unit stride along w;
+		 * the channel-last one any stride (its A rows sw positions apart):
+		 * a stride-2 bf16 conv ran widened to fp32 at a tenth of oneDNN's
+		 * AMX kernel */
+		const int unit = cx->d.sw == 1 && kn->conv_direct_px;
 
-			cx->amx = cx->dt == OPS_BF16 && kn->conv_direct_bf16 &&
-				  kn->conv_bf16_ready && kn->conv_bf16_ready();
+		if (cx->strat == OPS_STRAT_DIRECT && (unit || (amx_ready && kn->conv_bf16_cl))) {
+			cx->amx = amx_ready && (kn->conv_direct_bf16 || !unit);
 			cx->lda = ceil_div(cx->t.tc * cx->d.r * cx->d.s, 32) * 32;
 			cx->px = malloc(sizeof *cx->px * DIRECT_KB * PX_RUN_MAX);
 			if (cx->amx)
@@ -2043,6 +2049,13 @@ static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 			}
 			if (cx->amx && (rc = cl_setup(cx, err)) < 0)
 				goto free_off;
+			if (!unit && !cx->cl) { /* nothing else here takes this stride */
+				free(cx->px);
+				free(cx->wa);
+				cx->px = NULL;
+				cx->wa = NULL;
+				cx->amx = 0;
+			}
 			if (cx->amx && !cx->cl && (rc = pairs_setup(cx, err)) < 0)
 				goto free_off;
 		}
@@ -2472,7 +2485,6 @@ static void conv_release(struct ops_instance *inst)
 	if (!pv)
 		return;
 	free(pv->wn);
-	free(pv->wraw);
 	free(pv->wino_u);
 	free(pv);
 	inst->priv = NULL;
@@ -2559,6 +2571,7 @@ static int conv_run(struct ops_device *dev, struct ops_instance *inst,
 	cx.db = p->double_buffer ? 1 : 0;
 	cx.x = cx.dry ? NULL : tx->data;
 	cx.w = cx.dry ? NULL : tw->data;
+	cx.wver = tw->version;
 	cx.y = cx.dry ? NULL : ty->data;
 	cx.act = OPS_ACT_NONE;
 	if (!cx.dry && !inst->priv)

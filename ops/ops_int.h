@@ -10,13 +10,18 @@
 
 /* A host tensor of an instance. Inputs are filled from the seeded generator
  * under the key (seed, block, name); outputs are poisoned (0xFF bytes: NaN
- * for floats, -1 for ints) before every run so an unwritten element fails. */
+ * for floats, -1 for ints) before every run so an unwritten element fails.
+ * An input's data stays as filled unless its writer then calls
+ * ops_instance_input_changed, which bumps version: what an instance keeps
+ * derived from an input across runs (the bf16 conv's packed weights) is
+ * derived again when the version it came from is no longer the input's. */
 struct ops_tensor {
 	char name[16];          /* "x", "w", "bias", "a", "b", "scale", "y", ... */
 	enum ops_dtype dtype;
 	int64_t count;          /* elements */
 	void *data;             /* count * ops_dtype_size(dtype) bytes, 64-byte aligned */
 	int is_output;
+	uint64_t version;       /* ops_instance_input_changed's count */
 };
 
 struct ops_instance {
@@ -74,6 +79,10 @@ int ops_instance_add_tensor(struct ops_instance *inst, const char *name,
 			    enum ops_dtype t, int64_t count, int is_output,
 			    double fill_lo, double fill_hi, struct opr_error *err);
 struct ops_tensor *ops_instance_tensor(struct ops_instance *inst, const char *name);
+/* Says that input name's data was rewritten (its version bumped): the next
+ * run derives again what it kept from it. OPR_EINPUT for no such input. */
+int ops_instance_input_changed(struct ops_instance *inst, const char *name,
+			       struct opr_error *err);
 /* A planning instance: the same tensors (names, dtypes, counts) with data ==
  * NULL and no host memory, for dry-run devices only (the planner). So
  * impl->prepare must not touch tensor data when inst->dry, and impl->run on a

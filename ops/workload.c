@@ -313,6 +313,17 @@ struct ops_tensor *ops_instance_tensor(struct ops_instance *inst, const char *na
 	return NULL;
 }
 
+int ops_instance_input_changed(struct ops_instance *inst, const char *name,
+			       struct opr_error *err)
+{
+	struct ops_tensor *t = ops_instance_tensor(inst, name);
+
+	if (!t || t->is_output)
+		return opr_error_set(err, OPR_EINPUT, "the instance has no input '%s'", name);
+	t->version++;
+	return 0;
+}
+
 static int instance_exec(struct ops_device *dev, struct ops_instance *inst, int poison,
 			 struct opr_error *err)
 {

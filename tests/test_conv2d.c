@@ -1103,10 +1103,12 @@ static void test_bf16_cl_row(void **state)
 }
 
 /* An instance keeps what it packed from its weights across runs (the
- * channel-last bf16 kernel's B tiles): after its weights change, the next
- * run must use the new ones. Three runs of one bf16 instance, the weights
- * rewritten between them (one element, then all), each against the fp64
- * reference of the weights it ran with; and the counters of every run equal. */
+ * channel-last bf16 kernel's B tiles): after its weights change, and the
+ * writer says so (ops_instance_input_changed), the next run must use the
+ * new ones. Three runs of one bf16 instance, the weights rewritten between
+ * them (one element, then all), each against the fp64 reference of the
+ * weights it ran with; the counters of every run equal; a notice for an
+ * input the instance lacks, or for its output, refused. */
 static void test_kept_weights_follow(void **state)
 {
 	struct ops_envelope env;
@@ -1134,6 +1136,8 @@ static void test_kept_weights_follow(void **state)
 		if (run == 2)
 			for (int64_t i = 0; i < tw->count; i++)
 				wd[i] = ops_f32_to_bf16(0.25f - ops_bf16_to_f32(wd[i]));
+		if (run > 0) /* the writer's notice (ops_int.h) */
+			assert_int_equal(ops_instance_input_changed(a, "w", &err), 0);
 		ops_device_reset(dev);
 		assert_int_equal(ops_instance_run(dev, a, &err), 0);
 		assert_int_equal(ops_instance_quality(a, &q, &err), 0);
@@ -1145,6 +1149,8 @@ static void test_kept_weights_follow(void **state)
 			c0 = c;
 		assert_memory_equal(&c, &c0, sizeof c);
 	}
+	assert_int_equal(ops_instance_input_changed(a, "v", &err), OPR_EINPUT);
+	assert_int_equal(ops_instance_input_changed(a, "y", &err), OPR_EINPUT);
 	ops_instance_free(a);
 	ops_device_free(dev);
 }
@@ -1152,12 +1158,13 @@ static void test_kept_weights_follow(void **state)
 /* The channel-last kernel's repeats replay the first launch's counting
  * (ops_launch_memo): a run after a reset and two in a row give the
  * counters and records of a dry device's counted runs, byte for byte, and
- * outputs that pass the reference (each run's poisoned first); a change
- * of plan counts again. */
+ * outputs that pass the reference (each run's poisoned first), at unit
+ * stride and at stride 2; a change of plan counts again. */
 static void test_launch_memo(void **state)
 {
-	static const int64_t shapes[][7] = { /* c, h, w, k, tile_k, tile_oh, tile_ow */
-		{ 64, 56, 56, 64, 16, 8, 28 }, { 40, 9, 31, 20, 16, 4, 14 }, { 33, 20, 18, 48, 32, 5, 18 },
+	static const int64_t shapes[][8] = { /* c, h, w, k, tile_k, tile_oh, tile_ow, stride */
+		{ 64, 56, 56, 64, 16, 8, 28, 1 }, { 40, 9, 31, 20, 16, 4, 14, 1 },
+		{ 33, 20, 18, 48, 32, 5, 18, 1 }, { 64, 56, 56, 128, 32, 4, 14, 2 },
 	};
 	struct ops_envelope env;
 
@@ -1177,7 +1184,7 @@ static void test_launch_memo(void **state)
 		struct ops_instance *a, *b;
 		struct ops_quality q;
 
-		set_conv(&w, OPS_G_CONV, OPS_BF16, 1, sh[0], sh[1], sh[2], sh[3], 3, 3, 1, 1, 1, 1);
+		set_conv(&w, OPS_G_CONV, OPS_BF16, 1, sh[0], sh[1], sh[2], sh[3], 3, 3, sh[7], 1, 1, 1);
 		set_plan(&p, OPS_STRAT_DIRECT, 0, sh[4], sh[5], sh[6], sh[0], 1);
 		assert_int_equal(ops_device_new(&env, 0, &dev, &err), 0);
 		assert_int_equal(ops_device_new(&env, 1, &dry, &err), 0);
@@ -1358,7 +1365,10 @@ static void check_one_pass_run(const struct ops_envelope *env, const struct ops_
  * channels (16 + 5), two images, two groups; then k-tiles of 16 channels
  * that the host pairs across tiles (48 channels: a pair and one alone; two
  * groups of 20: a vector of 4 with the one before), and k-tiles of 48 over
- * 80 channels with two channel blocks (a pair split across two tiles). */
+ * 80 channels with two channel blocks (a pair split across two tiles).
+ * The last four take the AMX channel-last kernel off unit stride where the
+ * path has it: strides 2 and 3 (with dilation 2), two 32-channel blocks, a
+ * 1x1 downsample over two images, a 5x5 filter over two groups. */
 static void test_one_pass(void **state)
 {
 	static const enum ops_dtype dts[] = { OPS_F32, OPS_F16, OPS_BF16 };
@@ -1376,6 +1386,10 @@ static void test_one_pass(void **state)
 		{ 1, 12, 9, 30, 48, 3, 3, 1, 1, 1, 1, 16, 4, 28, 12, 1 },
 		{ 1, 10, 8, 29, 40, 3, 3, 1, 1, 1, 2, 16, 3, 29, 5, 1 },
 		{ 1, 16, 7, 31, 80, 3, 3, 1, 1, 1, 1, 48, 4, 31, 8, 1 },
+		{ 1, 64, 15, 33, 40, 3, 3, 2, 1, 1, 1, 32, 4, 8, 32, 1 },
+		{ 1, 32, 14, 29, 24, 3, 3, 3, 1, 2, 1, 16, 2, 5, 32, 1 },
+		{ 2, 48, 9, 20, 64, 1, 1, 2, 0, 1, 1, 32, 5, 10, 48, 1 },
+		{ 1, 32, 11, 40, 32, 5, 5, 2, 2, 1, 2, 16, 3, 9, 16, 1 },
 	};
 	struct ops_envelope env;
 
