@@ -271,7 +271,7 @@ struct cl_queue {
 
 /* What an instance keeps across its runs (inst->priv): the channel-last
  * kernel's packed weights, repacked only when the weights they came from
- * (their data, size and version: ops_int.h) or the plan's tiles change.
+ * (their data and version: ops_int.h) or the plan's tiles change.
  * Packing them was 7% of the bench's bf16 launch. A byte-for-byte
  * comparison with a copy, as before, read both every run: half of a
  * 512-channel 7x7 layer's launch (4.5 MiB of weights twice, 310 of 624 us). */
@@ -280,7 +280,6 @@ struct conv_priv {
 	int64_t nw;
 	const void *wsrc;
 	uint64_t wver;
-	size_t wbytes;
 	struct ops_conv_tiles t;
 	float *wino_u;          /* the winograd strategy's U (conv_wino.c) */
 	size_t wino_u_bytes;
@@ -1790,18 +1789,13 @@ static void cl_fill_weights(const struct conv_ctx *cx, uint16_t *tk)
 }
 
 /* Whether the instance kept B tiles for these weights and tiles: then
- * cx->wn is theirs. */
-static size_t weight_bytes(const struct conv_ctx *cx)
-{
-	return (size_t)(cx->d.k * cx->d.cpg * cx->d.r * cx->d.s) * cx->es;
-}
-
+ * cx->wn is theirs. (The weights' size is the instance's shape's, which
+ * never changes: their data and version name them.) */
 static int cl_weights_kept(struct conv_ctx *cx, int64_t nw)
 {
 	const struct conv_priv *pv = cx->priv;
-	size_t wb = weight_bytes(cx);
 
-	if (!pv || !pv->wn || pv->nw != nw || pv->wbytes != wb || pv->t.tk != cx->t.tk ||
+	if (!pv || !pv->wn || pv->nw != nw || pv->t.tk != cx->t.tk ||
 	    pv->t.tc != cx->t.tc || pv->t.toh != cx->t.toh || pv->t.tow != cx->t.tow ||
 	    pv->wsrc != cx->w || pv->wver != cx->wver)
 		return 0;
@@ -1823,7 +1817,6 @@ static void cl_weights_keep(struct conv_ctx *cx, int64_t nw)
 	pv->nw = nw;
 	pv->wsrc = cx->w;
 	pv->wver = cx->wver;
-	pv->wbytes = weight_bytes(cx);
 	pv->t = cx->t;
 	cx->wn_kept = 1;
 }
