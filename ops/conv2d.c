@@ -276,7 +276,9 @@ struct cl_queue {
  * comparison with a copy, as before, read both every run: half of a
  * 512-channel 7x7 layer's launch (4.5 MiB of weights twice, 310 of 624 us). */
 struct conv_priv {
-	uint16_t *wn;
+	uint16_t *wn;           /* the channel-last B tiles, or with wn_gemm
+				 * the 1x1 GEMM's A tiles */
+	int wn_gemm;
 	int64_t nw;
 	const void *wsrc;
 	uint64_t wver;
@@ -374,6 +376,12 @@ struct conv_ctx {
 	int px_whole;           /* one pass: the pixel-vector kernel takes every
 				 * channel block of a tile at once (conv_tile) */
 	int wn_kept;            /* wn is priv's, not the launch's */
+	/* a 1x1 conv at unit stride, unpadded and without an epilogue, on the
+	 * channel-last launch's tiles and counting but computed as one GEMM
+	 * a plane (ops_kern.conv_bf16_gemm) when they are done: wn holds its
+	 * A tiles, gbuf its scratch, and no bands are laid out */
+	int gemm;
+	uint16_t *gbuf;
 };
 
 /* The on-chip buffers of one core. */
@@ -877,6 +885,21 @@ static int cl_job_cmp(const void *a, const void *b)
 	return ya < yb ? -1 : ya > yb;
 }
 
+/* The 1x1 GEMM launch's whole output (cx->gemm): one kernel call for each
+ * image and group, its planes whole. */
+static void gemm_run(const struct conv_ctx *cx)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int64_t plane = d->h * d->w, ablk = ceil_div(d->kpg, DIRECT_KB) * ceil_div(d->cpg, 32) * 512;
+
+	for (int64_t ni = 0; ni < d->n; ni++)
+		for (int64_t g = 0; g < d->groups; g++)
+			ops_kern->conv_bf16_gemm((const uint16_t *)cx->x + (ni * d->c + g * d->cpg) * plane,
+						 d->cpg, plane, cx->wn + g * ablk, d->kpg,
+						 (uint16_t *)cx->y + (ni * d->k + g * d->kpg) * plane,
+						 cx->gbuf);
+}
+
 /* Runs the channel-last kernel's queued jobs (cx->clq), in y's order,
  * each job that continues the one before along y's rows joined to it
  * (cl_join_cols): the two halves of a row of y then come out of the tiles
@@ -891,6 +914,10 @@ static void cl_flush(const struct conv_ctx *cx)
 	struct cl_queue *q = cx->clq;
 	int n;
 
+	if (cx->gemm) {
+		gemm_run(cx);
+		return;
+	}
 	if (!q || !q->n)
 		return;
 	qsort(q->job, (size_t)q->n, sizeof q->job[0], cl_job_cmp);
@@ -1342,6 +1369,8 @@ static void cl_tile(struct conv_ctx *cx, const struct ops_conv_tile *tp)
 	const void *xk;
 	const float *wk;
 
+	if (cx->gemm) /* computed whole when the tiles are done (cl_flush) */
+		return;
 	onep_operands(cx, tp, 0, &xk, &wk);
 	compute_direct_cl(cx, tp);
 }
@@ -1557,6 +1586,8 @@ static int cl_setup(struct conv_ctx *cx, struct opr_error *err)
 	cx->clp = cx->bh * cx->clw;
 	fill_tap_offsets(cx, cx->clw);
 	cx->cl = 1;
+	cx->gemm = ops_kern->conv_bf16_gemm && rs == 1 && d->sh == 1 && d->sw == 1 && d->ph == 0 &&
+		   d->pw == 0 && !cx->epi;
 	return 0;
 }
 
@@ -1797,7 +1828,7 @@ static int cl_weights_kept(struct conv_ctx *cx, int64_t nw)
 
 	if (!pv || !pv->wn || pv->nw != nw || pv->t.tk != cx->t.tk ||
 	    pv->t.tc != cx->t.tc || pv->t.toh != cx->t.toh || pv->t.tow != cx->t.tow ||
-	    pv->wsrc != cx->w || pv->wver != cx->wver)
+	    pv->wsrc != cx->w || pv->wver != cx->wver || pv->wn_gemm != cx->gemm)
 		return 0;
 	cx->wn = pv->wn;
 	cx->wn_kept = 1;
@@ -1817,12 +1848,15 @@ static void cl_weights_keep(struct conv_ctx *cx, int64_t nw)
 	pv->nw = nw;
 	pv->wsrc = cx->w;
 	pv->wver = cx->wver;
+	pv->wn_gemm = cx->gemm;
 	pv->t = cx->t;
 	cx->wn_kept = 1;
 }
 
 /* The channel-last kernel's input and weights for the launch (see
  * cl_fill_input, cl_fill_weights). */
+static int gemm_layout(struct conv_ctx *cx, struct opr_error *err);
+
 static int cl_layout(struct conv_ctx *cx, struct opr_error *err)
 {
 	const struct ops_conv_dims *d = &cx->d;
@@ -1830,6 +1864,8 @@ static int cl_layout(struct conv_ctx *cx, struct opr_error *err)
 	int64_t nw = d->groups * cx->ntk * cx->ncblk * cx->nkbt * cx->wnblk, rs = d->r * d->s;
 	uint16_t *tk;
 
+	if (cx->gemm)
+		return gemm_layout(cx, err);
 	if (prod4_over(nblk, cx->clp, 32, 1, &nel))
 		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the one-pass input bands");
 	cx->xn = aligned_alloc(64, (size_t)ceil_div(nel * 2, 64) * 64);
@@ -1846,6 +1882,34 @@ static int cl_layout(struct conv_ctx *cx, struct opr_error *err)
 	}
 	cl_fill_weights(cx, tk);
 	free(tk);
+	cl_weights_keep(cx, nw);
+	return 0;
+}
+
+/* The 1x1 GEMM launch's A tiles in cx->wn, [g][16-channel vector][32-channel
+ * block][16][32] (conv_bf16_gemm's layout, zero past the channels), kept
+ * by the instance as the channel-last B tiles are, and its scratch. */
+static int gemm_layout(struct conv_ctx *cx, struct opr_error *err)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	const uint16_t *w = cx->w;
+	int64_t nv = ceil_div(d->kpg, DIRECT_KB), ncb = ceil_div(d->cpg, 32);
+	int64_t nw = d->groups * nv * ncb * 512;
+
+	cx->gbuf = aligned_alloc(64, sizeof *cx->gbuf * 2048 * (size_t)ncb);
+	if (!cx->gbuf)
+		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the 1x1 GEMM's scratch");
+	if (cl_weights_kept(cx, nw))
+		return 0;
+	cx->wn = aligned_alloc(64, (size_t)ceil_div(nw * 2, 64) * 64);
+	if (!cx->wn)
+		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the 1x1 GEMM's weights");
+	memset(cx->wn, 0, (size_t)nw * sizeof *cx->wn);
+	for (int64_t g = 0; g < d->groups; g++)
+		for (int64_t k = 0; k < d->kpg; k++)
+			for (int64_t c = 0; c < d->cpg; c++)
+				cx->wn[((g * nv + k / DIRECT_KB) * ncb + c / 32) * 512 +
+				       (k % DIRECT_KB) * 32 + c % 32] = w[(g * d->kpg + k) * d->cpg + c];
 	cl_weights_keep(cx, nw);
 	return 0;
 }
@@ -2129,6 +2193,9 @@ free_off:
 	free(cx->wpk);
 	free(cx->wab);
 	free(cx->xn);
+	free(cx->gbuf);
+	cx->gbuf = NULL;
+	cx->gemm = 0;
 	if (!cx->wn_kept)
 		free(cx->wn);
 	free(cx->clq);

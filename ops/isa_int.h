@@ -154,6 +154,15 @@ struct ops_kern {
 	 * lo; nothing outside [lo, hi) is read). */
 	void (*conv_bf16_cl_row)(const uint16_t *src, int64_t lds, int nc, int64_t lo, int64_t hi,
 				 int64_t n, uint16_t *dst);
+	/* A 1x1 convolution at unit stride without padding as one GEMM over
+	 * whole planes (where conv_bf16_ready() says so; NULL: none): for k <
+	 * nk, p < nq,
+	 *   y[k*nq + p] = bf16(sum_{c < nc} x[c*nq + p] * a[((k/16)*ncb + c/32)*512 + (k%16)*32 + c%32])
+	 * with ncb = ceil(nc / 32) (a zero past nk and nc), rounded as
+	 * ops_f32_to_bf16 does; buf is scratch of 2048 * ncb elements,
+	 * 64-byte aligned. */
+	void (*conv_bf16_gemm)(const uint16_t *x, int64_t nc, int64_t nq, const uint16_t *a,
+			       int64_t nk, uint16_t *y, uint16_t *buf);
 	/* fp32 GEMM of the im2col strategy: 6 rows x gemm_nw (16 or 32) columns,
 	 *   out[r*ldo + c] (=, or += when accumulate) sum_i a[6*i + r] * b[16*i + c]
 	 * for c < 16, and b[bstride + 16*i + c - 16] for 16 <= c < 32 (nw 32). */
@@ -267,6 +276,8 @@ void ops_avx512_conv_bf16_cl(const struct ops_cl_job *jobs, int njob, int64_t cb
 			     int64_t ldyk, int64_t ldyr);
 void ops_avx512_conv_bf16_cl_row(const uint16_t *src, int64_t lds, int nc, int64_t lo, int64_t hi,
 				 int64_t n, uint16_t *dst);
+void ops_avx512_conv_bf16_gemm(const uint16_t *x, int64_t nc, int64_t nq, const uint16_t *a,
+				int64_t nk, uint16_t *y, uint16_t *buf);
 int ops_amx_bf16_ready(void);
 
 /* The chosen table: never NULL (the portable one until start-up chooses). */

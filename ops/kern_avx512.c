@@ -884,7 +884,7 @@ static void avx512_f32_to_half_rows(enum ops_dtype t, const float *s, int64_t ld
 const struct ops_kern ops_kern_avx512 = {
 	.isa = OPS_ISA_AVX512,
 	.path = {
-		[OPS_KF_CONV] = "avx512 (fma: one-pass fp32 tiles as 14 pixels x 32 channels (16-channel k-tiles paired) or 28 x 16 along the lanes, else 8x48 pixel-vector direct at unit stride along w, else 12x32 or 14x16; bf16 on amx tdpbf16ps where the cpu has amx-bf16: one-pass tiles on channel-last blocks, else by channel pairs packed once for all filter taps; winograd F(4x4, 3x3) on 16 lanes, its GEMM 6 tiles x 64 channels)",
+		[OPS_KF_CONV] = "avx512 (fma: one-pass fp32 tiles as 14 pixels x 32 channels (16-channel k-tiles paired) or 28 x 16 along the lanes, else 8x48 pixel-vector direct at unit stride along w, else 12x32 or 14x16; bf16 on amx tdpbf16ps where the cpu has amx-bf16: one-pass tiles on channel-last blocks (an unpadded 1x1 at unit stride as one GEMM a plane, the input as channel pairs), else by channel pairs packed once for all filter taps; winograd F(4x4, 3x3) on 16 lanes, its GEMM 6 tiles x 64 channels)",
 		[OPS_KF_GEMM] = "avx512 (fma, 6x32)",
 		[OPS_KF_QGEMM] = "avx512 (vnni vpdpbusd)",
 		[OPS_KF_ACT] = "avx512 (fma, 16 lanes)",
@@ -901,6 +901,7 @@ const struct ops_kern ops_kern_avx512 = {
 	.conv_bf16_pairs = ops_avx512_conv_bf16_pairs,
 	.conv_bf16_cl = ops_avx512_conv_bf16_cl,
 	.conv_bf16_cl_row = ops_avx512_conv_bf16_cl_row,
+	.conv_bf16_gemm = ops_avx512_conv_bf16_gemm,
 	.gemm_nw = 32,
 	.conv_gemm = avx512_conv_gemm,
 	.wino_in = avx512_wino_in,

@@ -956,3 +956,172 @@ AMX_TARGET void ops_avx512_conv_bf16_cl_row(const uint16_t *src, int64_t lds, in
 		cl_row_any(src + (p - lo), lds, nc, 0, e - p, e - p, dst + p * 32);
 	memset(dst + e * 32, 0, (size_t)(n - e) * 32 * sizeof *dst);
 }
+
+/* ---- bf16 on AMX tiles, a 1x1 convolution as one GEMM ------------------------------
+ * The transposed product of the channel-last kernel: A the weights (16
+ * output channels x 32 channels a tile), B the input as channel pairs (16
+ * pairs x 16 positions a tile), C 16 output channels x 16 positions, so
+ * that C's rows are y's and go out without a transpose, two tiles' rows
+ * rounded by one vcvtne2ps2bf16 into a 64-byte run. With one tap every B
+ * tile starts at a multiple of 16 positions (the taps of a wider filter
+ * are what kept this product off aligned loads, see the channel-last
+ * kernel), and the pairs are laid out a block of 32 positions at a time
+ * into an L1 buffer, the next block's while this one's tiles run, where
+ * the channel-last bands of a deep 1x1 layer went through the L3 (256 ->
+ * 64 channels at 56x56: 112 us for the bands and 120 for the kernel
+ * reading them twice). Tiles: C0/C1 vector v at positions 0-15 / 16-31,
+ * C2/C3 vector v + 1; A in tmm4 / tmm5, B in tmm6 / tmm7. */
+
+/* Word i of the pair rows: a[i / 2] for even i, b[i / 2] for odd i, from
+ * the low or the high 16 positions of a and b. */
+AMX_TARGET ALWAYS_INLINE void gemm_pair_idx(__m512i *lo, __m512i *hi)
+{
+	*lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7,
+			       38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+	*hi = _mm512_set_epi16(63, 31, 62, 30, 61, 29, 60, 28, 59, 27, 58, 26, 57, 25, 56, 24, 55, 23,
+			       54, 22, 53, 21, 52, 20, 51, 19, 50, 18, 49, 17, 48, 16);
+}
+
+/* Positions [q0, q0 + nb) of every channel pair as B tiles in buf:
+ * buf[((cb*2 + h)*16 + r)*32 + 2*j + i] = x[(32*cb + 2*r + i)*nq + q0 + 16*h + j],
+ * zero past nb and nc. */
+AMX_TARGET ALWAYS_INLINE void gemm_pack(const uint16_t *x, int64_t nc, int64_t nq, int64_t q0,
+					int nb, int64_t ncb, uint16_t *buf)
+{
+	const __m512i z = _mm512_setzero_si512();
+	const __mmask32 m = nb >= 32 ? (__mmask32)~0u : (__mmask32)((1u << nb) - 1u);
+	__m512i lo, hi;
+
+	gemm_pair_idx(&lo, &hi);
+	for (int64_t pr = 0; pr < ncb * 16; pr++) {
+		int64_t c = 2 * pr;
+		__m512i va = c < nc ? _mm512_maskz_loadu_epi16(m, x + c * nq + q0) : z;
+		__m512i vb = c + 1 < nc ? _mm512_maskz_loadu_epi16(m, x + (c + 1) * nq + q0) : z;
+		uint16_t *d = buf + ((pr / 16) * 2 * 16 + pr % 16) * 32;
+
+		_mm512_store_si512((void *)d, _mm512_permutex2var_epi16(va, lo, vb));
+		_mm512_store_si512((void *)(d + 512), _mm512_permutex2var_epi16(va, hi, vb));
+	}
+}
+
+/* A finished C pair (positions 0-15 in c[0], 16-31 in c[1], nb of them)
+ * to nr rows of y, nq apart. */
+AMX_TARGET ALWAYS_INLINE void gemm_put(const float *c0, const float *c1, int nr, int nb,
+				       uint16_t *y, int64_t nq, int cvtne)
+{
+	const __mmask32 m = nb >= 32 ? (__mmask32)~0u : (__mmask32)((1u << nb) - 1u);
+
+	for (int r = 0; r < nr; r++) {
+		__m512 a = _mm512_load_ps(c0 + 16 * r), b = _mm512_load_ps(c1 + 16 * r);
+		__m512i v = cvtne ? (__m512i)_mm512_cvtne2ps_pbh(b, a) :
+				    _mm512_inserti64x4(_mm512_castsi256_si512(bf16_pack16(a)),
+						       bf16_pack16(b), 1);
+
+		_mm512_mask_storeu_epi16((void *)(y + r * nq), m, v);
+	}
+}
+
+/* One finished step of two vectors, waiting in a cbuf half for its way
+ * out: y at its first row, rows of each vector, positions. */
+struct gemm_out {
+	uint16_t *y;
+	int nr0, nr1, nb;
+};
+
+AMX_TARGET ALWAYS_INLINE void gemm_put_out(float (*cb)[256], const struct gemm_out *o,
+					   int64_t nq, int cvtne)
+{
+	gemm_put(cb[0], cb[1], o->nr0, o->nb, o->y, nq, cvtne);
+	if (o->nr1)
+		gemm_put(cb[2], cb[3], o->nr1, o->nb, o->y + 16 * nq, nq, cvtne);
+}
+
+AMX_TARGET ALWAYS_INLINE void gemm_kernel(const uint16_t *x, int64_t nc, int64_t nq,
+					  const uint16_t *a, int64_t nk, uint16_t *y, uint16_t *buf,
+					  int cvtne)
+{
+	struct amx_cfg cfg;
+	/* two steps' C tiles: the one before goes out while this one's
+	 * tdpbf16ps run (a tile's rows loaded right behind _tile_stored
+	 * waited for the store) */
+	float cbuf[2][4][256] __attribute__((aligned(64)));
+	struct gemm_out pend = { 0 };
+	const int64_t ncb = (nc + 31) / 32, nv = (nk + 15) / 16;
+	int waiting = 0, ci = 0;
+
+	memset(&cfg, 0, sizeof cfg);
+	cfg.palette = 1;
+	for (int t = 0; t < 8; t++) {
+		cfg.colsb[t] = 64;
+		cfg.rows[t] = 16;
+	}
+	_tile_loadconfig(&cfg);
+	gemm_pack(x, nc, nq, 0, nq < 32 ? (int)nq : 32, ncb, buf);
+	for (int64_t q0 = 0, bi = 0; q0 < nq; q0 += 32, bi ^= 1) {
+		const int nb = nq - q0 < 32 ? (int)(nq - q0) : 32, two = nb > 16;
+		const uint16_t *bb = buf + bi * 1024 * ncb;
+
+		for (int64_t v = 0; v < nv; v += 2, ci ^= 1) {
+			const int pair = v + 1 < nv;
+
+			_tile_zero(0);
+			_tile_zero(1);
+			_tile_zero(2);
+			_tile_zero(3);
+			for (int64_t cb = 0; cb < ncb; cb++) {
+				const uint16_t *b = bb + cb * 1024;
+
+				_tile_loadd(4, a + (v * ncb + cb) * 512, 64);
+				_tile_loadd(6, b, 64);
+				_tile_dpbf16ps(0, 4, 6);
+				if (two) {
+					_tile_loadd(7, b + 512, 64);
+					_tile_dpbf16ps(1, 4, 7);
+				}
+				if (pair) {
+					_tile_loadd(5, a + ((v + 1) * ncb + cb) * 512, 64);
+					_tile_dpbf16ps(2, 5, 6);
+					if (two)
+						_tile_dpbf16ps(3, 5, 7);
+				}
+				if (cb)
+					continue;
+				/* under the first step's tile instructions: the step
+				 * before goes out, and at a block's first step the
+				 * next block's pairs are laid out (the other half of
+				 * buf, whose tiles the block before has loaded) */
+				if (waiting)
+					gemm_put_out(cbuf[ci ^ 1], &pend, nq, cvtne);
+				waiting = 0;
+				if (!v && q0 + 32 < nq)
+					gemm_pack(x, nc, nq, q0 + 32,
+						  nq - q0 - 32 < 32 ? (int)(nq - q0 - 32) : 32, ncb,
+						  buf + (bi ^ 1) * 1024 * ncb);
+			}
+			_tile_stored(0, cbuf[ci][0], 64);
+			_tile_stored(1, cbuf[ci][1], 64);
+			if (pair) {
+				_tile_stored(2, cbuf[ci][2], 64);
+				_tile_stored(3, cbuf[ci][3], 64);
+			}
+			pend.y = y + 16 * v * nq + q0;
+			pend.nr0 = nk - 16 * v < 16 ? (int)(nk - 16 * v) : 16;
+			pend.nr1 = !pair ? 0 : nk - 16 * (v + 1) < 16 ? (int)(nk - 16 * (v + 1)) : 16;
+			pend.nb = nb;
+			waiting = 1;
+		}
+	}
+	_tile_release();
+	if (waiting)
+		gemm_put_out(cbuf[ci ^ 1], &pend, nq, cvtne);
+}
+
+AMX_TARGET void ops_avx512_conv_bf16_gemm(const uint16_t *x, int64_t nc, int64_t nq,
+					  const uint16_t *a, int64_t nk, uint16_t *y,
+					  uint16_t *buf)
+{
+	if (amx_cvtne)
+		gemm_kernel(x, nc, nq, a, nk, y, buf, 1);
+	else
+		gemm_kernel(x, nc, nq, a, nk, y, buf, 0);
+}

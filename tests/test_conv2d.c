@@ -996,6 +996,80 @@ static void test_bf16_cl_kernel(void **state)
 	free(yb);
 }
 
+/* The 1x1 GEMM kernel (where the host runs it) against fp64 sums of the
+ * same bf16 inputs: channel counts below, at and past a 32-channel block,
+ * plane sizes with partial 16- and 32-position blocks, output channel
+ * counts with a lone or partial last vector; y poisoned first, with a
+ * guard row after its nk rows that must stay untouched. Tolerance: the
+ * bf16 rounding of y (2^-9 of it) and fp32 accumulation over nc terms. */
+static void test_bf16_gemm_kernel(void **state)
+{
+	static const int ncs[] = { 1, 17, 32, 40, 64, 100 };
+	static const int nqs[] = { 1, 15, 16, 17, 31, 32, 33, 100 };
+	static const int nks[] = { 1, 15, 16, 17, 32, 33, 48, 70 };
+	const struct ops_kern *kn;
+
+	isa_use(state);
+	kn = ops_kern;
+	if (!kn->conv_bf16_gemm || !kn->conv_bf16_ready || !kn->conv_bf16_ready())
+		SKIP_BECAUSE("the %s path runs no 1x1 bf16 GEMM kernel on this host "
+			     "(AMX-BF16 with the OS's tile state)", ops_isa_name(ops_isa_active()));
+	for (size_t ci = 0; ci < sizeof ncs / sizeof ncs[0]; ci++)
+	for (size_t qi = 0; qi < sizeof nqs / sizeof nqs[0]; qi++) {
+		int nc = ncs[ci], nq = nqs[qi], ncb = (nc + 31) / 32;
+		uint16_t *x = malloc(sizeof *x * (size_t)(nc * nq));
+		uint16_t *buf = aligned_alloc(64, sizeof *buf * 2048 * (size_t)ncb);
+
+		assert_non_null(x);
+		assert_non_null(buf);
+		for (int i = 0; i < nc * nq; i++)
+			x[i] = ops_f32_to_bf16((float)rnd(-1000, 1000) / 1000.0f);
+		for (size_t ki = 0; ki < sizeof nks / sizeof nks[0]; ki++) {
+			int nk = nks[ki], nv = (nk + 15) / 16;
+			uint16_t *w = malloc(sizeof *w * (size_t)(nk * nc));
+			uint16_t *a = calloc((size_t)(nv * ncb * 512), sizeof *a);
+			uint16_t *y = malloc(sizeof *y * (size_t)((nk + 1) * nq));
+
+			assert_non_null(w);
+			assert_non_null(a);
+			assert_non_null(y);
+			for (int k = 0; k < nk; k++)
+				for (int c = 0; c < nc; c++) {
+					w[k * nc + c] = ops_f32_to_bf16((float)rnd(-1000, 1000) / 1000.0f);
+					a[((k / 16) * ncb + c / 32) * 512 + (k % 16) * 32 + c % 32] =
+						w[k * nc + c];
+				}
+			memset(y, 0xFF, sizeof *y * (size_t)((nk + 1) * nq));
+			kn->conv_bf16_gemm(x, nc, nq, a, nk, y, buf);
+			for (int k = 0; k < nk; k++)
+				for (int q = 0; q < nq; q++) {
+					double e = 0.0, mag = 0.0;
+
+					for (int c = 0; c < nc; c++) {
+						double t = (double)ops_bf16_to_f32(x[c * nq + q]) *
+							   ops_bf16_to_f32(w[k * nc + c]);
+						e += t;
+						mag += fabs(t);
+					}
+					double got = ops_bf16_to_f32(y[k * nq + q]);
+					double tol = ldexp(fabs(e), -8) + 2e-5 * mag + 1e-30;
+
+					if (fabs(got - e) > tol)
+						print_error("nc %d nq %d nk %d: y[%d][%d] = %.9g, want %.9g\n",
+							    nc, nq, nk, k, q, got, e);
+					assert_true(fabs(got - e) <= tol);
+				}
+			for (int q = 0; q < nq; q++)
+				assert_int_equal(y[nk * nq + q], 0xFFFF);
+			free(w);
+			free(a);
+			free(y);
+		}
+		free(x);
+		free(buf);
+	}
+}
+
 /* The channel-last kernel's rounding into y (where the host runs it)
  * against the scalar rounding of the same call's fp32 sums, bit for bit:
  * sums near the bottom of the normal range and below it (inputs near
@@ -1103,68 +1177,78 @@ static void test_bf16_cl_row(void **state)
 }
 
 /* An instance keeps what it packed from its weights across runs (the
- * channel-last bf16 kernel's B tiles): after its weights change, and the
- * writer says so (ops_instance_input_changed), the next run must use the
- * new ones. Three runs of one bf16 instance, the weights rewritten between
- * them (one element, then all), each against the fp64 reference of the
- * weights it ran with; the counters of every run equal; a notice for an
- * input the instance lacks, or for its output, refused. */
+ * channel-last bf16 kernel's B tiles, the 1x1 GEMM's A tiles): after its
+ * weights change, and the writer says so (ops_instance_input_changed),
+ * the next run must use the new ones. Three runs of one bf16 instance, the
+ * weights rewritten between them (one element, then all), each against
+ * the fp64 reference of the weights it ran with; the counters of every run
+ * equal; a notice for an input the instance lacks, or for its output,
+ * refused. A 3x3 conv and an unpadded 1x1 one. */
 static void test_kept_weights_follow(void **state)
 {
+	static const int64_t filters[] = { 3, 1 };
 	struct ops_envelope env;
-	struct ops_workload w;
-	struct ops_plan p;
-	struct ops_quality q;
-	struct ops_counters c0, c;
-	struct opr_error err = { 0 };
-	struct ops_device *dev = NULL;
-	struct ops_instance *a;
 
 	isa_use(state);
 	test_env(&env);
 	env.shared_capacity_kib = 4096;
-	set_conv(&w, OPS_G_CONV, OPS_BF16, 1, 40, 9, 31, 20, 3, 3, 1, 1, 1, 1);
-	set_plan(&p, OPS_STRAT_DIRECT, 0, 16, 4, 14, 40, 1);
-	assert_int_equal(ops_device_new(&env, 0, &dev, &err), 0);
-	assert_int_equal(ops_instance_new(&w, &p, 5, "conv-test", &a, &err), 0);
-	struct ops_tensor *tw = ops_instance_tensor(a, "w");
-	assert_non_null(tw);
-	uint16_t *wd = tw->data;
-	for (int run = 0; run < 3; run++) {
-		if (run == 1)
-			wd[7] = ops_f32_to_bf16(-ops_bf16_to_f32(wd[7]) + 0.5f);
-		if (run == 2)
-			for (int64_t i = 0; i < tw->count; i++)
-				wd[i] = ops_f32_to_bf16(0.25f - ops_bf16_to_f32(wd[i]));
-		if (run > 0) /* the writer's notice (ops_int.h) */
-			assert_int_equal(ops_instance_input_changed(a, "w", &err), 0);
-		ops_device_reset(dev);
-		assert_int_equal(ops_instance_run(dev, a, &err), 0);
-		assert_int_equal(ops_instance_quality(a, &q, &err), 0);
-		if (!(q.rel_l2 <= threshold(OPS_BF16)))
-			print_error("run %d: rel_l2 %g\n", run, q.rel_l2);
-		assert_true(q.rel_l2 <= threshold(OPS_BF16));
-		c = *ops_device_counters(dev);
-		if (run == 0)
-			c0 = c;
-		assert_memory_equal(&c, &c0, sizeof c);
+	for (size_t fi = 0; fi < sizeof filters / sizeof filters[0]; fi++) {
+		int64_t r = filters[fi];
+		struct ops_workload w;
+		struct ops_plan p;
+		struct ops_quality q;
+		struct ops_counters c0, c;
+		struct opr_error err = { 0 };
+		struct ops_device *dev = NULL;
+		struct ops_instance *a;
+
+		set_conv(&w, OPS_G_CONV, OPS_BF16, 1, 40, 9, 31, 20, r, r, 1, r / 2, 1, 1);
+		set_plan(&p, OPS_STRAT_DIRECT, 0, 16, 4, 14, 40, 1);
+		assert_int_equal(ops_device_new(&env, 0, &dev, &err), 0);
+		assert_int_equal(ops_instance_new(&w, &p, 5, "conv-test", &a, &err), 0);
+		struct ops_tensor *tw = ops_instance_tensor(a, "w");
+		assert_non_null(tw);
+		uint16_t *wd = tw->data;
+		for (int run = 0; run < 3; run++) {
+			if (run == 1)
+				wd[7] = ops_f32_to_bf16(-ops_bf16_to_f32(wd[7]) + 0.5f);
+			if (run == 2)
+				for (int64_t i = 0; i < tw->count; i++)
+					wd[i] = ops_f32_to_bf16(0.25f - ops_bf16_to_f32(wd[i]));
+			if (run > 0) /* the writer's notice (ops_int.h) */
+				assert_int_equal(ops_instance_input_changed(a, "w", &err), 0);
+			ops_device_reset(dev);
+			assert_int_equal(ops_instance_run(dev, a, &err), 0);
+			assert_int_equal(ops_instance_quality(a, &q, &err), 0);
+			if (!(q.rel_l2 <= threshold(OPS_BF16)))
+				print_error("filter %d run %d: rel_l2 %g\n", (int)r, run, q.rel_l2);
+			assert_true(q.rel_l2 <= threshold(OPS_BF16));
+			c = *ops_device_counters(dev);
+			if (run == 0)
+				c0 = c;
+			assert_memory_equal(&c, &c0, sizeof c);
+		}
+		assert_int_equal(ops_instance_input_changed(a, "v", &err), OPR_EINPUT);
+		assert_int_equal(ops_instance_input_changed(a, "y", &err), OPR_EINPUT);
+		ops_instance_free(a);
+		ops_device_free(dev);
 	}
-	assert_int_equal(ops_instance_input_changed(a, "v", &err), OPR_EINPUT);
-	assert_int_equal(ops_instance_input_changed(a, "y", &err), OPR_EINPUT);
-	ops_instance_free(a);
-	ops_device_free(dev);
 }
 
 /* The channel-last kernel's repeats replay the first launch's counting
  * (ops_launch_memo): a run after a reset and two in a row give the
  * counters and records of a dry device's counted runs, byte for byte, and
  * outputs that pass the reference (each run's poisoned first), at unit
- * stride and at stride 2; a change of plan counts again. */
+ * stride and at stride 2, and on the 1x1 GEMM; a change of plan counts
+ * again. */
 static void test_launch_memo(void **state)
 {
-	static const int64_t shapes[][8] = { /* c, h, w, k, tile_k, tile_oh, tile_ow, stride */
-		{ 64, 56, 56, 64, 16, 8, 28, 1 }, { 40, 9, 31, 20, 16, 4, 14, 1 },
-		{ 33, 20, 18, 48, 32, 5, 18, 1 }, { 64, 56, 56, 128, 32, 4, 14, 2 },
+	/* c, h, w, k, tile_k, tile_oh, tile_ow, stride, filter (3: padded by
+	 * 1; 1: unpadded, the 1x1 GEMM at unit stride) */
+	static const int64_t shapes[][9] = {
+		{ 64, 56, 56, 64, 16, 8, 28, 1, 3 }, { 40, 9, 31, 20, 16, 4, 14, 1, 3 },
+		{ 33, 20, 18, 48, 32, 5, 18, 1, 3 }, { 64, 56, 56, 128, 32, 4, 14, 2, 3 },
+		{ 256, 14, 14, 64, 32, 7, 14, 1, 1 }, { 40, 9, 10, 80, 16, 3, 10, 1, 1 },
 	};
 	struct ops_envelope env;
 
@@ -1184,7 +1268,8 @@ static void test_launch_memo(void **state)
 		struct ops_instance *a, *b;
 		struct ops_quality q;
 
-		set_conv(&w, OPS_G_CONV, OPS_BF16, 1, sh[0], sh[1], sh[2], sh[3], 3, 3, sh[7], 1, 1, 1);
+		set_conv(&w, OPS_G_CONV, OPS_BF16, 1, sh[0], sh[1], sh[2], sh[3], sh[8], sh[8], sh[7],
+			 sh[8] / 2, 1, 1);
 		set_plan(&p, OPS_STRAT_DIRECT, 0, sh[4], sh[5], sh[6], sh[0], 1);
 		assert_int_equal(ops_device_new(&env, 0, &dev, &err), 0);
 		assert_int_equal(ops_device_new(&env, 1, &dry, &err), 0);
@@ -1366,9 +1451,14 @@ static void check_one_pass_run(const struct ops_envelope *env, const struct ops_
  * that the host pairs across tiles (48 channels: a pair and one alone; two
  * groups of 20: a vector of 4 with the one before), and k-tiles of 48 over
  * 80 channels with two channel blocks (a pair split across two tiles).
- * The last four take the AMX channel-last kernel off unit stride where the
+ * The next four take the AMX channel-last kernel off unit stride where the
  * path has it: strides 2 and 3 (with dilation 2), two 32-channel blocks, a
- * 1x1 downsample over two images, a 5x5 filter over two groups. */
+ * 1x1 downsample over two images, a 5x5 filter over two groups. Then
+ * three 1x1 convs at unit stride without padding, the AMX 1x1 GEMM where
+ * the path has it (unfused; fused, the channel-last kernel): planes of 63
+ * and 65 positions (partial blocks), a partial last output vector, two
+ * images over two groups of 20 channels, 100 channels in four channel
+ * blocks to 70 outputs; and a 1x1 conv padded by 1, which is no GEMM. */
 static void test_one_pass(void **state)
 {
 	static const enum ops_dtype dts[] = { OPS_F32, OPS_F16, OPS_BF16 };
@@ -1390,6 +1480,10 @@ static void test_one_pass(void **state)
 		{ 1, 32, 14, 29, 24, 3, 3, 3, 1, 2, 1, 16, 2, 5, 32, 1 },
 		{ 2, 48, 9, 20, 64, 1, 1, 2, 0, 1, 1, 32, 5, 10, 48, 1 },
 		{ 1, 32, 11, 40, 32, 5, 5, 2, 2, 1, 2, 16, 3, 9, 16, 1 },
+		{ 1, 64, 7, 9, 24, 1, 1, 1, 0, 1, 1, 16, 3, 9, 64, 1 },
+		{ 2, 40, 5, 13, 48, 1, 1, 1, 0, 1, 2, 16, 2, 13, 20, 1 },
+		{ 1, 100, 6, 6, 70, 1, 1, 1, 0, 1, 1, 32, 4, 6, 32, 1 },
+		{ 1, 32, 6, 7, 16, 1, 1, 1, 1, 1, 1, 16, 4, 9, 32, 1 },
 	};
 	struct ops_envelope env;
 
@@ -1645,6 +1739,7 @@ int main(void)
 		ISA_TESTS(test_bf16_pairs_kernel),
 		ISA_TESTS(test_bf16_cl_kernel),
 		ISA_TESTS(test_bf16_cl_rounding),
+		ISA_TESTS(test_bf16_gemm_kernel),
 		ISA_TESTS(test_bf16_cl_row),
 		ISA_TESTS_NO_AMX(test_kept_weights_follow),
 		ISA_TESTS(test_launch_memo),
