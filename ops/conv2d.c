@@ -285,6 +285,8 @@ struct conv_priv {
 	struct ops_conv_tiles t;
 	float *wino_u;          /* the winograd strategy's U (conv_wino.c) */
 	size_t wino_u_bytes;
+	const void *wino_src;   /* the weights U came from, and their version */
+	uint64_t wino_ver;
 	/* the channel-last launch's counting (ops_launch_memo), replayed by
 	 * its repeats: one memo for a run's first launch, one for the others,
 	 * each valid for the tiles, kernel table and buffering it was taken
@@ -2596,7 +2598,10 @@ static int conv_launch_wino(struct conv_ctx *cx, const char *name, struct opr_er
 	if (cx->priv) {
 		a.u = &cx->priv->wino_u;
 		a.u_bytes = &cx->priv->wino_u_bytes;
+		a.u_src = &cx->priv->wino_src;
+		a.u_ver = &cx->priv->wino_ver;
 	}
+	a.wver = cx->wver;
 	return ops_conv_wino_run(&a, name, err);
 }
 

@@ -113,6 +113,11 @@ struct ops_wino_args {
 	float **u;              /* U's host memory kept across runs (NULL: the
 				 * launch's own); reallocated when its size changes */
 	size_t *u_bytes;
+	/* what the kept U was transformed from, the weights' data and version
+	 * (ops_instance_input_changed): U is transformed again only when they
+	 * differ from w and wver (the filter launch is counted either way) */
+	const void **u_src;
+	uint64_t *u_ver, wver;
 };
 /* The filter launch, then the tiles' launch named name. OPR_ELIMIT with
  * the refusal for a shape or dtype the strategy does not compute. */

@@ -97,6 +97,7 @@ struct wino {
 	int64_t cpad, ku;       /* U's channel rows and row length */
 	int64_t ntk, ncb, ntiles;
 	int64_t pc;             /* Winograd tiles a chunk: V's and M's rows */
+	int ukept;              /* U holds these weights' transform already */
 };
 
 /* ku: U's row, the group's kpg output channels and zeros after them, as
@@ -230,7 +231,7 @@ static int wt_tile(struct wino *wg, int64_t g, int64_t k0, int64_t nk, int64_t c
 	if ((rc = count3(wg, OPS_SHARED, OPS_GLOBAL, 1, nk, nc * 9, 0, wg->a->d->cpg * 9, 1, 0,
 			 nc * 9, 1, err)) < 0)
 		return rc;
-	if (!wg->dry && k0 == 0)
+	if (!wg->dry && k0 == 0 && !wg->ukept)
 		wt_compute(wg, g, c0, nc, wt);
 	ops_compute(wg->a->dev, OPS_F32, (uint64_t)(nk * nc) * WINO_WT_OPS, 0,
 		    (uint64_t)(nk * nc * 9) * 4, (uint64_t)(WINO_POS * nk * nc) * 4);
@@ -503,8 +504,19 @@ static float *u_memory(const struct ops_wino_args *a)
 		free(*a->u);
 		*a->u = u;
 		*a->u_bytes = ub;
+		*a->u_src = NULL; /* holds no transform yet */
 	}
 	return u;
+}
+
+/* Whether the kept U holds the transform of these weights: the same data
+ * and version, and U's size (which, the shape being the instance's, fixes
+ * its rows' length and so its layout). A transform of unchanged weights
+ * was 3-4% of the bench's launch warm, more after other work. */
+static int u_kept(const struct ops_wino_args *a)
+{
+	return a->u && *a->u && *a->u_bytes == ops_conv_wino_u_bytes(a->d, a->t) &&
+	       *a->u_src == a->w && *a->u_ver == a->wver;
 }
 
 int ops_conv_wino_run(const struct ops_wino_args *a, const char *name, struct opr_error *err)
@@ -530,10 +542,15 @@ int ops_conv_wino_run(const struct ops_wino_args *a, const char *name, struct op
 	wg.ntk = cdiv(d->kpg, a->t->tk);
 	wg.ncb = cdiv(d->cpg, a->t->tc);
 	wg.ntiles = d->n * d->groups * wg.ntk * cdiv(d->oh, a->t->toh) * cdiv(d->ow, a->t->tow);
+	wg.ukept = !wg.dry && u_kept(a);
 	if (!wg.dry && !(wg.u = u_memory(a)))
 		return opr_error_set(err, OPR_ENOMEM, "conv2d winograd: out of memory for U (%zu bytes)",
 				     ops_conv_wino_u_bytes(d, a->t));
 	rc = weights_launch(&wg, err);
+	if (!wg.dry && a->u) {
+		*a->u_src = rc == 0 ? a->w : NULL;
+		*a->u_ver = a->wver;
+	}
 	if (rc == 0)
 		rc = tiles_launch(&wg, name, err);
 	if (!wg.dry && !a->u)

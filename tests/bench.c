@@ -763,11 +763,18 @@ out:
 
 /* ---- conv2d ------------------------------------------------------------------------- */
 
-#define CV_N 1
-#define CV_C 64
-#define CV_H 56
-#define CV_W 56
-#define CV_K 64
+/* The shape of the conv case running: [CV_N, CV_C, CV_H, CV_W] -> CV_K
+ * channels, CV_R x CV_R at unit stride, padded to keep the size: the 3x3
+ * cases' shape, or the one case_conv_1x1 sets while it runs. */
+static struct cv_shape {
+	int64_t n, c, h, w, k, r;
+} cv = { 1, 64, 56, 56, 64, 3 };
+#define CV_N cv.n
+#define CV_C cv.c
+#define CV_H cv.h
+#define CV_W cv.w
+#define CV_K cv.k
+#define CV_R cv.r
 
 /* How oneDNN's convolution takes the bench's NCHW x and OIHW w: in those
  * user layouts; src and dst NHWC with the weights in the primitive's
@@ -788,9 +795,9 @@ static int dn_conv_new(enum dn_layout lay, dnnl_alg_kind_t alg, dnnl_data_type_t
 	static const dnnl_format_tag_t act[3] = { dnnl_nchw, dnnl_nhwc, dnnl_format_tag_any };
 	dnnl_memory_desc_t xu, wu, smd, wmd, dmd;
 	dnnl_convolution_desc_t cd;
-	dnnl_dims_t sd = { CV_N, CV_C, CV_H, CV_W }, wd = { CV_K, CV_C, 3, 3 };
+	dnnl_dims_t sd = { CV_N, CV_C, CV_H, CV_W }, wd = { CV_K, CV_C, CV_R, CV_R };
 	dnnl_dims_t dd = { CV_N, CV_K, CV_H, CV_W };
-	dnnl_dims_t strides = { 1, 1 }, pad = { 1, 1 };
+	dnnl_dims_t strides = { 1, 1 }, pad = { CV_R / 2, CV_R / 2 };
 	int rc = 0;
 
 	memset(p, 0, sizeof *p);
@@ -1380,6 +1387,91 @@ out:
 	return rc;
 }
 
+/* ---- conv2d bf16 1x1 ---------------------------------------------------------------
+ * Two unpadded 1x1 convs of a bottleneck block at 56x56 in bf16 (256 -> 64
+ * and 64 -> 256: ours on the AMX 1x1 GEMM) against oneDNN's bf16
+ * convolution in its own layouts (brgconv_1x1), timed interleaved:
+ * information, no target. */
+static int conv_1x1_one(int64_t c, int64_t k, struct opr_error *err)
+{
+	struct timing t_group = { 3, 15, 61, 2.0 };
+	struct ops_workload w;
+	struct ops_plan p;
+	struct op_run run;
+	struct dn_set ds;
+	struct bench_item items[BENCH_MAX_ITEMS];
+	struct stats gst[BENCH_MAX_ITEMS];
+	char desc[128], name[64];
+	int rc, ni, found, dslot[DN_NVAR];
+	float *yo = NULL;
+
+	cv = (struct cv_shape){ 1, c, 56, 56, k, 1 };
+	size_t ny = (size_t)CV_N * CV_K * CV_H * CV_W;
+	double flops = 2.0 * CV_N * CV_K * CV_H * CV_W * CV_C;
+
+	memset(&run, 0, sizeof run);
+	memset(&ds, 0, sizeof ds);
+	memset(&w, 0, sizeof w);
+	w.group = OPS_G_CONV;
+	w.dtype = OPS_BF16;
+	w.conv = (struct ops_conv_shape){ .n = CV_N, .c = CV_C, .h = CV_H, .w = CV_W, .k = CV_K,
+					  .r = 1, .s = 1, .stride_h = 1, .stride_w = 1,
+					  .dil_h = 1, .dil_w = 1, .groups = 1 };
+	if ((rc = best_plan_of(&w, OPS_STRAT_DIRECT, &p, &found, err)) < 0)
+		goto out;
+	if (!found) {
+		memset(&p, 0, sizeof p);
+		p.strategy = OPS_STRAT_DIRECT;
+		p.double_buffer = 1;
+	}
+	if ((rc = op_setup(&w, &p, "bench-conv-1x1", &run, desc, sizeof desc, err)) < 0)
+		goto out;
+	items[0] = (struct bench_item){ op_call, op_before, &run };
+	if ((rc = dn_set_new(&ds, DN_VAR_NHWC, dnnl_bf16, op_tensor(&run, "x"),
+			     op_tensor(&run, "w"), err)) < 0)
+		goto out;
+	ni = dn_set_items(&ds, items, 1, dslot);
+	if ((rc = bench_group(items, ni, &t_group, gst, err)) < 0)
+		goto out;
+	for (int v = 0; v < DN_NVAR; v++)
+		if (ds.ok[v])
+			ds.st[v] = gst[dslot[v]];
+	if ((rc = dn_set_done(&ds, dnnl_bf16, err)) < 0)
+		goto out;
+	if (!(yo = malloc(ny * sizeof *yo))) {
+		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for the 1x1 conv's output");
+		goto out;
+	}
+	ops_to_f32(OPS_BF16, ops_instance_output(run.inst, NULL), yo, ny);
+	snprintf(name, sizeof name, "conv2d bf16 1x1 %lld->%lld", (long long)c, (long long)k);
+	char pname[48];
+	snprintf(pname, sizeof pname, "onednn bf16 %s", dn_vars[ds.best].name);
+	struct row *r = conv_row_vs(name, &gst[0], pname, &ds.st[ds.best], flops, yo,
+				    ds.y[ds.best]);
+	snprintf(r->note, sizeof r->note,
+		 "information, no target: [1,%lld,56,56] -> %lld, 1x1 unpadded; ours %s, path %s; "
+		 "peer = onednn's fastest direct bf16 convolution in its own layouts (reorders "
+		 "untimed), impl %s; diff vs its bf16 y", (long long)c, (long long)k, desc,
+		 ops_kfam_path(OPS_KF_CONV), ds.p[ds.best].impl);
+out:
+	op_release(&run);
+	dn_set_free(&ds);
+	free(yo);
+	return rc;
+}
+
+static int case_conv_1x1(struct opr_error *err)
+{
+	static const int64_t shapes[][2] = { { 256, 64 }, { 64, 256 } };
+	struct cv_shape keep = cv;
+	int rc = 0;
+
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0] && rc == 0; i++)
+		rc = conv_1x1_one(shapes[i][0], shapes[i][1], err);
+	cv = keep;
+	return rc;
+}
+
 /* ---- activation ----------------------------------------------------------------------- */
 
 #define ACT_N ((int64_t)64 * 1024 * 1024 / 4) /* 64 MiB of fp32 */
@@ -1945,7 +2037,7 @@ static int exec_child(char **argv)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: bench [--out DIR] [--only limits|conv|convhalf|act|one|qgemm|permute|none]\n"
+	fprintf(f, "usage: bench [--out DIR] [--only limits|conv|convhalf|conv1x1|act|one|qgemm|permute|none]\n"
 		   "             [--e2e NAME WALL_S RSS_KIB EXIT LIMIT_S]...\n"
 		   "       bench --exec CMD [ARG]...\n");
 }
@@ -2009,6 +2101,7 @@ int main(int argc, char **argv)
 	double t0 = now_ns();
 	static const struct { const char *name; int (*fn)(struct opr_error *); } cases[] = {
 		{ "limits", case_limits }, { "conv", case_conv }, { "convhalf", case_conv_half },
+		{ "conv1x1", case_conv_1x1 },
 		{ "act", case_activation },
 		{ "one", case_one_element }, { "qgemm", case_qgemm }, { "permute", case_permute },
 	};
