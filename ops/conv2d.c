@@ -894,6 +894,16 @@ static void gemm_run(const struct conv_ctx *cx)
 	const struct ops_conv_dims *d = &cx->d;
 	int64_t plane = d->h * d->w, ablk = ceil_div(d->kpg, DIRECT_KB) * ceil_div(d->cpg, 32) * 512;
 
+	if (cx->dt == OPS_F32) {
+		for (int64_t ni = 0; ni < d->n; ni++)
+			for (int64_t g = 0; g < d->groups; g++)
+				ops_kern->conv_f32_gemm((const float *)cx->x +
+							(ni * d->c + g * d->cpg) * plane,
+							d->cpg, plane, (const float *)cx->w + g * d->kpg * d->cpg,
+							d->kpg,
+							(float *)cx->y + (ni * d->k + g * d->kpg) * plane);
+		return;
+	}
 	for (int64_t ni = 0; ni < d->n; ni++)
 		for (int64_t g = 0; g < d->groups; g++)
 			ops_kern->conv_bf16_gemm((const uint16_t *)cx->x + (ni * d->c + g * d->cpg) * plane,
@@ -1453,7 +1463,7 @@ static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
 			 * kernel writes y itself (px_to_y) */
 			int to_y = cx->onep && cx->px && nc == d->cpg;
 			/* computed whole at its last channel block (cl, px_whole) */
-			int whole = cx->cl || (cx->px && cx->px_whole && !cx->amx);
+			int whole = cx->cl || cx->gemm || (cx->px && cx->px_whole && !cx->amx);
 
 			cx->ldw = terms;
 			cx->wacur = cx->wa;
@@ -1477,6 +1487,8 @@ static int conv_tile(struct conv_ctx *cx, struct conv_bufs *bs,
 				if (c0 + cx->t.tc >= d->cpg)
 					cl_tile(cx, tp);
 				to_y = 1;
+			} else if (cx->gemm) {
+				to_y = 1; /* computed whole at the launch's end */
 			} else if (whole) {
 				/* the same on the pixel-vector or the lanes kernel
 				 * (which finds its weights itself, lanes_weights) */
@@ -1946,6 +1958,24 @@ static int lanes_setup(struct conv_ctx *cx, struct opr_error *err)
 	return 0;
 }
 
+/* Whether a one-pass fp32 launch is an unpadded 1x1 conv at unit stride
+ * without an epilogue, on planes of at least GEMM_F32_MIN_PLANE positions,
+ * which the path computes as one GEMM a plane from x and w as they are
+ * (ops_kern.conv_f32_gemm, gemm_run): its tiles are counted as the direct
+ * strategy's, and computed when they are done. On smaller planes the
+ * lanes kernel was faster (14x14, 256 -> 256: 197 against 251 us; 7x7
+ * was the other way, 1079 against 878 us, 512 -> 2048, but left alone). */
+#define GEMM_F32_MIN_PLANE 400
+
+static int gemm_f32_fits(const struct conv_ctx *cx)
+{
+	const struct ops_conv_dims *d = &cx->d;
+
+	return cx->dt == OPS_F32 && ops_kern->conv_f32_gemm && cx->onep && cx->px &&
+	       cx->strat == OPS_STRAT_DIRECT && !cx->epi && d->r == 1 && d->s == 1 && d->sh == 1 &&
+	       d->sw == 1 && d->ph == 0 && d->pw == 0 && d->h * d->w >= GEMM_F32_MIN_PLANE;
+}
+
 /* The one-pass launch's scratch (real runs): bands, weights and, with the
  * channel-pair kernel, the bands re-laid as channel pairs once. */
 static int onep_setup(struct conv_ctx *cx, struct opr_error *err)
@@ -1957,6 +1987,8 @@ static int onep_setup(struct conv_ctx *cx, struct opr_error *err)
 
 	if (cx->cl)
 		return cl_layout(cx, err);
+	if (cx->gemm) /* fp32: x and w read as they are (gemm_run) */
+		return 0;
 	/* bands_fill writes every element but the 64 of slack at the end
 	 * (calloc cleared the whole bands first) */
 	if (cx->amx) {
@@ -2120,6 +2152,7 @@ static int conv_launch_tiled(struct conv_ctx *cx, const char *name,
 		}
 		if (cx->onep && cx->pairs)
 			pairs_onep_layout(cx);
+		cx->gemm |= gemm_f32_fits(cx);
 		if (cx->onep && (rc = onep_setup(cx, err)) < 0)
 			goto free_off;
 	}

@@ -116,14 +116,19 @@ static int64_t u_row(const struct ops_conv_dims *d, const struct ops_conv_tiles 
 	return ku;
 }
 
+/* U's rows and 16 more, zero: the GEMM of a channel block at c0 reads
+ * up16(nc) rows from c0, past cpad in the last position's block where
+ * tile_c is no multiple of 16 (those rows meet V's zero channels; past
+ * the end they were a heap overflow, ASan on a random shape). */
 size_t ops_conv_wino_u_bytes(const struct ops_conv_dims *d, const struct ops_conv_tiles *t)
 {
-	return (size_t)(d->groups * WINO_POS * up16(d->cpg) * u_row(d, t)) * sizeof(float);
+	return (size_t)((d->groups * WINO_POS * up16(d->cpg) + 16) * u_row(d, t)) * sizeof(float);
 }
 
 size_t ops_conv_wino_u_bytes_max(const struct ops_conv_dims *d)
 {
-	return (size_t)(d->groups * WINO_POS * up16(d->cpg) * up16(d->kpg + 15)) * sizeof(float);
+	return (size_t)((d->groups * WINO_POS * up16(d->cpg) + 16) * up16(d->kpg + 15)) *
+	       sizeof(float);
 }
 
 /* Winograd tiles a chunk: V's and M's rows. */

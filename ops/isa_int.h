@@ -163,6 +163,11 @@ struct ops_kern {
 	 * 64-byte aligned. */
 	void (*conv_bf16_gemm)(const uint16_t *x, int64_t nc, int64_t nq, const uint16_t *a,
 			       int64_t nk, uint16_t *y, uint16_t *buf);
+	/* The same on fp32 (NULL: none), w the weights as they are:
+	 *   y[k*nq + p] = sum_{c < nc} x[c*nq + p] * w[k*nc + c]
+	 * summed in the order of c. */
+	void (*conv_f32_gemm)(const float *x, int64_t nc, int64_t nq, const float *w, int64_t nk,
+			      float *y);
 	/* fp32 GEMM of the im2col strategy: 6 rows x gemm_nw (16 or 32) columns,
 	 *   out[r*ldo + c] (=, or += when accumulate) sum_i a[6*i + r] * b[16*i + c]
 	 * for c < 16, and b[bstride + 16*i + c - 16] for 16 <= c < 32 (nw 32). */

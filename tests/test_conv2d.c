@@ -1070,6 +1070,53 @@ static void test_bf16_gemm_kernel(void **state)
 	}
 }
 
+/* The fp32 1x1 GEMM kernel (where the path has one) against fp64 sums:
+ * channel counts 1, 17 and 64, plane sizes with partial 16- and
+ * 32-position blocks, output channel counts around its blocks of 6; y
+ * poisoned first, a guard row after its nk rows untouched. */
+static void test_f32_gemm_kernel(void **state)
+{
+	static const int ncs[] = { 1, 17, 64 };
+	static const int nqs[] = { 1, 15, 16, 17, 31, 32, 33, 100 };
+	static const int nks[] = { 1, 5, 6, 7, 12, 13 };
+	const struct ops_kern *kn;
+
+	isa_use(state);
+	kn = ops_kern;
+	if (!kn->conv_f32_gemm)
+		SKIP_BECAUSE("the %s path has no fp32 1x1 GEMM kernel", ops_isa_name(ops_isa_active()));
+	for (size_t ci = 0; ci < sizeof ncs / sizeof ncs[0]; ci++)
+	for (size_t qi = 0; qi < sizeof nqs / sizeof nqs[0]; qi++)
+	for (size_t ki = 0; ki < sizeof nks / sizeof nks[0]; ki++) {
+		int nc = ncs[ci], nq = nqs[qi], nk = nks[ki];
+		float *x = malloc(sizeof *x * (size_t)(nc * nq)), *w = malloc(sizeof *w * (size_t)(nk * nc));
+		float *y = malloc(sizeof *y * (size_t)((nk + 1) * nq));
+
+		assert_non_null(x);
+		assert_non_null(w);
+		assert_non_null(y);
+		for (int i = 0; i < nc * nq; i++)
+			x[i] = (float)rnd(-1000, 1000) / 1000.0f;
+		for (int i = 0; i < nk * nc; i++)
+			w[i] = (float)rnd(-1000, 1000) / 1000.0f;
+		memset(y, 0xFF, sizeof *y * (size_t)((nk + 1) * nq));
+		kn->conv_f32_gemm(x, nc, nq, w, nk, y);
+		for (int k = 0; k < nk; k++)
+			for (int q = 0; q < nq; q++) {
+				double e = 0.0;
+
+				for (int c = 0; c < nc; c++)
+					e += (double)x[c * nq + q] * w[k * nc + c];
+				assert_float_equal(y[k * nq + q], e, 1e-4);
+			}
+		for (int q = 0; q < nq; q++)
+			assert_true(isnan(y[nk * nq + q]));
+		free(x);
+		free(w);
+		free(y);
+	}
+}
+
 /* The channel-last kernel's rounding into y (where the host runs it)
  * against the scalar rounding of the same call's fp32 sums, bit for bit:
  * sums near the bottom of the normal range and below it (inputs near
@@ -1470,7 +1517,10 @@ static void check_one_pass_run(const struct ops_envelope *env, const struct ops_
  * the path has it (unfused; fused, the channel-last kernel): planes of 63
  * and 65 positions (partial blocks), a partial last output vector, two
  * images over two groups of 20 channels, 100 channels in four channel
- * blocks to 70 outputs; and a 1x1 conv padded by 1, which is no GEMM. */
+ * blocks to 70 outputs; a 1x1 conv padded by 1, which is no GEMM; and
+ * two on planes of 460 and 420 positions, where fp32 takes the path's 1x1
+ * GEMM too (unfused): 28 outputs (blocks of 6 and a partial one), two
+ * images over two groups of 16 channels to 6. */
 static void test_one_pass(void **state)
 {
 	static const enum ops_dtype dts[] = { OPS_F32, OPS_F16, OPS_BF16 };
@@ -1496,6 +1546,8 @@ static void test_one_pass(void **state)
 		{ 2, 40, 5, 13, 48, 1, 1, 1, 0, 1, 2, 16, 2, 13, 20, 1 },
 		{ 1, 100, 6, 6, 70, 1, 1, 1, 0, 1, 1, 32, 4, 6, 32, 1 },
 		{ 1, 32, 6, 7, 16, 1, 1, 1, 1, 1, 1, 16, 4, 9, 32, 1 },
+		{ 1, 40, 20, 23, 28, 1, 1, 1, 0, 1, 1, 16, 4, 23, 40, 1 },
+		{ 2, 32, 21, 20, 12, 1, 1, 1, 0, 1, 2, 6, 3, 20, 16, 1 },
 	};
 	struct ops_envelope env;
 
@@ -1753,6 +1805,7 @@ int main(void)
 		ISA_TESTS(test_bf16_cl_kernel),
 		ISA_TESTS(test_bf16_cl_rounding),
 		ISA_TESTS(test_bf16_gemm_kernel),
+		ISA_TESTS(test_f32_gemm_kernel),
 		ISA_TESTS(test_bf16_cl_row),
 		ISA_TESTS_NO_AMX(test_kept_weights_follow),
 		ISA_TESTS(test_launch_memo),
