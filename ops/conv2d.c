@@ -1867,10 +1867,36 @@ static void cl_weights_keep(struct conv_ctx *cx, int64_t nw)
 	cx->wn_kept = 1;
 }
 
+/* The 1x1 GEMM launch's A tiles in cx->wn, [g][16-channel vector][32-channel
+ * block][16][32] (conv_bf16_gemm's layout, zero past the channels), kept
+ * by the instance as the channel-last B tiles are, and its scratch. */
+static int gemm_layout(struct conv_ctx *cx, struct opr_error *err)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	const uint16_t *w = cx->w;
+	int64_t nv = ceil_div(d->kpg, DIRECT_KB), ncb = ceil_div(d->cpg, 32);
+	int64_t nw = d->groups * nv * ncb * 512;
+
+	cx->gbuf = aligned_alloc(64, sizeof *cx->gbuf * 2048 * (size_t)ncb);
+	if (!cx->gbuf)
+		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the 1x1 GEMM's scratch");
+	if (cl_weights_kept(cx, nw))
+		return 0;
+	cx->wn = aligned_alloc(64, (size_t)ceil_div(nw * 2, 64) * 64);
+	if (!cx->wn)
+		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the 1x1 GEMM's weights");
+	memset(cx->wn, 0, (size_t)nw * sizeof *cx->wn);
+	for (int64_t g = 0; g < d->groups; g++)
+		for (int64_t k = 0; k < d->kpg; k++)
+			for (int64_t c = 0; c < d->cpg; c++)
+				cx->wn[((g * nv + k / DIRECT_KB) * ncb + c / 32) * 512 +
+				       (k % DIRECT_KB) * 32 + c % 32] = w[(g * d->kpg + k) * d->cpg + c];
+	cl_weights_keep(cx, nw);
+	return 0;
+}
+
 /* The channel-last kernel's input and weights for the launch (see
  * cl_fill_input, cl_fill_weights). */
-static int gemm_layout(struct conv_ctx *cx, struct opr_error *err);
-
 static int cl_layout(struct conv_ctx *cx, struct opr_error *err)
 {
 	const struct ops_conv_dims *d = &cx->d;
@@ -1896,34 +1922,6 @@ static int cl_layout(struct conv_ctx *cx, struct opr_error *err)
 	}
 	cl_fill_weights(cx, tk);
 	free(tk);
-	cl_weights_keep(cx, nw);
-	return 0;
-}
-
-/* The 1x1 GEMM launch's A tiles in cx->wn, [g][16-channel vector][32-channel
- * block][16][32] (conv_bf16_gemm's layout, zero past the channels), kept
- * by the instance as the channel-last B tiles are, and its scratch. */
-static int gemm_layout(struct conv_ctx *cx, struct opr_error *err)
-{
-	const struct ops_conv_dims *d = &cx->d;
-	const uint16_t *w = cx->w;
-	int64_t nv = ceil_div(d->kpg, DIRECT_KB), ncb = ceil_div(d->cpg, 32);
-	int64_t nw = d->groups * nv * ncb * 512;
-
-	cx->gbuf = aligned_alloc(64, sizeof *cx->gbuf * 2048 * (size_t)ncb);
-	if (!cx->gbuf)
-		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the 1x1 GEMM's scratch");
-	if (cl_weights_kept(cx, nw))
-		return 0;
-	cx->wn = aligned_alloc(64, (size_t)ceil_div(nw * 2, 64) * 64);
-	if (!cx->wn)
-		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the 1x1 GEMM's weights");
-	memset(cx->wn, 0, (size_t)nw * sizeof *cx->wn);
-	for (int64_t g = 0; g < d->groups; g++)
-		for (int64_t k = 0; k < d->kpg; k++)
-			for (int64_t c = 0; c < d->cpg; c++)
-				cx->wn[((g * nv + k / DIRECT_KB) * ncb + c / 32) * 512 +
-				       (k % DIRECT_KB) * 32 + c % 32] = w[(g * d->kpg + k) * d->cpg + c];
 	cl_weights_keep(cx, nw);
 	return 0;
 }

@@ -339,6 +339,20 @@ AMX_TARGET void ops_avx512_conv_direct_bf16(const uint16_t *x, const int32_t *of
 	_tile_release();
 }
 
+/* Every tile register 16 rows of 64 bytes. */
+AMX_TARGET ALWAYS_INLINE void amx_config_full(void)
+{
+	struct amx_cfg cfg;
+
+	memset(&cfg, 0, sizeof cfg);
+	cfg.palette = 1;
+	for (int t = 0; t < 8; t++) {
+		cfg.colsb[t] = 64;
+		cfg.rows[t] = 16;
+	}
+	_tile_loadconfig(&cfg);
+}
+
 /* ---- bf16 on AMX tiles, channel pairs ---------------------------------------------
  * The patch once re-laid as channel pairs (xp[(pair * plane + p) * 2 + j] =
  * channel 2 * pair + j at patch position p), a tdpbf16ps B tile of 16 pairs
@@ -351,17 +365,10 @@ AMX_TARGET void ops_avx512_conv_bf16_pairs(const uint16_t *xp, int64_t plane, in
 				const int32_t *toff, int ntap, const uint16_t *a, int nk,
 				int64_t nq, float *out, int64_t ldo)
 {
-	struct amx_cfg cfg;
 	float cb[16 * 16] __attribute__((aligned(64)));
 	const int64_t bstride = plane * 4; /* bytes between the pairs of a B tile */
 
-	memset(&cfg, 0, sizeof cfg);
-	cfg.palette = 1;
-	for (int t = 0; t < 8; t++) {
-		cfg.colsb[t] = 64;
-		cfg.rows[t] = 16;
-	}
-	_tile_loadconfig(&cfg);
+	amx_config_full();
 	for (int64_t q0 = 0; q0 < nq; q0 += 64) {
 		int ng = nq - q0 >= 64 ? 4 : (int)((nq - q0 + 15) / 16);
 
@@ -429,6 +436,17 @@ AMX_TARGET void ops_avx512_conv_bf16_pairs(const uint16_t *xp, int64_t plane, in
 	_tile_release();
 }
 
+/* vpermt2w's indices interleaving two channels' rows into channel pairs:
+ * word i of the result is a[i / 2] for even i, b[i / 2] for odd i, from
+ * the low (lo) or the high (hi) 16 positions of a and b. */
+__attribute__((target("avx512f,avx512bw"))) ALWAYS_INLINE void pair_idx(__m512i *lo, __m512i *hi)
+{
+	*lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7,
+			       38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+	*hi = _mm512_set_epi16(63, 31, 62, 30, 61, 29, 60, 28, 59, 27, 58, 26, 57, 25, 56, 24, 55, 23,
+			       54, 22, 53, 21, 52, 20, 51, 19, 50, 18, 49, 17, 48, 16);
+}
+
 /* Channels [0, nc) of a bf16 patch x[c * plane_in + p] (p < np) as the
  * channel pairs of ops_avx512_conv_bf16_pairs, xp[(pair * plane + p) * 2 +
  * j], channels nc .. npair*2 - 1 zero. */
@@ -436,14 +454,10 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma")))
 void ops_avx512_conv_bf16_pack_pairs(const uint16_t *x, int64_t plane_in, int64_t nc,
 				     int64_t np, uint16_t *xp, int64_t plane, int64_t npair)
 {
-	/* word i of the result: a[i / 2] for even i, b[i / 2] for odd i */
-	const __m512i lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9,
-					    40, 8, 39, 7, 38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1,
-					    32, 0);
-	const __m512i hi = _mm512_set_epi16(63, 31, 62, 30, 61, 29, 60, 28, 59, 27, 58, 26, 57, 25,
-					    56, 24, 55, 23, 54, 22, 53, 21, 52, 20, 51, 19, 50, 18,
-					    49, 17, 48, 16);
 	const __m512i z = _mm512_setzero_si512();
+	__m512i lo, hi;
+
+	pair_idx(&lo, &hi);
 
 	for (int64_t pr = 0; pr < npair; pr++) {
 		const uint16_t *xa = x + 2 * pr * plane_in, *xb = xa + plane_in;
@@ -972,16 +986,6 @@ AMX_TARGET void ops_avx512_conv_bf16_cl_row(const uint16_t *src, int64_t lds, in
  * reading them twice). Tiles: C0/C1 vector v at positions 0-15 / 16-31,
  * C2/C3 vector v + 1; A in tmm4 / tmm5, B in tmm6 / tmm7. */
 
-/* Word i of the pair rows: a[i / 2] for even i, b[i / 2] for odd i, from
- * the low or the high 16 positions of a and b. */
-AMX_TARGET ALWAYS_INLINE void gemm_pair_idx(__m512i *lo, __m512i *hi)
-{
-	*lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7,
-			       38, 6, 37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
-	*hi = _mm512_set_epi16(63, 31, 62, 30, 61, 29, 60, 28, 59, 27, 58, 26, 57, 25, 56, 24, 55, 23,
-			       54, 22, 53, 21, 52, 20, 51, 19, 50, 18, 49, 17, 48, 16);
-}
-
 /* Positions [q0, q0 + nb) of every channel pair as B tiles in buf:
  * buf[((cb*2 + h)*16 + r)*32 + 2*j + i] = x[(32*cb + 2*r + i)*nq + q0 + 16*h + j],
  * zero past nb and nc. */
@@ -992,7 +996,7 @@ AMX_TARGET ALWAYS_INLINE void gemm_pack(const uint16_t *x, int64_t nc, int64_t n
 	const __mmask32 m = nb >= 32 ? (__mmask32)~0u : (__mmask32)((1u << nb) - 1u);
 	__m512i lo, hi;
 
-	gemm_pair_idx(&lo, &hi);
+	pair_idx(&lo, &hi);
 	for (int64_t pr = 0; pr < ncb * 16; pr++) {
 		int64_t c = 2 * pr;
 		__m512i va = c < nc ? _mm512_maskz_loadu_epi16(m, x + c * nq + q0) : z;
@@ -1040,7 +1044,6 @@ AMX_TARGET ALWAYS_INLINE void gemm_kernel(const uint16_t *x, int64_t nc, int64_t
 					  const uint16_t *a, int64_t nk, uint16_t *y, uint16_t *buf,
 					  int cvtne)
 {
-	struct amx_cfg cfg;
 	/* two steps' C tiles: the one before goes out while this one's
 	 * tdpbf16ps run (a tile's rows loaded right behind _tile_stored
 	 * waited for the store) */
@@ -1049,13 +1052,7 @@ AMX_TARGET ALWAYS_INLINE void gemm_kernel(const uint16_t *x, int64_t nc, int64_t
 	const int64_t ncb = (nc + 31) / 32, nv = (nk + 15) / 16;
 	int waiting = 0, ci = 0;
 
-	memset(&cfg, 0, sizeof cfg);
-	cfg.palette = 1;
-	for (int t = 0; t < 8; t++) {
-		cfg.colsb[t] = 64;
-		cfg.rows[t] = 16;
-	}
-	_tile_loadconfig(&cfg);
+	amx_config_full();
 	gemm_pack(x, nc, nq, 0, nq < 32 ? (int)nq : 32, ncb, buf);
 	for (int64_t q0 = 0, bi = 0; q0 < nq; q0 += 32, bi ^= 1) {
 		const int nb = nq - q0 < 32 ? (int)(nq - q0) : 32, two = nb > 16;

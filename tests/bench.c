@@ -923,9 +923,11 @@ static int dn_set_new(struct dn_set *ds, int first, dnnl_data_type_t dt, const v
 	return 0;
 }
 
-/* After the timing: each variant's output as NCHW fp32, and the fastest
+/* After the timing: each variant's stats from the group's (gst, at the
+ * slots dn_set_items gave), its output as NCHW fp32, and the fastest
  * direct variant. */
-static int dn_set_done(struct dn_set *ds, dnnl_data_type_t dt, struct opr_error *err)
+static int dn_set_done(struct dn_set *ds, const struct stats *gst, const int *slot,
+		       dnnl_data_type_t dt, struct opr_error *err)
 {
 	size_t ny = (size_t)CV_N * CV_K * CV_H * CV_W;
 	int rc;
@@ -933,6 +935,7 @@ static int dn_set_done(struct dn_set *ds, dnnl_data_type_t dt, struct opr_error 
 	for (int v = 0; v < DN_NVAR; v++) {
 		if (!ds->ok[v])
 			continue;
+		ds->st[v] = gst[slot[v]];
 		if (!(ds->y[v] = malloc(ny * sizeof(float))))
 			return opr_error_set(err, OPR_ENOMEM, "out of memory for the conv outputs");
 		if ((rc = dn_conv_output(&ds->p[v], dt, ds->y[v], err)) < 0)
@@ -1114,16 +1117,13 @@ static int case_conv(struct opr_error *err)
 	ni = dn_set_items(&ds, items, ni, dslot);
 	if ((rc = bench_group(items, ni, &t_group, gst, err)) < 0)
 		goto out;
-	for (int v = 0; v < DN_NVAR; v++)
-		if (ds.ok[v])
-			ds.st[v] = gst[dslot[v]];
 	for (int s = OPS_STRAT_DIRECT; s < OPS_NSTRATS; s++)
 		if (!failed[s]) {
 			st[s] = gst[slot[s]];
 			if (best < 0 || st[s].med_ns < st[best].med_ns)
 				best = s;
 		}
-	if ((rc = dn_set_done(&ds, dnnl_f32, err)) < 0)
+	if ((rc = dn_set_done(&ds, gst, dslot, dnnl_f32, err)) < 0)
 		goto out;
 
 	for (int s = 0; s < OPS_NSTRATS; s++) {
@@ -1323,10 +1323,7 @@ static int case_conv_half(struct opr_error *err)
 	}
 	if ((rc = bench_group(items, ni, &t_group, gst, err)) < 0)
 		goto out;
-	for (int v = 0; v < DN_NVAR; v++)
-		if (ds.ok[v])
-			ds.st[v] = gst[dslot[v]];
-	if ((rc = dn_set_done(&ds, dnnl_bf16, err)) < 0)
+	if ((rc = dn_set_done(&ds, gst, dslot, dnnl_bf16, err)) < 0)
 		goto out;
 	if (!(yo = malloc(ny * sizeof *yo)) || !(ych = malloc(ny * sizeof *ych))) {
 		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for the bf16 conv outputs");
@@ -1433,10 +1430,7 @@ static int conv_1x1_one(int64_t c, int64_t k, struct opr_error *err)
 	ni = dn_set_items(&ds, items, 1, dslot);
 	if ((rc = bench_group(items, ni, &t_group, gst, err)) < 0)
 		goto out;
-	for (int v = 0; v < DN_NVAR; v++)
-		if (ds.ok[v])
-			ds.st[v] = gst[dslot[v]];
-	if ((rc = dn_set_done(&ds, dnnl_bf16, err)) < 0)
+	if ((rc = dn_set_done(&ds, gst, dslot, dnnl_bf16, err)) < 0)
 		goto out;
 	if (!(yo = malloc(ny * sizeof *yo))) {
 		rc = opr_error_set(err, OPR_ENOMEM, "out of memory for the 1x1 conv's output");
