@@ -350,8 +350,9 @@ struct conv_ctx {
 				 * and positions apart (1, 0: one copy) */
 	int64_t cpitch;         /* channel pitch of what the kernels read: phm*pwm or cp */
 	int64_t clw, clp;       /* the channel-last kernel's one band for every
-				 * ow-tile: its row width and its blocks' stride
-				 * (positions) */
+				 * ow-tile: its row pitch and its blocks' stride
+				 * (positions; cl_band_pitch) */
+	int64_t clshare;        /* halo columns two rows share (cl_band_pitch) */
 	float *xf;              /* fp32 bands [ntw][n][c][cp] (widened), or NULL */
 	uint16_t *xh;           /* bf16 bands, the same layout (amx), or NULL */
 	float *wf;              /* w widened to fp32 (KCRS), or NULL */
@@ -1574,6 +1575,25 @@ static int pairs_setup(struct conv_ctx *cx, struct opr_error *err)
 	return 0;
 }
 
+/* The channel-last band's row pitch and block stride. A row's right halo
+ * columns are zeros, as are the next row's left ones: rows one pitch
+ * apart that overlap them (the pitch short of the padded width by up to
+ * min(pw, the right halo)) read the same zeros past a row's end, in the
+ * next row's left halo, and a block has that many zero positions of slack
+ * past its last row. The bench's 3x3 conv at 56x56: 57 positions a row
+ * instead of 58, so its pieces of 16 laid over the rows' ends (cl_geom_of)
+ * are 200 where they were 203, and the bands 1.7% smaller. */
+static void cl_band_pitch(struct conv_ctx *cx)
+{
+	const struct ops_conv_dims *d = &cx->d;
+	int64_t full = (d->ow - 1) * d->sw + (d->s - 1) * d->dw + 1;
+	int64_t share = max64(0, min64(d->pw, full - d->pw - d->w));
+
+	cx->clw = full - share;
+	cx->clshare = share;
+	cx->clp = cx->bh * cx->clw + share;
+}
+
 /* Whether a one-pass bf16 launch on AMX takes the channel-last kernel:
  * channel blocks of at least 16 channels (fewer would be more than half
  * zeros in its 32-channel blocks) and the launch's B tiles within
@@ -1596,8 +1616,7 @@ static int cl_setup(struct conv_ctx *cx, struct opr_error *err)
 	cx->clq = calloc(1, sizeof *cx->clq);
 	if (!cx->toff || !cx->clq)
 		return opr_error_set(err, OPR_ENOMEM, "conv2d: out of memory for the kernel's scratch");
-	cx->clw = (d->ow - 1) * d->sw + (d->s - 1) * d->dw + 1;
-	cx->clp = cx->bh * cx->clw;
+	cl_band_pitch(cx);
 	fill_tap_offsets(cx, cx->clw);
 	cx->cl = 1;
 	cx->gemm = ops_kern->conv_bf16_gemm && rs == 1 && d->sh == 1 && d->sw == 1 && d->ph == 0 &&
@@ -1798,6 +1817,8 @@ static void cl_fill_input(const struct conv_ctx *cx)
 				ops_kern->conv_bf16_cl_row(src + (row - d->ph) * d->w, d->h * d->w,
 							   (int)nc, lo, hi, cx->clw, dr);
 		}
+		/* the shared halo past the last row */
+		memset(dst + cx->bh * cx->clw * 32, 0, (size_t)cx->clshare * 32 * sizeof *dst);
 	}
 }
 
