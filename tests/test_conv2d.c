@@ -1294,12 +1294,16 @@ static void test_kept_weights_follow(void **state)
 	}
 }
 
-/* The channel-last kernel's repeats replay the first launch's counting
- * (ops_launch_memo): a run after a reset and two in a row give the
- * counters and records of a dry device's counted runs, byte for byte, and
- * outputs that pass the reference (each run's poisoned first), at unit
- * stride and at stride 2, and on the 1x1 GEMM; a change of plan counts
- * again. */
+/* A one-pass launch whose tiles write y themselves replays its first
+ * counted launch's counting on its repeats (ops_launch_memo): a run after
+ * a reset and two in a row give the counters and records of a dry
+ * device's counted runs, byte for byte, and outputs that pass the
+ * reference (each run's poisoned first); bf16 on the channel-last kernel
+ * (stride 1 and 2, its 1x1 GEMM), fp32 and fp16 on the pixel-vector and
+ * lanes kernels (a 1x1 on a plane of 460, fp32's GEMM), each unfused and
+ * fused with bias and SiLU; a change of plan counts again. Launches the
+ * path does not replay (stride 2 off the channel-last kernel, paths
+ * without these kernels) count every run, with the same counters. */
 static void test_launch_memo(void **state)
 {
 	/* c, h, w, k, tile_k, tile_oh, tile_ow, stride, filter (3: padded by
@@ -1308,18 +1312,25 @@ static void test_launch_memo(void **state)
 		{ 64, 56, 56, 64, 16, 8, 28, 1, 3 }, { 40, 9, 31, 20, 16, 4, 14, 1, 3 },
 		{ 33, 20, 18, 48, 32, 5, 18, 1, 3 }, { 64, 56, 56, 128, 32, 4, 14, 2, 3 },
 		{ 256, 14, 14, 64, 32, 7, 14, 1, 1 }, { 40, 9, 10, 80, 16, 3, 10, 1, 1 },
+		{ 24, 23, 20, 12, 6, 5, 20, 1, 1 },
 	};
+	static const enum ops_dtype dts[] = { OPS_BF16, OPS_F32, OPS_F16 };
 	struct ops_envelope env;
+	int replayed = 0, cl;
 
 	isa_use(state);
-	if (!ops_kern->conv_bf16_cl || !ops_kern->conv_bf16_ready || !ops_kern->conv_bf16_ready())
-		SKIP_BECAUSE("the %s path runs no channel-last bf16 conv kernel on this host "
-			     "(AMX-BF16 with the OS's tile state)", ops_isa_name(ops_isa_active()));
+	cl = ops_kern->conv_bf16_cl && ops_kern->conv_bf16_ready && ops_kern->conv_bf16_ready();
 	test_env(&env);
 	env.shared_capacity_kib = 8192;
 	env.launch_first_us = 20.0; /* a run's first launch is another record */
-	for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+	for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+	for (int di = 0; di < 3; di++)
+	for (int fused = 0; fused < 2; fused++) {
 		const int64_t *sh = shapes[si];
+		/* which launches replay: bf16 on the channel-last kernel (and
+		 * its 1x1 GEMM), fp32 and fp16 on the pixel-vector and lanes
+		 * kernels (and the fp32 1x1 GEMM), which take unit stride */
+		const int memo = dts[di] == OPS_BF16 ? cl : ops_kern->conv_direct_px && sh[7] == 1;
 		struct ops_workload w;
 		struct ops_plan p;
 		struct opr_error err = { 0 };
@@ -1327,9 +1338,12 @@ static void test_launch_memo(void **state)
 		struct ops_instance *a, *b;
 		struct ops_quality q;
 
-		set_conv(&w, OPS_G_CONV, OPS_BF16, 1, sh[0], sh[1], sh[2], sh[3], sh[8], sh[8], sh[7],
-			 sh[8] / 2, 1, 1);
-		set_plan(&p, OPS_STRAT_DIRECT, 0, sh[4], sh[5], sh[6], sh[0], 1);
+		if (dts[di] == OPS_BF16 && !cl)
+			continue;
+		set_conv(&w, fused ? OPS_G_CONV_BIAS_ACT : OPS_G_CONV, dts[di], 1, sh[0], sh[1],
+			 sh[2], sh[3], sh[8], sh[8], sh[7], sh[8] / 2, 1, 1);
+		w.act = OPS_ACT_SILU;
+		set_plan(&p, OPS_STRAT_DIRECT, fused, sh[4], sh[5], sh[6], sh[0], 1);
 		assert_int_equal(ops_device_new(&env, 0, &dev, &err), 0);
 		assert_int_equal(ops_device_new(&env, 1, &dry, &err), 0);
 		assert_int_equal(ops_instance_new(&w, &p, 11, "conv-test", &a, &err), 0);
@@ -1344,8 +1358,12 @@ static void test_launch_memo(void **state)
 			assert_int_equal(ops_instance_run(dev, a, &err), 0);
 			assert_int_equal(ops_instance_run(dry, b, &err), 0);
 			assert_int_equal(ops_instance_quality(a, &q, &err), 0);
-			assert_true(q.rel_l2 <= threshold(OPS_BF16));
-			assert_int_equal(ops_device_replays(dev), run == 0 ? 0 : run < 3 ? 1 : 2);
+			if (!(q.rel_l2 <= threshold(dts[di])))
+				print_error("shape %zu %s fused %d run %d: rel_l2 %g\n", si,
+					    ops_dtype_name(dts[di]), fused, run, q.rel_l2);
+			assert_true(q.rel_l2 <= threshold(dts[di]));
+			assert_int_equal(ops_device_replays(dev),
+					 !memo ? 0 : run == 0 ? 0 : run < 3 ? 1 : 2);
 
 			size_t nr, nd;
 			const struct ops_launch_rec *rr = ops_device_launches(dev, &nr);
@@ -1366,15 +1384,22 @@ static void test_launch_memo(void **state)
 			ops_device_reset(dry);
 			assert_int_equal(ops_instance_run(dev, a, &err), 0);
 			assert_int_equal(ops_instance_run(dry, b, &err), 0);
-			assert_int_equal(ops_device_replays(dev), 2 + run);
+			assert_int_equal(ops_instance_quality(a, &q, &err), 0);
+			assert_true(q.rel_l2 <= threshold(dts[di]));
+			assert_int_equal(ops_device_replays(dev), memo ? 2 + run : 0);
 			assert_memory_equal(ops_device_counters(dev), ops_device_counters(dry),
 					    sizeof(struct ops_counters));
 		}
+		replayed += memo;
 		ops_instance_free(a);
 		ops_instance_free(b);
 		ops_device_free(dev);
 		ops_device_free(dry);
 	}
+	if (!replayed)
+		SKIP_BECAUSE("the %s path has none of the one-pass kernels whose launches replay "
+			     "(channel-last bf16, fp32 pixel-vector and lanes)",
+			     ops_isa_name(ops_isa_active()));
 }
 
 /* A real run of w under p and its dry run: rel_l2 within the dtype's
