@@ -411,10 +411,18 @@ static int tile_out(const struct wino *wg, const struct ops_conv_tile *tp, float
 		ops_compute(a->dev, OPS_F32, 0, ops, ops * 4 + (uint64_t)tp->nk * 4, ops * 4);
 	}
 	int64_t dst = ((tp->ni * d->k + tp->g * d->kpg + tp->k0) * d->oh + tp->oh0) * d->ow + tp->ow0;
-	if (!wg->dry)
+	/* y's channel rows written one after another, eight at a time (the
+	 * tile's 64 interleaved were a third of the launch on a loaded host,
+	 * where y's lines come from far away); a tile of whole rows is one
+	 * run of y a channel */
+	if (!wg->dry && tp->now == d->ow)
+		ops_kern->transpose_f32_dst_rows(acc, nkp, a->y + dst, d->oh * d->ow, tp->npix,
+						 tp->nk);
+	else if (!wg->dry)
 		for (int64_t r = 0; r < tp->noh; r++)
-			ops_kern->transpose[2](acc + r * tp->now * nkp, nkp, a->y + dst + r * d->ow,
-					       d->oh * d->ow, tp->now, tp->nk);
+			ops_kern->transpose_f32_dst_rows(acc + r * tp->now * nkp, nkp,
+							 a->y + dst + r * d->ow, d->oh * d->ow,
+							 tp->now, tp->nk);
 	return count3(wg, OPS_GLOBAL, OPS_SHARED, tp->nk, tp->noh, tp->now, 1, tp->now * nkp, nkp,
 		      d->oh * d->ow, d->ow, 1, err);
 }

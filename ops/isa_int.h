@@ -219,6 +219,15 @@ struct ops_kern {
 	 * (then a transposing permute stages its tiles through SHARED). */
 	void (*transpose_nt[3])(const void *src, int64_t lds, void *dst, int64_t ldd,
 				int64_t rows, int64_t cols);
+	/* transpose[2]'s result with dst's rows written eight at a time, each
+	 * from its first element to its last (eight sequential write streams
+	 * the prefetchers follow), where transpose[2] reads 16 source rows at
+	 * a time: for a source in cache and a destination that is not, as a
+	 * winograd tile's channels-last outputs going into y's 64 channel
+	 * planes (on a loaded host 330 of the bench's 1000 us conv, 76 in this
+	 * order). */
+	void (*transpose_f32_dst_rows)(const void *src, int64_t lds, void *dst, int64_t ldd,
+				       int64_t rows, int64_t cols);
 	void (*stream_bytes)(unsigned char *d, const unsigned char *s, size_t n);
 	/* rows of n bytes: memcpy(d + r*ldd, s + r*lds, n) for r < rows (byte
 	 * strides; no overlap). What a DMA's short contiguous rows cost is the
@@ -256,6 +265,8 @@ int ops_tr_rows_alias(int64_t lds);
 void ops_avx2_transpose_u8(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r, int64_t c);
 void ops_avx2_transpose_u16(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r, int64_t c);
 void ops_avx2_transpose_f32(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r, int64_t c);
+void ops_avx2_transpose_f32_dst_rows(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r,
+				     int64_t c);
 
 /* The AVX-512 path's fp32 conv kernel with channels along the lanes
  * (ops/kern_avx512_lanes.c). */

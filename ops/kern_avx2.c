@@ -626,6 +626,30 @@ void ops_avx2_transpose_f32(const void *s, int64_t lds, void *d, int64_t ldd, in
 	transpose_f32(s, lds, d, ldd, r, c);
 }
 
+/* ops_kern.transpose_f32_dst_rows: eight destination rows at a time, 8 x 8
+ * register blocks along them, the rows' tails and the last rows element
+ * by element. */
+void ops_avx2_transpose_f32_dst_rows(const void *s, int64_t lds, void *d, int64_t ldd,
+				     int64_t rows, int64_t cols)
+{
+	const float *src = s;
+	float *dst = d;
+	const int64_t j8 = cols / 8 * 8, i8 = rows / 8 * 8;
+
+	for (int64_t j = 0; j < j8; j += 8) {
+		int64_t i = 0;
+
+		for (; i < i8; i += 8)
+			tr8x8_f32(src + i * lds + j, lds, dst + j * ldd + i, ldd);
+		for (; i < rows; i++)
+			for (int64_t k = 0; k < 8; k++)
+				dst[(j + k) * ldd + i] = src[i * lds + j + k];
+	}
+	for (int64_t j = j8; j < cols; j++)
+		for (int64_t i = 0; i < rows; i++)
+			dst[j * ldd + i] = src[i * lds + j];
+}
+
 /* Rows of n bytes by 32-byte moves, the last one overlapping the one before
  * (n >= 32), or two overlapping moves of the largest power of two <= n. */
 static void avx2_copy_rows(unsigned char *d, int64_t ldd, const unsigned char *s, int64_t lds,
@@ -777,6 +801,7 @@ const struct ops_kern ops_kern_avx2 = {
 	.act_f32_stream = avx2_act_f32_stream,
 	.transpose = { ops_avx2_transpose_u8, ops_avx2_transpose_u16, ops_avx2_transpose_f32 },
 	.transpose_nt = { NULL, NULL, avx2_transpose_nt_f32 },
+	.transpose_f32_dst_rows = ops_avx2_transpose_f32_dst_rows,
 	.stream_bytes = avx2_stream_bytes,
 	.copy_rows = avx2_copy_rows,
 	.half_to_f32 = avx2_half_to_f32,

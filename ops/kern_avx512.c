@@ -978,6 +978,7 @@ const struct ops_kern ops_kern_avx512 = {
 	.act_f32_stream = avx512_act_f32_stream,
 	.transpose = { ops_avx2_transpose_u8, ops_avx2_transpose_u16, ops_avx2_transpose_f32 },
 	.transpose_nt = { NULL, NULL, avx512_transpose_nt_f32 },
+	.transpose_f32_dst_rows = ops_avx2_transpose_f32_dst_rows,
 	.stream_bytes = avx512_stream_bytes,
 	.copy_rows = avx512_copy_rows,
 	.half_to_f32 = avx512_half_to_f32,

@@ -209,6 +209,19 @@ DEFINE_SCALAR_TRANSPOSE(scalar_transpose_u8, uint8_t)
 DEFINE_SCALAR_TRANSPOSE(scalar_transpose_u16, uint16_t)
 DEFINE_SCALAR_TRANSPOSE(scalar_transpose_u32, uint32_t)
 
+/* ops_kern.transpose_f32_dst_rows: each destination row from its first
+ * element to its last. */
+static void scalar_transpose_f32_dst_rows(const void *sv, int64_t lds, void *dv, int64_t ldd,
+					  int64_t rows, int64_t cols)
+{
+	const float *src = sv;
+	float *dst = dv;
+
+	for (int64_t j = 0; j < cols; j++)
+		for (int64_t i = 0; i < rows; i++)
+			dst[j * ldd + i] = src[i * lds + j];
+}
+
 static void scalar_stream_bytes(unsigned char *d, const unsigned char *s, size_t n)
 {
 	memcpy(d, s, n);
@@ -266,6 +279,7 @@ const struct ops_kern ops_kern_scalar = {
 	.act_f32 = scalar_act_f32,
 	.act_f32_stream = scalar_act_f32,
 	.transpose = { scalar_transpose_u8, scalar_transpose_u16, scalar_transpose_u32 },
+	.transpose_f32_dst_rows = scalar_transpose_f32_dst_rows,
 	.stream_bytes = scalar_stream_bytes,
 	.copy_rows = scalar_copy_rows,
 	.half_to_f32 = scalar_half_to_f32,

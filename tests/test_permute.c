@@ -186,7 +186,7 @@ static void test_all_rank4(void **state)
 }
 
 /* The chosen path's transposes (and the streaming one where the path has
- * it) on their own: dst[j*ldd + i] = src[i*lds + j] on random shapes with
+ * it, and the fp32 one that writes the destination's rows in turn) on their own: dst[j*ldd + i] = src[i*lds + j] on random shapes with
  * tails that are not multiples of 8 or 16, padded rows, destinations
  * aligned to 64 bytes with ldd a multiple of 16 (the streamed stores) or
  * not, a source row above 65535 elements; the output is poisoned and every
@@ -241,8 +241,9 @@ static void test_transpose_kernels(void **state)
 		assert_non_null(dst);
 		for (size_t b = 0; b < sbytes; b++)
 			src[b] = (unsigned char)xs(&s);
-		for (int nt = 0; nt < 2; nt++) {
+		for (int nt = 0; nt < 3; nt++) {
 			void (*f)(const void *, int64_t, void *, int64_t, int64_t, int64_t) =
+				nt == 2 ? (e == 2 ? ops_kern->transpose_f32_dst_rows : NULL) :
 				nt ? ops_kern->transpose_nt[e] : ops_kern->transpose[e];
 			if (!f)
 				continue;
@@ -256,7 +257,7 @@ static void test_transpose_kernels(void **state)
 									      : 0xA5;
 						if (d[b] != want)
 							fail_msg("transpose%s es %zu %lldx%lld: (%lld,%lld) wrong",
-								 nt ? "_nt" : "", es, (long long)rows,
+								 nt == 2 ? "_f32_dst_rows" : nt ? "_nt" : "", es, (long long)rows,
 								 (long long)cols, (long long)i, (long long)j);
 					}
 				}
