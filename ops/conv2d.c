@@ -1350,14 +1350,17 @@ static void onep_operands(struct conv_ctx *cx, const struct ops_conv_tile *tp, i
 			  const void **x, const float **w)
 {
 	const struct ops_conv_dims *d = &cx->d;
+
+	if (cx->cl) { /* every channel block of the tile's group, at its position */
+		cx->xncur = cx->xn + (((tp->ni * d->groups + tp->g) * cx->ncblk) * cx->nsb * cx->clp +
+				      tp->oh0 * d->sh * cx->clw + tp->ow0 * d->sw) * 32;
+		return;
+	}
 	int64_t rs = d->r * d->s, owt = tp->ow0 / cx->t.tow, kt = tp->k0 / cx->t.tk;
 	int64_t cblk = c0 / cx->t.tc, blk = (tp->g * cx->ntk + kt) * cx->ncblk + cblk;
 	int64_t row = tp->oh0 * d->sh * cx->bw;
 	int64_t xo = ((owt * d->n + tp->ni) * d->c + tp->g * d->cpg + c0) * cx->cp + row;
 
-	if (cx->cl) /* every channel block of the tile's group, at its position */
-		cx->xncur = cx->xn + (((tp->ni * d->groups + tp->g) * cx->ncblk) * cx->nsb * cx->clp +
-				      tp->oh0 * d->sh * cx->clw + tp->ow0 * d->sw) * 32;
 	if (cx->pairs)
 		cx->xpcur = cx->xp + ((((owt * d->n + tp->ni) * d->groups + tp->g) * cx->ncblk + cblk) *
 				      cx->npair * cx->plane + row) * 2;
