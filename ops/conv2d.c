@@ -1440,8 +1440,6 @@ static void onep_tile(struct conv_ctx *cx, const struct ops_conv_tile *tp)
 	if (cx->gemm)
 		return;
 	cx->ldw = (d->cpg - last) * rs; /* as conv_tile leaves it at the last block */
-	cx->wacur = cx->wa;
-	cx->xpcur = cx->xp;
 	onep_operands(cx, tp, 0, &xk, &wk);
 	fill_offsets(cx, d->cpg);
 	compute_direct_px(cx, tp, d->cpg * rs, xk, wk, NULL, 1, 1);

@@ -876,6 +876,20 @@ static int best_plan_of(const struct ops_workload *w, enum ops_strategy st,
 	return 0;
 }
 
+/* The best direct plan the planner measured for w, or where it has none a
+ * plain double-buffered direct one (the ops' defaults take its tiles). */
+static int direct_plan_of(const struct ops_workload *w, struct ops_plan *p, struct opr_error *err)
+{
+	int found, rc = best_plan_of(w, OPS_STRAT_DIRECT, p, &found, err);
+
+	if (rc < 0 || found)
+		return rc;
+	memset(p, 0, sizeof *p);
+	p->strategy = OPS_STRAT_DIRECT;
+	p->double_buffer = 1;
+	return 0;
+}
+
 /* The oneDNN convolutions a case times beside ours: its direct kernels in
  * each layout (the fastest of them is the target's peer) and, where
  * oneDNN has it for the shape and dtype, its Winograd kernel (F(2x2, 3x3):
@@ -1293,16 +1307,10 @@ static int case_conv_half(struct opr_error *err)
 					  .groups = 1 };
 	for (int d = 0; d < 3; d++) {
 		struct ops_plan p;
-		int found;
 
 		w.dtype = dts[d];
-		if ((rc = best_plan_of(&w, OPS_STRAT_DIRECT, &p, &found, err)) < 0)
+		if ((rc = direct_plan_of(&w, &p, err)) < 0)
 			goto out;
-		if (!found) {
-			memset(&p, 0, sizeof p);
-			p.strategy = OPS_STRAT_DIRECT;
-			p.double_buffer = 1;
-		}
 		if ((rc = op_setup(&w, &p, "bench-conv-half", &run[d], desc[d], sizeof desc[d],
 				   err)) < 0)
 			goto out;
@@ -1399,7 +1407,7 @@ static int conv_1x1_one(int64_t c, int64_t k, struct opr_error *err)
 	struct bench_item items[BENCH_MAX_ITEMS];
 	struct stats gst[BENCH_MAX_ITEMS];
 	char desc[128], name[64];
-	int rc, ni, found, dslot[DN_NVAR];
+	int rc, ni, dslot[DN_NVAR];
 	float *yo = NULL;
 
 	cv = (struct cv_shape){ 1, c, 56, 56, k, 1 };
@@ -1414,13 +1422,8 @@ static int conv_1x1_one(int64_t c, int64_t k, struct opr_error *err)
 	w.conv = (struct ops_conv_shape){ .n = CV_N, .c = CV_C, .h = CV_H, .w = CV_W, .k = CV_K,
 					  .r = 1, .s = 1, .stride_h = 1, .stride_w = 1,
 					  .dil_h = 1, .dil_w = 1, .groups = 1 };
-	if ((rc = best_plan_of(&w, OPS_STRAT_DIRECT, &p, &found, err)) < 0)
+	if ((rc = direct_plan_of(&w, &p, err)) < 0)
 		goto out;
-	if (!found) {
-		memset(&p, 0, sizeof p);
-		p.strategy = OPS_STRAT_DIRECT;
-		p.double_buffer = 1;
-	}
 	if ((rc = op_setup(&w, &p, "bench-conv-1x1", &run, desc, sizeof desc, err)) < 0)
 		goto out;
 	items[0] = (struct bench_item){ op_call, op_before, &run };
