@@ -197,7 +197,7 @@ uint64_t ops_conv_direct_global_bytes(const struct ops_workload *wl,
 	     (uint64_t)(d.kpg * d.cpg * d.r * d.s) * es;
 	if (plan->strategy == OPS_STRAT_WINOGRAD) /* U's blocks (36 a filter, fp32), and
 						    * the filter launch: w in, U out */
-		wb = wb * 4 + (uint64_t)(d.groups * d.kpg * d.cpg) * (9 * es + 36 * 4);
+		wb = wb / es * 16 + (uint64_t)(d.groups * d.kpg * d.cpg) * (9 * es + 36 * 4);
 	yb = (uint64_t)(d.n * d.k * d.oh * d.ow) * es;
 	bb = (uint64_t)(d.n * d.groups) * nth * ntw * (uint64_t)d.kpg * 4;
 	total = xb + wb + yb;

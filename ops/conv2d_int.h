@@ -108,8 +108,10 @@ struct ops_wino_args {
 	enum ops_dtype dt;
 	int db, epi;            /* double-buffered; bias + act fused */
 	enum ops_act act;
-	const float *x, *w, *bias; /* NULL in a dry run */
-	float *y;
+	/* x, w and y in dt (fp32, fp16 or bf16), bias fp32; NULL in a dry run */
+	const void *x, *w;
+	const float *bias;
+	void *y;
 	float **u;              /* U's host memory kept across runs (NULL: the
 				 * launch's own); reallocated when its size changes */
 	size_t *u_bytes;

@@ -6,12 +6,18 @@
  * element-wise product: 36 x C multiplies per tile and output channel where
  * the direct convolution does 16 x 9 x C, 4x fewer. The sum over c at each
  * of the 36 positions is a GEMM; the transforms are additions and small
- * multiples. Only for 3x3 filters at stride 1 and dilation 1, and only on
- * fp32 data: the transforms' constants (up to 8 in A, 1/24 in G) amplify
- * rounding, about 4x the direct sums' relative error in fp32 (1.7e-6
- * against 4.3e-7 relative L2 on [1,64,56,56] -> 64 of uniform data), which
- * fp16 or bf16 storage of the transformed operands would take past their
- * thresholds.
+ * multiples. Only for 3x3 filters at stride 1 and dilation 1. Everything
+ * past the storage is fp32: the transforms' constants (up to 8 in A, 1/24
+ * in G) amplify rounding, about 4x the direct sums' relative error in fp32
+ * (1.7e-6 against 4.3e-7 relative L2 on [1,64,56,56] -> 64 of uniform
+ * data), which fp16 or bf16 transformed operands would take past their
+ * thresholds. fp16 and bf16 tensors are widened exactly as they come in
+ * (x into the patch, w into the filter transform) and y is rounded once
+ * as it goes out, as the direct strategy's widened kernels do: the fp32
+ * error stays far under the storage's rounding (2^-9 relative for bf16,
+ * 2^-12 for fp16), and on a core without AMX the 4x fewer multiplies are
+ * the fastest half-precision 3x3 convolution here (bf16 vdpbf16ps does
+ * two products an fp32 FMA's slot, not four).
  *
  * Two launches:
  *   conv2d-wino-weights  U = G g G^T of every filter into GLOBAL, one tile
@@ -84,8 +90,8 @@ const char *ops_conv_wino_refusal(const struct ops_conv_dims *d, enum ops_dtype 
 		return "winograd F(4x4, 3x3) needs a 3x3 filter";
 	if (d->sh != 1 || d->sw != 1 || d->dh != 1 || d->dw != 1)
 		return "winograd F(4x4, 3x3) needs stride 1 and dilation 1";
-	if (dt != OPS_F32)
-		return "winograd F(4x4, 3x3) runs on fp32 data only (its transforms amplify rounding)";
+	if (dt != OPS_F32 && dt != OPS_F16 && dt != OPS_BF16)
+		return "winograd F(4x4, 3x3) runs on fp32, fp16 or bf16 data (fp32 inside)";
 	return NULL;
 }
 
@@ -98,6 +104,7 @@ struct wino {
 	int64_t ntk, ncb, ntiles;
 	int64_t pc;             /* Winograd tiles a chunk: V's and M's rows */
 	int ukept;              /* U holds these weights' transform already */
+	size_t es;              /* bytes of x's, w's and y's elements */
 };
 
 /* ku: U's row, the group's kpg output channels and zeros after them, as
@@ -193,11 +200,11 @@ static int bufs_get(struct ops_device *dev, const int64_t *sz, int n, struct ops
 
 /* A transfer the host makes itself (in place, or by its transposes),
  * counted: 3-D of fp32, as ops_conv_dma3 states it. */
-static int count3(const struct wino *wg, enum ops_space dsp, enum ops_space ssp, int64_t n0,
-		  int64_t n1, int64_t n2, int64_t s0, int64_t s1, int64_t s2, int64_t d0, int64_t d1,
-		  int64_t d2, struct opr_error *err)
+static int count3(const struct wino *wg, size_t es, enum ops_space dsp, enum ops_space ssp,
+		  int64_t n0, int64_t n1, int64_t n2, int64_t s0, int64_t s1, int64_t s2, int64_t d0,
+		  int64_t d1, int64_t d2, struct opr_error *err)
 {
-	return ops_conv_dma3(wg->a->dev, 1, dsp, NULL, ssp, NULL, 4, n0, n1, n2, s0, s1, s2, d0, d1,
+	return ops_conv_dma3(wg->a->dev, 1, dsp, NULL, ssp, NULL, es, n0, n1, n2, s0, s1, s2, d0, d1,
 			     d2, err);
 }
 
@@ -209,16 +216,27 @@ static int count3(const struct wino *wg, enum ops_space dsp, enum ops_space ssp,
  * columns [0, up16(kpg)) (the rest of the row stays zero from the
  * allocation). The transposes here and below are the path's 8 x 8 ones:
  * its 16 x 16 ones took 5-15% longer on the launch (five paired runs). */
-static void wt_compute(const struct wino *wg, int64_t g, int64_t c0, int64_t nc, float *wt)
+static void wt_compute(const struct wino *wg, int64_t g, int64_t c0, int64_t nc, float *wt,
+		       float *wf)
 {
 	const struct ops_conv_dims *d = wg->a->d;
-	const int64_t nk = d->kpg, nkp = up16(nk);
+	const int64_t nk = d->kpg, nkp = up16(nk), first = (g * d->kpg * d->cpg + c0) * 9;
 	float *u = wg->u + (g * WINO_POS * wg->cpad + c0) * wg->ku;
+	const float *src = (const float *)wg->a->w + first;
+	int64_t lds = d->cpg * 9;
 
 	if (nkp > nk)
 		memset(wt, 0, sizeof *wt * (size_t)(nc * 9 * nkp));
-	ops_kern->transpose[2](wg->a->w + (g * d->kpg * d->cpg + c0) * 9, d->cpg * 9, wt, nkp, nk,
-			       nc * 9);
+	if (wg->es != 4) { /* the block's rows widened first (wf: nk x nc*9) */
+		const uint16_t *wh = (const uint16_t *)wg->a->w + first;
+
+		for (int64_t k = 0; k < nk; k++)
+			ops_kern->half_to_f32(wg->a->dt, wh + k * lds, wf + k * nc * 9,
+					      (size_t)(nc * 9));
+		src = wf;
+		lds = nc * 9;
+	}
+	ops_kern->transpose[2](src, lds, wt, nkp, nk, nc * 9);
 	for (int64_t c = 0; c < nc; c++)
 		ops_kern->wino_wt(wt + c * 9 * nkp, nkp, nkp, u + c * wg->ku, wg->cpad * wg->ku);
 }
@@ -229,18 +247,18 @@ static void wt_compute(const struct wino *wg, int64_t g, int64_t c0, int64_t nc,
  * still counted tile by tile, as the direct strategy's one-pass launches
  * do): U's row then holds no padding between k blocks. */
 static int wt_tile(struct wino *wg, int64_t g, int64_t k0, int64_t nk, int64_t c0, int64_t nc,
-		   float *wt, struct opr_error *err)
+		   float *wt, float *wf, struct opr_error *err)
 {
 	int rc;
 
-	if ((rc = count3(wg, OPS_SHARED, OPS_GLOBAL, 1, nk, nc * 9, 0, wg->a->d->cpg * 9, 1, 0,
-			 nc * 9, 1, err)) < 0)
+	if ((rc = count3(wg, wg->es, OPS_SHARED, OPS_GLOBAL, 1, nk, nc * 9, 0, wg->a->d->cpg * 9, 1,
+			 0, nc * 9, 1, err)) < 0)
 		return rc;
 	if (!wg->dry && k0 == 0 && !wg->ukept)
-		wt_compute(wg, g, c0, nc, wt);
+		wt_compute(wg, g, c0, nc, wt, wf);
 	ops_compute(wg->a->dev, OPS_F32, (uint64_t)(nk * nc) * WINO_WT_OPS, 0,
 		    (uint64_t)(nk * nc * 9) * 4, (uint64_t)(WINO_POS * nk * nc) * 4);
-	return count3(wg, OPS_GLOBAL, OPS_SHARED, WINO_POS, nc, nk, nc * nk, nk, 1,
+	return count3(wg, 4, OPS_GLOBAL, OPS_SHARED, WINO_POS, nc, nk, nc * nk, nk, 1,
 		      wg->cpad * wg->ku, wg->ku, 1, err);
 }
 
@@ -253,15 +271,19 @@ static int weights_launch(struct wino *wg, struct opr_error *err)
 	const int64_t ntiles = d->groups * wg->ntk * wg->ncb;
 	const int64_t sz[2] = { t->tk * t->tc * 9, WINO_POS * t->tc * t->tk }; /* w's, U's block */
 	int64_t prev = -1;
-	float *wt = NULL;
+	float *wt = NULL, *wf = NULL;
 	struct ops_buf b[2];
 	int rc;
 
 	memset(b, 0, sizeof b);
-	if (!wg->dry && !(wt = malloc(sizeof *wt * (size_t)(t->tc * 9 * up16(d->kpg)))))
+	if (!wg->dry && (!(wt = malloc(sizeof *wt * (size_t)(t->tc * 9 * up16(d->kpg)))) ||
+			 (wg->es != 4 && !(wf = malloc(sizeof *wf * (size_t)(t->tc * 9 * d->kpg)))))) {
+		free(wt);
 		return opr_error_set(err, OPR_ENOMEM, "conv2d winograd: out of memory for the filters");
+	}
 	if ((rc = ops_launch_begin(dev, "conv2d-wino-weights", 0, err)) < 0) {
 		free(wt);
+		free(wf);
 		return rc;
 	}
 	if (wg->onep)
@@ -278,10 +300,12 @@ static int weights_launch(struct wino *wg, struct opr_error *err)
 				break;
 			prev = tix % cores;
 		}
-		rc = wt_tile(wg, g, k0, mn(t->tk, d->kpg - k0), c0, mn(t->tc, d->cpg - c0), wt, err);
+		rc = wt_tile(wg, g, k0, mn(t->tk, d->kpg - k0), c0, mn(t->tc, d->cpg - c0), wt, wf,
+			     err);
 	}
 	bufs_release(dev, b, 2);
 	free(wt);
+	free(wf);
 	if (rc == 0)
 		return ops_launch_end(dev, err);
 	ops_launch_end(dev, NULL);
@@ -338,18 +362,26 @@ static int patch_in(const struct wino *wg, const struct wtile *wt, int64_t c0, i
 	if (!wg->dry) {
 		patch_zero(patch, rows, cols, nc, ncp, rv0 - rs, rnv, cv0 - cs, cnv);
 		for (int64_t r = 0; r < rnv && cnv > 0; r++) {
-			const float *src = wg->a->x + ((tp->ni * d->c + tp->g * d->cpg + c0) * d->h +
-						       rv0 + r) * d->w + cv0;
+			const int64_t first = ((tp->ni * d->c + tp->g * d->cpg + c0) * d->h + rv0 + r) *
+					      d->w + cv0;
+			const float *src = (const float *)wg->a->x + first;
 			float *dst = patch + ((rv0 - rs + r) * cols + (cv0 - cs)) * ncp;
+			int64_t lds = d->h * d->w;
 
-			ops_kern->transpose[2](src, d->h * d->w, dst, ncp, nc, cnv);
+			if (wg->es != 4) /* widened on the way */
+				ops_kern->transpose_half_f32(wg->a->dt, (const uint16_t *)wg->a->x +
+							     first, lds, dst, ncp, nc, cnv);
+			else
+				ops_kern->transpose[2](src, lds, dst, ncp, nc, cnv);
 		}
 	}
-	ops_compute(wg->a->dev, OPS_F32, 0, 0, 0, (uint64_t)(rows * cols * ncp - nc * rnv * cnv) * 4);
+	/* the zeros written, and the widening (an operation an element) */
+	ops_compute(wg->a->dev, OPS_F32, 0, wg->es != 4 ? (uint64_t)(nc * rnv * cnv) : 0, 0,
+		    (uint64_t)(rows * cols * ncp - nc * rnv * cnv) * 4);
 	if (rnv <= 0 || cnv <= 0)
 		return 0;
-	return count3(wg, OPS_SHARED, OPS_GLOBAL, nc, rnv, cnv, d->h * d->w, d->w, 1, 1, cols * ncp,
-		      ncp, err);
+	return count3(wg, wg->es, OPS_SHARED, OPS_GLOBAL, nc, rnv, cnv, d->h * d->w, d->w, 1, 1,
+		      cols * ncp, ncp, err);
 }
 
 /* Winograd tiles [q0, q0+nq) of the tile, chunk by chunk: in, GEMM, out
@@ -385,6 +417,24 @@ static void chunk_compute(const struct wino *wg, const struct wtile *wt, int64_t
 	}
 }
 
+/* fp16/bf16 y: the tile's sums rounded once on their way into y's channel
+ * rows (a tile of whole rows is one run of y a channel). */
+static void half_out(const struct wino *wg, const struct ops_conv_tile *tp, const float *acc,
+		     int64_t dst)
+{
+	const struct ops_conv_dims *d = wg->a->d;
+	const int64_t nkp = up16(tp->nk), plane = d->oh * d->ow;
+	uint16_t *y = (uint16_t *)wg->a->y + dst;
+
+	if (tp->now == d->ow) {
+		ops_kern->transpose_f32_half(wg->a->dt, acc, nkp, y, plane, tp->npix, tp->nk);
+		return;
+	}
+	for (int64_t r = 0; r < tp->noh; r++)
+		ops_kern->transpose_f32_half(wg->a->dt, acc + r * tp->now * nkp, nkp, y + r * d->ow,
+					     plane, tp->now, tp->nk);
+}
+
 /* After the last channel block: bias and activation on acc (channels last,
  * the bias a vector per pixel), then acc into y. */
 static int tile_out(const struct wino *wg, const struct ops_conv_tile *tp, float *acc,
@@ -396,7 +446,8 @@ static int tile_out(const struct wino *wg, const struct ops_conv_tile *tp, float
 	int rc;
 
 	if (a->epi) {
-		if ((rc = count3(wg, OPS_SHARED, OPS_GLOBAL, 1, 1, tp->nk, 0, 0, 1, 0, 0, 1, err)) < 0)
+		if ((rc = count3(wg, 4, OPS_SHARED, OPS_GLOBAL, 1, 1, tp->nk, 0, 0, 1, 0, 0, 1,
+				 err)) < 0)
 			return rc;
 		if (!wg->dry) {
 			const float *b = a->bias + tp->g * d->kpg + tp->k0;
@@ -415,16 +466,20 @@ static int tile_out(const struct wino *wg, const struct ops_conv_tile *tp, float
 	 * tile's 64 interleaved were a third of the launch on a loaded host,
 	 * where y's lines come from far away); a tile of whole rows is one
 	 * run of y a channel */
-	if (!wg->dry && tp->now == d->ow)
-		ops_kern->transpose_f32_dst_rows(acc, nkp, a->y + dst, d->oh * d->ow, tp->npix,
-						 tp->nk);
+	if (!wg->dry && wg->es != 4)
+		half_out(wg, tp, acc, dst);
+	else if (!wg->dry && tp->now == d->ow)
+		ops_kern->transpose_f32_dst_rows(acc, nkp, (float *)a->y + dst, d->oh * d->ow,
+						 tp->npix, tp->nk);
 	else if (!wg->dry)
 		for (int64_t r = 0; r < tp->noh; r++)
 			ops_kern->transpose_f32_dst_rows(acc + r * tp->now * nkp, nkp,
-							 a->y + dst + r * d->ow, d->oh * d->ow,
-							 tp->now, tp->nk);
-	return count3(wg, OPS_GLOBAL, OPS_SHARED, tp->nk, tp->noh, tp->now, 1, tp->now * nkp, nkp,
-		      d->oh * d->ow, d->ow, 1, err);
+							 (float *)a->y + dst + r * d->ow,
+							 d->oh * d->ow, tp->now, tp->nk);
+	if (wg->es != 4) /* the rounding, an operation an element */
+		ops_compute(a->dev, OPS_F32, 0, (uint64_t)n, 0, 0);
+	return count3(wg, wg->es, OPS_GLOBAL, OPS_SHARED, tp->nk, tp->noh, tp->now, 1,
+		      tp->now * nkp, nkp, d->oh * d->ow, d->ow, 1, err);
 }
 
 static int tile_run(struct wino *wg, struct ops_buf *b, const struct wtile *wt,
@@ -443,7 +498,7 @@ static int tile_run(struct wino *wg, struct ops_buf *b, const struct wtile *wt,
 		/* the patch, then U's block for the tile's output channels and
 		 * channel block c0 (the host reads it in place) */
 		if ((rc = patch_in(wg, wt, c0, nc, patch, err)) < 0 ||
-		    (rc = count3(wg, OPS_SHARED, OPS_GLOBAL, WINO_POS, nc, tp->nk, wg->cpad * wg->ku,
+		    (rc = count3(wg, 4, OPS_SHARED, OPS_GLOBAL, WINO_POS, nc, tp->nk, wg->cpad * wg->ku,
 				 wg->ku, 1, ncp * up16(tp->nk), up16(tp->nk), 1, err)) < 0)
 			return rc;
 		if (!wg->dry)
@@ -556,6 +611,7 @@ int ops_conv_wino_run(const struct ops_wino_args *a, const char *name, struct op
 	wg.ncb = cdiv(d->cpg, a->t->tc);
 	wg.ntiles = d->n * d->groups * wg.ntk * cdiv(d->oh, a->t->toh) * cdiv(d->ow, a->t->tow);
 	wg.ukept = !wg.dry && u_kept(a);
+	wg.es = ops_dtype_size(a->dt);
 	if (!wg.dry && !(wg.u = u_memory(a)))
 		return opr_error_set(err, OPR_ENOMEM, "conv2d winograd: out of memory for U (%zu bytes)",
 				     ops_conv_wino_u_bytes(d, a->t));

@@ -228,6 +228,19 @@ struct ops_kern {
 	 * order). */
 	void (*transpose_f32_dst_rows)(const void *src, int64_t lds, void *dst, int64_t ldd,
 				       int64_t rows, int64_t cols);
+	/* Transposes that widen or round 16-bit floats on the way (t OPS_F16 or
+	 * OPS_BF16, each element as half_to_f32 / f32_to_half convert it, bit
+	 * for bit), destination rows eight at a time as transpose_f32_dst_rows:
+	 *   transpose_half_f32: dst[j*ldd + i] = f32(src[i*lds + j])
+	 *   transpose_f32_half: dst[j*ldd + i] = half(src[i*lds + j])
+	 * for i < rows, j < cols: a winograd tile's fp16/bf16 input rows into
+	 * its fp32 patch, and its fp32 sums out into y's channel rows, in one
+	 * pass each (a transpose and a conversion apart were 15% of the bf16
+	 * launch). */
+	void (*transpose_half_f32)(enum ops_dtype t, const uint16_t *src, int64_t lds, float *dst,
+				   int64_t ldd, int64_t rows, int64_t cols);
+	void (*transpose_f32_half)(enum ops_dtype t, const float *src, int64_t lds, uint16_t *dst,
+				   int64_t ldd, int64_t rows, int64_t cols);
 	void (*stream_bytes)(unsigned char *d, const unsigned char *s, size_t n);
 	/* rows of n bytes: memcpy(d + r*ldd, s + r*lds, n) for r < rows (byte
 	 * strides; no overlap). What a DMA's short contiguous rows cost is the
@@ -267,6 +280,10 @@ void ops_avx2_transpose_u16(const void *s, int64_t lds, void *d, int64_t ldd, in
 void ops_avx2_transpose_f32(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r, int64_t c);
 void ops_avx2_transpose_f32_dst_rows(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r,
 				     int64_t c);
+void ops_avx2_transpose_half_f32(enum ops_dtype t, const uint16_t *s, int64_t lds, float *d,
+				 int64_t ldd, int64_t r, int64_t c);
+void ops_avx2_transpose_f32_half(enum ops_dtype t, const float *s, int64_t lds, uint16_t *d,
+				 int64_t ldd, int64_t r, int64_t c);
 
 /* The AVX-512 path's fp32 conv kernel with channels along the lanes
  * (ops/kern_avx512_lanes.c). */

@@ -441,6 +441,30 @@ static void avx2_qgemm_colsum(const int8_t *b, int64_t ldb, int64_t tn, int64_t 
 
 /* dst[j * ldd + i] = src[i * lds + j] for i < rows, j < cols, 4-byte
  * elements, in 8 x 8 blocks transposed in AVX2 registers. */
+/* The 8 x 8 transpose of rows r[0..8) into o[0..8) (o[k] = column k). */
+static inline __attribute__((always_inline)) void tr8x8_regs(const __m256 r[8], __m256 o[8])
+{
+	const __m256 r0 = r[0], r1 = r[1], r2 = r[2], r3 = r[3];
+	const __m256 r4 = r[4], r5 = r[5], r6 = r[6], r7 = r[7];
+	__m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+	__m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+	__m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+	__m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+	__m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+	__m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+	__m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+	__m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+
+	o[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+	o[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+	o[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+	o[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+	o[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+	o[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+	o[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+	o[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
 static inline __attribute__((always_inline)) void tr8x8_f32(const float *s, int64_t lds,
 							      float *d, int64_t ldd)
 {
@@ -771,6 +795,108 @@ static void avx2_f32_to_half(enum ops_dtype t, const float *src, uint16_t *d, si
 		d[i] = ops_f32_to_bf16(src[i]);
 }
 
+/* ---- transposes that convert (ops_kern.transpose_half_f32, _f32_half) --- */
+
+static inline __attribute__((always_inline)) __m256 half8_widen(int bf, const uint16_t *s)
+{
+	__m128i h = _mm_loadu_si128((const __m128i *)(const void *)s);
+
+	return bf ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)) :
+		    _mm256_cvtph_ps(h);
+}
+
+static inline __attribute__((always_inline)) __m128i half8_round(int bf, __m256 v)
+{
+	return bf ? bf16_pack8(v) : _mm256_cvtps_ph(v, 0);
+}
+
+static float half1_widen(int bf, uint16_t h)
+{
+	return bf ? ops_bf16_to_f32(h) : ops_f16_to_f32(h);
+}
+
+static uint16_t half1_round(int bf, float f)
+{
+	return bf ? ops_f32_to_bf16(f) : ops_f32_to_f16(f);
+}
+
+/* Destination rows eight at a time (j), 8 x 8 register blocks along them
+ * (i), the tails element by element. */
+static inline __attribute__((always_inline)) void tr_half_f32(int bf, const uint16_t *src,
+							       int64_t lds, float *dst,
+							       int64_t ldd, int64_t rows,
+							       int64_t cols)
+{
+	const int64_t j8 = cols / 8 * 8, i8 = rows / 8 * 8;
+
+	for (int64_t j = 0; j < j8; j += 8) {
+		int64_t i = 0;
+
+		for (; i < i8; i += 8) {
+			__m256 r[8], o[8];
+
+			for (int k = 0; k < 8; k++)
+				r[k] = half8_widen(bf, src + (i + k) * lds + j);
+			tr8x8_regs(r, o);
+			for (int k = 0; k < 8; k++)
+				_mm256_storeu_ps(dst + (j + k) * ldd + i, o[k]);
+		}
+		for (; i < rows; i++)
+			for (int64_t k = 0; k < 8; k++)
+				dst[(j + k) * ldd + i] = half1_widen(bf, src[i * lds + j + k]);
+	}
+	for (int64_t j = j8; j < cols; j++)
+		for (int64_t i = 0; i < rows; i++)
+			dst[j * ldd + i] = half1_widen(bf, src[i * lds + j]);
+}
+
+static inline __attribute__((always_inline)) void tr_f32_half(int bf, const float *src,
+							       int64_t lds, uint16_t *dst,
+							       int64_t ldd, int64_t rows,
+							       int64_t cols)
+{
+	const int64_t j8 = cols / 8 * 8, i8 = rows / 8 * 8;
+
+	for (int64_t j = 0; j < j8; j += 8) {
+		int64_t i = 0;
+
+		for (; i < i8; i += 8) {
+			__m256 r[8], o[8];
+
+			for (int k = 0; k < 8; k++)
+				r[k] = _mm256_loadu_ps(src + (i + k) * lds + j);
+			tr8x8_regs(r, o);
+			for (int k = 0; k < 8; k++)
+				_mm_storeu_si128((__m128i *)(void *)(dst + (j + k) * ldd + i),
+						 half8_round(bf, o[k]));
+		}
+		for (; i < rows; i++)
+			for (int64_t k = 0; k < 8; k++)
+				dst[(j + k) * ldd + i] = half1_round(bf, src[i * lds + j + k]);
+	}
+	for (int64_t j = j8; j < cols; j++)
+		for (int64_t i = 0; i < rows; i++)
+			dst[j * ldd + i] = half1_round(bf, src[i * lds + j]);
+}
+
+void ops_avx2_transpose_half_f32(enum ops_dtype t, const uint16_t *s, int64_t lds, float *d,
+				 int64_t ldd, int64_t r, int64_t c)
+{
+	if (t == OPS_BF16)
+		tr_half_f32(1, s, lds, d, ldd, r, c);
+	else
+		tr_half_f32(0, s, lds, d, ldd, r, c);
+}
+
+void ops_avx2_transpose_f32_half(enum ops_dtype t, const float *s, int64_t lds, uint16_t *d,
+				 int64_t ldd, int64_t r, int64_t c)
+{
+	if (t == OPS_BF16)
+		tr_f32_half(1, s, lds, d, ldd, r, c);
+	else
+		tr_f32_half(0, s, lds, d, ldd, r, c);
+}
+
 #if defined(__clang__)
 #pragma clang attribute pop
 #else
@@ -802,6 +928,8 @@ const struct ops_kern ops_kern_avx2 = {
 	.transpose = { ops_avx2_transpose_u8, ops_avx2_transpose_u16, ops_avx2_transpose_f32 },
 	.transpose_nt = { NULL, NULL, avx2_transpose_nt_f32 },
 	.transpose_f32_dst_rows = ops_avx2_transpose_f32_dst_rows,
+	.transpose_half_f32 = ops_avx2_transpose_half_f32,
+	.transpose_f32_half = ops_avx2_transpose_f32_half,
 	.stream_bytes = avx2_stream_bytes,
 	.copy_rows = avx2_copy_rows,
 	.half_to_f32 = avx2_half_to_f32,

@@ -209,6 +209,26 @@ DEFINE_SCALAR_TRANSPOSE(scalar_transpose_u8, uint8_t)
 DEFINE_SCALAR_TRANSPOSE(scalar_transpose_u16, uint16_t)
 DEFINE_SCALAR_TRANSPOSE(scalar_transpose_u32, uint32_t)
 
+/* ops_kern.transpose_half_f32 and _f32_half: each destination row from
+ * its first element to its last, converted as the scalar conversions do. */
+static void scalar_transpose_half_f32(enum ops_dtype t, const uint16_t *src, int64_t lds,
+				      float *dst, int64_t ldd, int64_t rows, int64_t cols)
+{
+	for (int64_t j = 0; j < cols; j++)
+		for (int64_t i = 0; i < rows; i++)
+			dst[j * ldd + i] = t == OPS_BF16 ? ops_bf16_to_f32(src[i * lds + j]) :
+							   ops_f16_to_f32(src[i * lds + j]);
+}
+
+static void scalar_transpose_f32_half(enum ops_dtype t, const float *src, int64_t lds,
+				      uint16_t *dst, int64_t ldd, int64_t rows, int64_t cols)
+{
+	for (int64_t j = 0; j < cols; j++)
+		for (int64_t i = 0; i < rows; i++)
+			dst[j * ldd + i] = t == OPS_BF16 ? ops_f32_to_bf16(src[i * lds + j]) :
+							   ops_f32_to_f16(src[i * lds + j]);
+}
+
 /* ops_kern.transpose_f32_dst_rows: each destination row from its first
  * element to its last. */
 static void scalar_transpose_f32_dst_rows(const void *sv, int64_t lds, void *dv, int64_t ldd,
@@ -280,6 +300,8 @@ const struct ops_kern ops_kern_scalar = {
 	.act_f32_stream = scalar_act_f32,
 	.transpose = { scalar_transpose_u8, scalar_transpose_u16, scalar_transpose_u32 },
 	.transpose_f32_dst_rows = scalar_transpose_f32_dst_rows,
+	.transpose_half_f32 = scalar_transpose_half_f32,
+	.transpose_f32_half = scalar_transpose_f32_half,
 	.stream_bytes = scalar_stream_bytes,
 	.copy_rows = scalar_copy_rows,
 	.half_to_f32 = scalar_half_to_f32,

@@ -1673,13 +1673,15 @@ static void test_plans(void **state)
  * several channel and k blocks (the sums added across channel blocks in
  * the output domain), more than a chunk's 64 Winograd tiles in one plan
  * tile (a chunk ending mid-row), a 1x1 image, and the ResNet stage-2
- * shape; fused bias + SiLU and unfused. Against the fp64 reference with
- * the outputs poisoned (fp32's threshold), counters and modelled time equal
- * to the dry run's, GLOBAL bytes equal to the closed form; and a second run
- * after the weights changed, and the writer said so, follows them (U is
- * kept with the weights' data and version it came from). */
+ * shape; fused bias + SiLU and unfused; fp32, fp16 and bf16 storage (fp32
+ * inside). Against the fp64 reference with the outputs poisoned (the
+ * dtype's threshold), counters and modelled time equal to the dry run's,
+ * GLOBAL bytes equal to the closed form; and a second run after the weights
+ * changed, and the writer said so, follows them (U is kept with the
+ * weights' data and version it came from). */
 static void test_winograd(void **state)
 {
+	static const enum ops_dtype dts[] = { OPS_F32, OPS_F16, OPS_BF16 };
 	/* n, c, h, w, k, pad, groups, tile k/oh/ow/c */
 	static const int64_t sh[][11] = {
 		{ 2, 19, 13, 11, 37, 1, 1, 20, 5, 7, 8 },
@@ -1695,8 +1697,10 @@ static void test_winograd(void **state)
 	test_env(&env);
 	env.shared_capacity_kib = 65536;
 	for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
-		for (int fused = 0; fused < 2; fused++) {
+		for (int f = 0; f < 6; f++) {
 			const int64_t *v = sh[i];
+			const int fused = f % 2;
+			const enum ops_dtype dt = dts[f / 2];
 			struct ops_workload w;
 			struct ops_plan p;
 			struct ops_counters real;
@@ -1706,32 +1710,37 @@ static void test_winograd(void **state)
 			struct ops_instance *a;
 			char what[48];
 
-			set_conv(&w, fused ? OPS_G_CONV_BIAS_ACT : OPS_G_CONV, OPS_F32, v[0], v[1],
-				 v[2], v[3], v[4], 3, 3, 1, v[5], 1, v[6]);
+			set_conv(&w, fused ? OPS_G_CONV_BIAS_ACT : OPS_G_CONV, dt, v[0], v[1], v[2],
+				 v[3], v[4], 3, 3, 1, v[5], 1, v[6]);
 			w.act = OPS_ACT_SILU;
 			set_plan(&p, OPS_STRAT_WINOGRAD, fused, v[7], v[8], v[9], v[10], 1);
-			snprintf(what, sizeof what, "shape %zu fused %d", i, fused);
+			snprintf(what, sizeof what, "shape %zu fused %d %s", i, fused,
+				 ops_dtype_name(dt));
 			a = check_real_dry(&env, &w, &p, what, &real, &q);
 			assert_true(q.rel_l2 > 0.0); /* the Winograd sums, not a copy of the reference */
 			assert_int_equal(global_bytes(&real), ops_conv_direct_global_bytes(&w, &p));
 			/* new weights, the same instance: U follows */
 			struct ops_tensor *tw = ops_instance_tensor(a, "w");
-			float *wf = tw->data;
+			float *wf = malloc(sizeof *wf * (size_t)tw->count);
+			assert_non_null(wf);
+			ops_to_f32(dt, tw->data, wf, (size_t)tw->count);
 			for (int64_t e = 0; e < tw->count; e++)
 				wf[e] = -0.5f * wf[e] + 0.25f;
+			ops_from_f32(dt, wf, tw->data, (size_t)tw->count);
+			free(wf);
 			assert_int_equal(ops_instance_input_changed(a, "w", &err), 0);
 			assert_int_equal(ops_device_new(&env, 0, &dev, &err), 0);
 			assert_int_equal(ops_instance_run(dev, a, &err), 0);
 			assert_int_equal(ops_instance_quality(a, &q, &err), 0);
-			assert_true(q.rel_l2 <= threshold(OPS_F32));
+			assert_true(q.rel_l2 <= threshold(dt));
 			ops_device_free(dev);
 			ops_instance_free(a);
 		}
 }
 
 /* Where winograd is offered and where a pinned one is refused: the planner
- * lists it for fp32 3x3 stride-1 convolutions only, not for fp16, a 5x5
- * filter, stride 2 or dilation 2, and not where the plans run on a CUDA
+ * lists it for 3x3 stride-1 convolutions (fp32, fp16 and bf16), not for a
+ * 5x5 filter, stride 2 or dilation 2, and not where the plans run on a CUDA
  * GPU; a pinned winograd plan that cannot run falls back with the reason;
  * with 64 output channels only k blocks of 64 are offered, and they are in
  * a list of 64. */
@@ -1761,15 +1770,16 @@ static void test_winograd_offered(void **state)
 			n = ops_impl_conv.plans(&env, &w, 0, cand, 64);
 			for (m = 0; m < n; m++)
 				have += cand[m].strategy == OPS_STRAT_WINOGRAD;
-			if (i == 0 && !cuda)
+			const int offered = i < 3 && !cuda;
+			if (offered)
 				assert_true(have > 0);
 			else
 				assert_int_equal(have, 0);
 			set_plan(&pin, OPS_STRAT_WINOGRAD, 0, 16, 8, 20, 16, 1);
 			assert_int_equal(ops_plan_resolve(&env, &w, &pin, 0, &chosen, &fell, reason,
 							  sizeof reason, &err), 0);
-			assert_int_equal(fell, !(i == 0 && !cuda));
-			assert_int_equal(chosen.strategy == OPS_STRAT_WINOGRAD, i == 0 && !cuda);
+			assert_int_equal(fell, !offered);
+			assert_int_equal(chosen.strategy == OPS_STRAT_WINOGRAD, offered);
 			if (fell)
 				assert_non_null(strstr(reason, "winograd"));
 		}
@@ -1805,8 +1815,7 @@ static void test_dma_splits(void **state)
 		struct ops_quality q;
 		struct opr_error err = { 0 };
 
-		/* (winograd computes fp32 only) */
-		enum ops_dtype dt = st == OPS_STRAT_WINOGRAD ? OPS_F32 : OPS_F16;
+		enum ops_dtype dt = st == OPS_STRAT_WINOGRAD ? OPS_BF16 : OPS_F16;
 		set_conv(&w, OPS_G_CONV_BIAS_ACT, dt, 1, 5, 9, 11, 7, 3, 3, 1, 1, 1, 1);
 		set_plan(&p, (enum ops_strategy)st, 1, 7, 3, 9, 5, 1);
 		inst = run_one(&env, &w, &p, 0, &cnt, NULL, NULL);

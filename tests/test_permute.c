@@ -269,6 +269,67 @@ static void test_transpose_kernels(void **state)
 	}
 }
 
+/* The chosen path's converting transposes (ops_kern.transpose_half_f32 and
+ * transpose_f32_half) for fp16 and bf16 on random shapes with tails that
+ * are not multiples of 8, padded rows and random bit patterns (NaN,
+ * infinities and subnormals among them): every element equals the scalar
+ * conversion's bits, and every element outside the written block keeps
+ * its poison. */
+static void test_converting_transposes(void **state)
+{
+	isa_use(state);
+	uint64_t s = 91;
+
+	for (int iter = 0; iter < 80; iter++) {
+		const enum ops_dtype t = iter % 2 ? OPS_BF16 : OPS_F16;
+		const int64_t rows = 1 + (int64_t)(xs(&s) % 70), cols = 1 + (int64_t)(xs(&s) % 70);
+		const int64_t lds = cols + (int64_t)(xs(&s) % 5), ldd = rows + (int64_t)(xs(&s) % 5);
+		const size_t ns = (size_t)(rows * lds), nd = (size_t)(cols * ldd);
+		uint16_t *h = malloc(sizeof *h * (ns > nd ? ns : nd));
+		float *f = malloc(sizeof *f * (ns > nd ? ns : nd));
+		assert_non_null(h);
+		assert_non_null(f);
+
+		/* widening: half source, fp32 destination poisoned */
+		for (size_t e = 0; e < ns; e++)
+			h[e] = (uint16_t)xs(&s);
+		memset(f, 0xA5, sizeof *f * nd);
+		ops_kern->transpose_half_f32(t, h, lds, f, ldd, rows, cols);
+		for (int64_t j = 0; j < cols; j++)
+			for (int64_t i = 0; i < ldd; i++) {
+				uint32_t got, want = 0xA5A5A5A5u;
+				float w = i < rows ? (t == OPS_BF16 ? ops_bf16_to_f32(h[i * lds + j]) :
+							ops_f16_to_f32(h[i * lds + j])) : 0.0f;
+				if (i < rows)
+					memcpy(&want, &w, 4);
+				memcpy(&got, &f[j * ldd + i], 4);
+				if (got != want)
+					fail_msg("transpose_half_f32 %s %lldx%lld: (%lld,%lld) %08x, want %08x",
+						 ops_dtype_name(t), (long long)rows, (long long)cols,
+						 (long long)i, (long long)j, got, want);
+			}
+		/* rounding: fp32 source of random bits, half destination poisoned */
+		for (size_t e = 0; e < ns; e++) {
+			uint32_t u = (uint32_t)xs(&s);
+			memcpy(&f[e], &u, 4);
+		}
+		for (size_t e = 0; e < nd; e++)
+			h[e] = 0xA5A5;
+		ops_kern->transpose_f32_half(t, f, lds, h, ldd, rows, cols);
+		for (int64_t j = 0; j < cols; j++)
+			for (int64_t i = 0; i < ldd; i++) {
+				uint16_t want = i >= rows ? 0xA5A5 : t == OPS_BF16 ?
+						ops_f32_to_bf16(f[i * lds + j]) : ops_f32_to_f16(f[i * lds + j]);
+				if (h[j * ldd + i] != want)
+					fail_msg("transpose_f32_half %s %lldx%lld: (%lld,%lld) %04x, want %04x",
+						 ops_dtype_name(t), (long long)rows, (long long)cols,
+						 (long long)i, (long long)j, h[j * ldd + i], want);
+			}
+		free(h);
+		free(f);
+	}
+}
+
 /* fp32 transposes with every GLOBAL write streamed: on a path with a
  * streaming transpose the tiles are only counted and each plane is moved in
  * one call (ops/permute.c); the counters stay those of the tiles. Planes
@@ -594,6 +655,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		ISA_TESTS(test_all_rank4),
 		ISA_TESTS(test_transpose_kernels),
+		ISA_TESTS(test_converting_transposes),
 		ISA_TESTS(test_streamed_planes),
 		ISA_TESTS(test_random_perms),
 		ISA_TESTS(test_long_last_dims),
