@@ -11,7 +11,9 @@
 
 #include <immintrin.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c"))), apply_to = function)
@@ -539,11 +541,36 @@ VNNI_ROWS(6)
 VNNI_ROWS(7)
 VNNI_ROWS(8)
 
-/* K is walked in chunks of VNNI_KC bytes for every column: A's chunk of 8
- * rows (32 KiB) stays in L1 while B streams. A whole large K tile at once
- * read A from L2 for every pair of columns: a 16 KiB K tile ran 1.8x slower
- * than a 1 KiB one. Each chunk's sums are exact in int32 like the tile's. */
-#define VNNI_KC 4096
+/* K is walked in chunks for every column: A's chunk of 8 rows stays in L1
+ * while B streams. A whole large K tile at once read A from L2 for every
+ * pair of columns: a 16 KiB K tile ran 1.8x slower than a 1 KiB one. Each
+ * chunk's sums are exact in int32 like the tile's.
+ *
+ * The chunk is copied first into achunk, rows a chunk and a line apart
+ * (the rows' lines then spread over L1's sets): A's own rows are lda apart, and at a power-of-two lda (the bench's
+ * K = 2^20) the 8 rows' lines at one offset fall in one set of an 8-way
+ * L1 and L2, where every B line of that offset evicted one of them (on a
+ * Zen 4 core the kernel ran 9.2-9.9 ms for what B streams in 3.7 at 4 rows;
+ * copied, 4.9-5.3). */
+#define VNNI_KC_MAX 4096
+static _Thread_local uint8_t achunk[8 * (VNNI_KC_MAX + 64)] __attribute__((aligned(64)));
+
+/* The chunk: 4096 bytes where 8 rows of it take at most two thirds of L1D
+ * (48 KiB and more: Golden Cove, where it was tuned), else 2048 (the 32
+ * KiB of a Zen 4 core: 4096 ran 7.6-8.2 ms there, 2048 4.9-5.3, 1024 7.1-7.5,
+ * and lengths that are no divisor of a page 6.7-7.6). */
+static int64_t vnni_kc(void)
+{
+	static _Atomic int64_t kc;
+	int64_t v = atomic_load_explicit(&kc, memory_order_relaxed);
+
+	if (!v) {
+		long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+		v = l1 > 0 && 8 * VNNI_KC_MAX * 3 > 2 * l1 ? VNNI_KC_MAX / 2 : VNNI_KC_MAX;
+		atomic_store_explicit(&kc, v, memory_order_relaxed);
+	}
+	return v;
+}
 
 static void avx512_qgemm(enum ops_dtype at, const void *a, int64_t lda, const int8_t *b,
 			 int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int32_t *cs,
@@ -554,15 +581,21 @@ static void avx512_qgemm(enum ops_dtype at, const void *a, int64_t lda, const in
 		NULL, vnni_rows1, vnni_rows2, vnni_rows3, vnni_rows4,
 		vnni_rows5, vnni_rows6, vnni_rows7, vnni_rows8
 	};
+	const int64_t kc = vnni_kc(), pitch = kc + 64;
 	int s8a = at != OPS_U8;
 
 	(void)a16;
-	for (int64_t q0 = 0; q0 < kk; q0 += VNNI_KC) {
-		int64_t len = kk - q0 < VNNI_KC ? kk - q0 : VNNI_KC;
+	for (int64_t q0 = 0; q0 < kk; q0 += kc) {
+		int64_t len = kk - q0 < kc ? kk - q0 : kc;
 		for (int64_t i0 = 0; i0 < m; i0 += 8) {
 			int R = m - i0 < 8 ? (int)(m - i0) : 8;
-			rows[R](s8a, q0 > 0, (const uint8_t *)a + q0, lda, b + q0, ldb, tn, len, i0, c,
-				cs);
+
+			for (int r = 0; r < R; r++)
+				memcpy(achunk + r * pitch, (const uint8_t *)a + (i0 + r) * lda + q0,
+				       (size_t)len);
+			/* (the block's rows as rows 0..R-1 of achunk and of c) */
+			rows[R](s8a, q0 > 0, achunk, pitch, b + q0, ldb, tn, len, 0, c + i0 * tn,
+				i0 == 0 ? cs : NULL);
 		}
 	}
 }
