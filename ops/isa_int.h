@@ -278,6 +278,8 @@ int ops_tr_rows_alias(int64_t lds);
 void ops_avx2_transpose_u8(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r, int64_t c);
 void ops_avx2_transpose_u16(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r, int64_t c);
 void ops_avx2_transpose_f32(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r, int64_t c);
+void ops_avx2_transpose_nt_f32(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r,
+			       int64_t c);
 void ops_avx2_transpose_f32_dst_rows(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r,
 				     int64_t c);
 void ops_avx2_transpose_half_f32(enum ops_dtype t, const uint16_t *s, int64_t lds, float *d,

@@ -584,29 +584,34 @@ DEFINE_TRANSPOSE(transpose_f32, float, tr8x8_f32)
 DEFINE_TRANSPOSE(transpose_u16, uint16_t, tr8x8_u16)
 DEFINE_TRANSPOSE(transpose_u8, uint8_t, tr8x8_u8)
 
-/* The streaming transpose (ops_kern.transpose_nt[2]) on AVX2, the AVX-512
- * path's bands on 8 x 8 blocks: each step moves 32 source rows x 8 columns
- * (each row prefetched 256 bytes ahead) through an L1 buffer, and each of
- * the 8 destination rows gets its 32 elements, two whole lines, by
- * non-temporal stores. Destination rows that are not 64-byte aligned, and
+/* The streaming transpose (ops_kern.transpose_nt[2]) on AVX2, which the
+ * AVX-512 table shares for 64-byte aligned destination rows: each step
+ * moves 32 source rows x 8 columns through an L1 buffer, and each of the 8
+ * destination rows gets its 32 elements, two whole lines, by non-temporal
+ * stores. Each source row is prefetched TR2_PF bytes ahead into L2 (T1):
+ * on a Zen 4 core the [4096, 70000] plane took 66-72 ms so (memcpy of its
+ * bytes 84-88), 119-137 with a 256-byte prefetch into L1, and the AVX-512
+ * path's 16 x 16 bands 100-101 (zmm shuffles issue at half rate there; on
+ * the Intel VM the two ran within the noise of each other: 0.847 and
+ * 0.863 of memcpy in one bench). Destination rows that are not 64-byte aligned, and
  * source rows on few L2 sets (ops_tr_rows_alias), take the tile order with
  * ordinary stores; so do the rows past the last band and the columns past
  * the last 8, whose lines no band touches. The caller fences. */
 #define TR2_ROWS 32
-#define TR2_PF 256
+#define TR2_PF 2048
 static inline __attribute__((always_inline)) void tr2_band_step(const float *src, int64_t lds,
 								 float *buf)
 {
 	for (int b = 0; b < TR2_ROWS; b += 8) {
 		for (int k = 0; k < 8; k++)
 			_mm_prefetch((const char *)((uintptr_t)(src + (b + k) * lds) + TR2_PF),
-				     _MM_HINT_T0);
+				     _MM_HINT_T1);
 		tr8x8_f32(src + b * lds, lds, buf + b, TR2_ROWS);
 	}
 }
 
-static void avx2_transpose_nt_f32(const void *s, int64_t lds, void *d, int64_t ldd,
-				  int64_t rows, int64_t cols)
+void ops_avx2_transpose_nt_f32(const void *s, int64_t lds, void *d, int64_t ldd, int64_t rows,
+			       int64_t cols)
 {
 	const float *src = s;
 	float *dst = d;
@@ -926,7 +931,7 @@ const struct ops_kern ops_kern_avx2 = {
 	.act_f32 = avx2_act_f32,
 	.act_f32_stream = avx2_act_f32_stream,
 	.transpose = { ops_avx2_transpose_u8, ops_avx2_transpose_u16, ops_avx2_transpose_f32 },
-	.transpose_nt = { NULL, NULL, avx2_transpose_nt_f32 },
+	.transpose_nt = { NULL, NULL, ops_avx2_transpose_nt_f32 },
 	.transpose_f32_dst_rows = ops_avx2_transpose_f32_dst_rows,
 	.transpose_half_f32 = ops_avx2_transpose_half_f32,
 	.transpose_f32_half = ops_avx2_transpose_f32_half,

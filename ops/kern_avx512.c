@@ -702,13 +702,17 @@ ALWAYS_INLINE void tr_f32_body(const float *src, int64_t lds, float *dst, int64_
 	}
 }
 
-/* Straight into GLOBAL, in bands of TR_NT_ROWS
- * source rows, each band swept along its whole rows 16 columns at a time:
+/* Straight into GLOBAL where the destination rows are not 64-byte aligned
+ * (the aligned ones take the AVX2 path's bands, ops_avx2_transpose_nt_f32,
+ * faster on a Zen 4 core and within the noise on the Intel VM), in bands of
+ * TR_NT_ROWS source rows, each band swept along its whole rows 16 columns
+ * at a time:
  * the step's two 16 x 16 blocks are transposed into an L1 buffer, then each
  * of its 16 destination rows gets its two lines back to back by
  * non-temporal stores; each source row is read 64 bytes a step, with a
- * software prefetch TR_NT_PF bytes ahead (32 streams are more than the
- * hardware prefetchers follow). Every byte is touched once and no block is
+ * software prefetch TR_NT_PF bytes ahead into L2 (32 streams are more than
+ * the hardware prefetchers follow; 256 bytes into L1 before, 2048 into L2
+ * since: on the Zen 4 core 169-240 ms against 103-115 for the plane). Every byte is touched once and no block is
  * reused, so the sizes are not fitted to the caches (what stays in L1 is
  * 32 x 320 bytes of source lines and the 2 KiB buffer, within any L1 of 32
  * KiB or more); they are the measured optimum of the [4096, 70000]
@@ -724,7 +728,7 @@ ALWAYS_INLINE void tr_f32_body(const float *src, int64_t lds, float *dst, int64_
  * band's lines through a carry (tr_f32_bands_carry), and planes whose
  * source rows share few L2 sets keep the tile order (ops_tr_rows_alias). */
 #define TR_NT_ROWS 32
-#define TR_NT_PF 256
+#define TR_NT_PF 2048
 
 /* The tile order: windows of TR_WIN_COLS columns, TR_WIN_ROWS rows at a
  * time (nt: the destination rows are 64-byte aligned). */
@@ -756,39 +760,13 @@ ALWAYS_INLINE void tr_band_step(const float *src, int64_t lds, float *buf)
 		const float *s = src + b * lds;
 		__m512 r[16], u[16];
 		for (int k = 0; k < 16; k++) {
-			_mm_prefetch((const char *)(s + k * lds + pf), _MM_HINT_T0);
+			_mm_prefetch((const char *)(s + k * lds + pf), _MM_HINT_T1);
 			r[k] = _mm512_loadu_ps(s + k * lds);
 		}
 		tr16_regs(r, u);
 		for (int k = 0; k < 16; k++)
 			_mm512_store_ps(buf + b + k * TR_NT_ROWS, u[k]);
 	}
-}
-
-/* 64-byte aligned destination rows: the bands as above, swept along the
- * whole rows. */
-static void tr_f32_bands(const float *src, int64_t lds, float *dst, int64_t ldd,
-			 int64_t rows, int64_t cols)
-{
-	float buf[16 * TR_NT_ROWS] __attribute__((aligned(64)));
-	const int64_t c16 = cols / 16 * 16;
-	int64_t i = 0;
-
-	for (; i + TR_NT_ROWS <= rows; i += TR_NT_ROWS) {
-		for (int64_t j = 0; j < c16; j += 16) {
-			tr_band_step(src + i * lds + j, lds, buf);
-			float *d = dst + j * ldd + i;
-			for (int k = 0; k < 16; k++)
-				for (int b = 0; b < TR_NT_ROWS; b += 16)
-					_mm512_stream_ps(d + k * ldd + b,
-							 _mm512_load_ps(buf + k * TR_NT_ROWS + b));
-		}
-		for (int b = 0; c16 < cols && b < TR_NT_ROWS; b += 16)
-			tr16x16_f32(src + (i + b) * lds + c16, lds, dst + c16 * ldd + i + b, ldd, 16,
-				    (int)(cols - c16), 1);
-	}
-	if (i < rows)
-		tr_f32_body(src + i * lds, lds, dst + i, ldd, rows - i, cols, 1);
 }
 
 /* Destination rows that are not 64-byte aligned (ldd not a multiple of 16:
@@ -877,7 +855,7 @@ static void avx512_transpose_nt_f32(const void *s, int64_t lds, void *d, int64_t
 	if (ops_tr_rows_alias(lds))
 		tr_f32_tiles(s, lds, d, ldd, rows, cols, aligned);
 	else if (aligned)
-		tr_f32_bands(s, lds, d, ldd, rows, cols);
+		ops_avx2_transpose_nt_f32(s, lds, d, ldd, rows, cols);
 	else if (((uintptr_t)d & 3) || !tr_f32_bands_carry(s, lds, d, ldd, rows, cols))
 		tr_f32_body(s, lds, d, ldd, rows, cols, 0);
 }
