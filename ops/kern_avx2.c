@@ -825,64 +825,58 @@ static uint16_t half1_round(int bf, float f)
 	return bf ? ops_f32_to_bf16(f) : ops_f32_to_f16(f);
 }
 
+/* One 8 x 8 block of each: rows i..i+7, columns j..j+7 of the source. */
+static inline __attribute__((always_inline)) void blk_half_f32(int bf, const uint16_t *src,
+								int64_t lds, float *dst,
+								int64_t ldd, int64_t i, int64_t j)
+{
+	__m256 r[8], o[8];
+
+	for (int k = 0; k < 8; k++)
+		r[k] = half8_widen(bf, src + (i + k) * lds + j);
+	tr8x8_regs(r, o);
+	for (int k = 0; k < 8; k++)
+		_mm256_storeu_ps(dst + (j + k) * ldd + i, o[k]);
+}
+
+static inline __attribute__((always_inline)) void blk_f32_half(int bf, const float *src,
+								int64_t lds, uint16_t *dst,
+								int64_t ldd, int64_t i, int64_t j)
+{
+	__m256 r[8], o[8];
+
+	for (int k = 0; k < 8; k++)
+		r[k] = _mm256_loadu_ps(src + (i + k) * lds + j);
+	tr8x8_regs(r, o);
+	for (int k = 0; k < 8; k++)
+		_mm_storeu_si128((__m128i *)(void *)(dst + (j + k) * ldd + i), half8_round(bf, o[k]));
+}
+
 /* Destination rows eight at a time (j), 8 x 8 register blocks along them
- * (i), the tails element by element. */
-static inline __attribute__((always_inline)) void tr_half_f32(int bf, const uint16_t *src,
-							       int64_t lds, float *dst,
-							       int64_t ldd, int64_t rows,
-							       int64_t cols)
-{
-	const int64_t j8 = cols / 8 * 8, i8 = rows / 8 * 8;
-
-	for (int64_t j = 0; j < j8; j += 8) {
-		int64_t i = 0;
-
-		for (; i < i8; i += 8) {
-			__m256 r[8], o[8];
-
-			for (int k = 0; k < 8; k++)
-				r[k] = half8_widen(bf, src + (i + k) * lds + j);
-			tr8x8_regs(r, o);
-			for (int k = 0; k < 8; k++)
-				_mm256_storeu_ps(dst + (j + k) * ldd + i, o[k]);
-		}
-		for (; i < rows; i++)
-			for (int64_t k = 0; k < 8; k++)
-				dst[(j + k) * ldd + i] = half1_widen(bf, src[i * lds + j + k]);
+ * (i). Where rows and cols are 8 or more, a ragged edge is one more block
+ * flush with the end, overlapping the one before (those elements written
+ * twice, with the same values): a winograd patch row of 30 columns spent a
+ * fifth of its elements in a scalar tail. Below 8, element by element. */
+#define TR_CONVERT(name, blk, stype, dtype, one)                                          \
+	static inline __attribute__((always_inline)) void name(int bf, const stype *src,   \
+								int64_t lds, dtype *dst,   \
+								int64_t ldd, int64_t rows, \
+								int64_t cols)              \
+	{                                                                                  \
+		if (rows < 8 || cols < 8) {                                                \
+			for (int64_t j = 0; j < cols; j++)                                 \
+				for (int64_t i = 0; i < rows; i++)                         \
+					dst[j * ldd + i] = one(bf, src[i * lds + j]);      \
+			return;                                                            \
+		}                                                                          \
+		for (int64_t j0 = 0; j0 < cols; j0 += 8) {                                 \
+			const int64_t j = j0 + 8 <= cols ? j0 : cols - 8;                  \
+			for (int64_t i0 = 0; i0 < rows; i0 += 8)                           \
+				blk(bf, src, lds, dst, ldd, i0 + 8 <= rows ? i0 : rows - 8, j); \
+		}                                                                          \
 	}
-	for (int64_t j = j8; j < cols; j++)
-		for (int64_t i = 0; i < rows; i++)
-			dst[j * ldd + i] = half1_widen(bf, src[i * lds + j]);
-}
-
-static inline __attribute__((always_inline)) void tr_f32_half(int bf, const float *src,
-							       int64_t lds, uint16_t *dst,
-							       int64_t ldd, int64_t rows,
-							       int64_t cols)
-{
-	const int64_t j8 = cols / 8 * 8, i8 = rows / 8 * 8;
-
-	for (int64_t j = 0; j < j8; j += 8) {
-		int64_t i = 0;
-
-		for (; i < i8; i += 8) {
-			__m256 r[8], o[8];
-
-			for (int k = 0; k < 8; k++)
-				r[k] = _mm256_loadu_ps(src + (i + k) * lds + j);
-			tr8x8_regs(r, o);
-			for (int k = 0; k < 8; k++)
-				_mm_storeu_si128((__m128i *)(void *)(dst + (j + k) * ldd + i),
-						 half8_round(bf, o[k]));
-		}
-		for (; i < rows; i++)
-			for (int64_t k = 0; k < 8; k++)
-				dst[(j + k) * ldd + i] = half1_round(bf, src[i * lds + j + k]);
-	}
-	for (int64_t j = j8; j < cols; j++)
-		for (int64_t i = 0; i < rows; i++)
-			dst[j * ldd + i] = half1_round(bf, src[i * lds + j]);
-}
+TR_CONVERT(tr_half_f32, blk_half_f32, uint16_t, float, half1_widen)
+TR_CONVERT(tr_f32_half, blk_f32_half, float, uint16_t, half1_round)
 
 void ops_avx2_transpose_half_f32(enum ops_dtype t, const uint16_t *s, int64_t lds, float *d,
 				 int64_t ldd, int64_t r, int64_t c)
