@@ -199,7 +199,8 @@ static int bufs_get(struct ops_device *dev, const int64_t *sz, int n, struct ops
 }
 
 /* A transfer the host makes itself (in place, or by its transposes),
- * counted: 3-D of fp32, as ops_conv_dma3 states it. */
+ * counted: 3-D of es-byte elements (x, w and y as stored; U, V, M and the
+ * bias fp32), as ops_conv_dma3 states it. */
 static int count3(const struct wino *wg, size_t es, enum ops_space dsp, enum ops_space ssp,
 		  int64_t n0, int64_t n1, int64_t n2, int64_t s0, int64_t s1, int64_t s2, int64_t d0,
 		  int64_t d1, int64_t d2, struct opr_error *err)

@@ -514,12 +514,15 @@ ALWAYS_INLINE void vnni_block(int R, int J, int s8a, int csum, int add, const ui
 
 #define VNNI_J(R, J, s8a, csum) \
 	vnni_block(R, J, s8a, csum, add, a, lda, b, ldb, tn, kk, i0, j, c, cs, pfa)
-#define VNNI_ROWS(R)                                                                     \
-	static void vnni_rows##R(int s8a, int add, const uint8_t *a, int64_t lda,          \
-				 const int8_t *b, int64_t ldb, int64_t tn, int64_t kk,     \
-				 int64_t i0, int32_t *c, int32_t *cs, const uint8_t *an,   \
-				 int64_t ldan)                                             \
+/* vnni_rows<R>_<P>: R rows of A P bytes apart (the copied chunk's pitch, a
+ * constant: the 8 rows' addresses are then offsets from one register, where
+ * a pitch in a register took 8 of them and spilled the loop's bound). */
+#define VNNI_ROWS(R, P)                                                                  \
+	static void vnni_rows##R##_##P(int s8a, int add, const uint8_t *a, const int8_t *b, \
+				       int64_t ldb, int64_t tn, int64_t kk, int64_t i0,      \
+				       int32_t *c, int32_t *cs, const uint8_t *an, int64_t ldan) \
 	{                                                                                  \
+		const int64_t lda = P;                                                     \
 		const int csum = cs && i0 == 0;                                           \
 		for (int64_t j = 0; j < tn; j += 2) {                                      \
 			/* column pair p < R prefetches row p of A's next chunk */         \
@@ -537,14 +540,11 @@ ALWAYS_INLINE void vnni_block(int R, int J, int s8a, int csum, int add, const ui
 			}                                                                  \
 		}                                                                          \
 	}
-VNNI_ROWS(1)
-VNNI_ROWS(2)
-VNNI_ROWS(3)
-VNNI_ROWS(4)
-VNNI_ROWS(5)
-VNNI_ROWS(6)
-VNNI_ROWS(7)
-VNNI_ROWS(8)
+#define VNNI_ROWS_ALL(P)                                                                 \
+	VNNI_ROWS(1, P) VNNI_ROWS(2, P) VNNI_ROWS(3, P) VNNI_ROWS(4, P)                   \
+	VNNI_ROWS(5, P) VNNI_ROWS(6, P) VNNI_ROWS(7, P) VNNI_ROWS(8, P)
+VNNI_ROWS_ALL(2112)
+VNNI_ROWS_ALL(4160)
 
 /* K is walked in chunks for every column: A's chunk of 8 rows stays in L1
  * while B streams. A whole large K tile at once read A from L2 for every
@@ -559,6 +559,8 @@ VNNI_ROWS(8)
  * copied, 4.9-5.3). */
 #define VNNI_KC_MAX 4096
 static _Thread_local uint8_t achunk[8 * (VNNI_KC_MAX + 64)] __attribute__((aligned(64)));
+_Static_assert(VNNI_KC_MAX + 64 == 4160 && VNNI_KC_MAX / 2 + 64 == 2112,
+	       "the rows kernels' pitches (VNNI_ROWS_ALL) follow the chunk");
 
 /* The chunk: 4096 bytes where 8 rows of it take at most two thirds of L1D
  * (48 KiB and more: Golden Cove, where it was tuned), else 2048 (the 32
@@ -581,13 +583,18 @@ static void avx512_qgemm(enum ops_dtype at, const void *a, int64_t lda, const in
 			 int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int32_t *cs,
 			 int16_t *a16)
 {
-	static void (*const rows[9])(int, int, const uint8_t *, int64_t, const int8_t *, int64_t,
-				     int64_t, int64_t, int64_t, int32_t *, int32_t *,
-				     const uint8_t *, int64_t) = {
-		NULL, vnni_rows1, vnni_rows2, vnni_rows3, vnni_rows4,
-		vnni_rows5, vnni_rows6, vnni_rows7, vnni_rows8
+	typedef void (*rows_fn)(int, int, const uint8_t *, const int8_t *, int64_t, int64_t,
+				int64_t, int64_t, int32_t *, int32_t *, const uint8_t *, int64_t);
+	static const rows_fn rows2112[9] = {
+		NULL, vnni_rows1_2112, vnni_rows2_2112, vnni_rows3_2112, vnni_rows4_2112,
+		vnni_rows5_2112, vnni_rows6_2112, vnni_rows7_2112, vnni_rows8_2112
+	};
+	static const rows_fn rows4160[9] = {
+		NULL, vnni_rows1_4160, vnni_rows2_4160, vnni_rows3_4160, vnni_rows4_4160,
+		vnni_rows5_4160, vnni_rows6_4160, vnni_rows7_4160, vnni_rows8_4160
 	};
 	const int64_t kc = vnni_kc(), pitch = kc + 64;
+	const rows_fn *rows = pitch == 2112 ? rows2112 : rows4160;
 	int s8a = at != OPS_U8;
 
 	(void)a16;
@@ -606,7 +613,7 @@ static void avx512_qgemm(enum ops_dtype at, const void *a, int64_t lda, const in
 			 * call) */
 			const uint8_t *an = q0 + kc < kk ? (const uint8_t *)a + i0 * lda + q0 + kc
 							  : NULL;
-			rows[R](s8a, q0 > 0, achunk, pitch, b + q0, ldb, tn, len, 0, c + i0 * tn,
+			rows[R](s8a, q0 > 0, achunk, b + q0, ldb, tn, len, 0, c + i0 * tn,
 				i0 == 0 ? cs : NULL, an, lda);
 		}
 	}
