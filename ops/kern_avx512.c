@@ -552,11 +552,11 @@ VNNI_ROWS_ALL(4160)
  * chunk's sums are exact in int32 like the tile's.
  *
  * The chunk is copied first into achunk, rows a chunk and a line apart
- * (the rows' lines then spread over L1's sets): A's own rows are lda apart, and at a power-of-two lda (the bench's
- * K = 2^20) the 8 rows' lines at one offset fall in one set of an 8-way
- * L1 and L2, where every B line of that offset evicted one of them (on a
- * Zen 4 core the kernel ran 9.2-9.9 ms for what B streams in 3.7 at 4 rows;
- * copied, 4.9-5.3). */
+ * (the rows' lines then spread over L1's sets): A's own rows are lda
+ * apart, and at a power-of-two lda (the bench's K = 2^20) the 8 rows' lines
+ * at one offset fall in one set of an 8-way L1 and L2, where every B line
+ * of that offset evicted one of them (on a Zen 4 core the kernel ran
+ * 9.2-9.9 ms for what B streams in 3.7 at 4 rows; copied, 4.9-5.3). */
 #define VNNI_KC_MAX 4096
 static _Thread_local uint8_t achunk[8 * (VNNI_KC_MAX + 64)] __attribute__((aligned(64)));
 _Static_assert(VNNI_KC_MAX + 64 == 4160 && VNNI_KC_MAX / 2 + 64 == 2112,
