@@ -217,27 +217,20 @@ static int count3(const struct wino *wg, size_t es, enum ops_space dsp, enum ops
  * columns [0, up16(kpg)) (the rest of the row stays zero from the
  * allocation). The transposes here and below are the path's 8 x 8 ones:
  * its 16 x 16 ones took 5-15% longer on the launch (five paired runs). */
-static void wt_compute(const struct wino *wg, int64_t g, int64_t c0, int64_t nc, float *wt,
-		       float *wf)
+static void wt_compute(const struct wino *wg, int64_t g, int64_t c0, int64_t nc, float *wt)
 {
 	const struct ops_conv_dims *d = wg->a->d;
 	const int64_t nk = d->kpg, nkp = up16(nk), first = (g * d->kpg * d->cpg + c0) * 9;
 	float *u = wg->u + (g * WINO_POS * wg->cpad + c0) * wg->ku;
-	const float *src = (const float *)wg->a->w + first;
-	int64_t lds = d->cpg * 9;
 
 	if (nkp > nk)
 		memset(wt, 0, sizeof *wt * (size_t)(nc * 9 * nkp));
-	if (wg->es != 4) { /* the block's rows widened first (wf: nk x nc*9) */
-		const uint16_t *wh = (const uint16_t *)wg->a->w + first;
-
-		for (int64_t k = 0; k < nk; k++)
-			ops_kern->half_to_f32(wg->a->dt, wh + k * lds, wf + k * nc * 9,
-					      (size_t)(nc * 9));
-		src = wf;
-		lds = nc * 9;
-	}
-	ops_kern->transpose[2](src, lds, wt, nkp, nk, nc * 9);
+	if (wg->es != 4) /* fp16/bf16 weights widened on the way */
+		ops_kern->transpose_half_f32(wg->a->dt, (const uint16_t *)wg->a->w + first,
+					     d->cpg * 9, wt, nkp, nk, nc * 9);
+	else
+		ops_kern->transpose[2]((const float *)wg->a->w + first, d->cpg * 9, wt, nkp, nk,
+				       nc * 9);
 	for (int64_t c = 0; c < nc; c++)
 		ops_kern->wino_wt(wt + c * 9 * nkp, nkp, nkp, u + c * wg->ku, wg->cpad * wg->ku);
 }
@@ -248,7 +241,7 @@ static void wt_compute(const struct wino *wg, int64_t g, int64_t c0, int64_t nc,
  * still counted tile by tile, as the direct strategy's one-pass launches
  * do): U's row then holds no padding between k blocks. */
 static int wt_tile(struct wino *wg, int64_t g, int64_t k0, int64_t nk, int64_t c0, int64_t nc,
-		   float *wt, float *wf, struct opr_error *err)
+		   float *wt, struct opr_error *err)
 {
 	int rc;
 
@@ -256,7 +249,7 @@ static int wt_tile(struct wino *wg, int64_t g, int64_t k0, int64_t nk, int64_t c
 			 0, nc * 9, 1, err)) < 0)
 		return rc;
 	if (!wg->dry && k0 == 0 && !wg->ukept)
-		wt_compute(wg, g, c0, nc, wt, wf);
+		wt_compute(wg, g, c0, nc, wt);
 	ops_compute(wg->a->dev, OPS_F32, (uint64_t)(nk * nc) * WINO_WT_OPS, 0,
 		    (uint64_t)(nk * nc * 9) * 4, (uint64_t)(WINO_POS * nk * nc) * 4);
 	return count3(wg, 4, OPS_GLOBAL, OPS_SHARED, WINO_POS, nc, nk, nc * nk, nk, 1,
@@ -272,19 +265,15 @@ static int weights_launch(struct wino *wg, struct opr_error *err)
 	const int64_t ntiles = d->groups * wg->ntk * wg->ncb;
 	const int64_t sz[2] = { t->tk * t->tc * 9, WINO_POS * t->tc * t->tk }; /* w's, U's block */
 	int64_t prev = -1;
-	float *wt = NULL, *wf = NULL;
+	float *wt = NULL;
 	struct ops_buf b[2];
 	int rc;
 
 	memset(b, 0, sizeof b);
-	if (!wg->dry && (!(wt = malloc(sizeof *wt * (size_t)(t->tc * 9 * up16(d->kpg)))) ||
-			 (wg->es != 4 && !(wf = malloc(sizeof *wf * (size_t)(t->tc * 9 * d->kpg)))))) {
-		free(wt);
+	if (!wg->dry && !(wt = malloc(sizeof *wt * (size_t)(t->tc * 9 * up16(d->kpg)))))
 		return opr_error_set(err, OPR_ENOMEM, "conv2d winograd: out of memory for the filters");
-	}
 	if ((rc = ops_launch_begin(dev, "conv2d-wino-weights", 0, err)) < 0) {
 		free(wt);
-		free(wf);
 		return rc;
 	}
 	if (wg->onep)
@@ -301,12 +290,10 @@ static int weights_launch(struct wino *wg, struct opr_error *err)
 				break;
 			prev = tix % cores;
 		}
-		rc = wt_tile(wg, g, k0, mn(t->tk, d->kpg - k0), c0, mn(t->tc, d->cpg - c0), wt, wf,
-			     err);
+		rc = wt_tile(wg, g, k0, mn(t->tk, d->kpg - k0), c0, mn(t->tc, d->cpg - c0), wt, err);
 	}
 	bufs_release(dev, b, 2);
 	free(wt);
-	free(wf);
 	if (rc == 0)
 		return ops_launch_end(dev, err);
 	ops_launch_end(dev, NULL);
@@ -365,15 +352,15 @@ static int patch_in(const struct wino *wg, const struct wtile *wt, int64_t c0, i
 		for (int64_t r = 0; r < rnv && cnv > 0; r++) {
 			const int64_t first = ((tp->ni * d->c + tp->g * d->cpg + c0) * d->h + rv0 + r) *
 					      d->w + cv0;
-			const float *src = (const float *)wg->a->x + first;
+			const int64_t lds = d->h * d->w;
 			float *dst = patch + ((rv0 - rs + r) * cols + (cv0 - cs)) * ncp;
-			int64_t lds = d->h * d->w;
 
 			if (wg->es != 4) /* widened on the way */
 				ops_kern->transpose_half_f32(wg->a->dt, (const uint16_t *)wg->a->x +
 							     first, lds, dst, ncp, nc, cnv);
 			else
-				ops_kern->transpose[2](src, lds, dst, ncp, nc, cnv);
+				ops_kern->transpose[2]((const float *)wg->a->x + first, lds, dst, ncp,
+						       nc, cnv);
 		}
 	}
 	/* the zeros written, and the widening (an operation an element) */

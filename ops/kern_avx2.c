@@ -439,8 +439,6 @@ static void avx2_qgemm_colsum(const int8_t *b, int64_t ldb, int64_t tn, int64_t 
 
 /* ---- permute: transposes and streamed copies ------------------------------------ */
 
-/* dst[j * ldd + i] = src[i * lds + j] for i < rows, j < cols, 4-byte
- * elements, in 8 x 8 blocks transposed in AVX2 registers. */
 /* The 8 x 8 transpose of rows r[0..8) into o[0..8) (o[k] = column k). */
 static inline __attribute__((always_inline)) void tr8x8_regs(const __m256 r[8], __m256 o[8])
 {
@@ -465,31 +463,49 @@ static inline __attribute__((always_inline)) void tr8x8_regs(const __m256 r[8], 
 	o[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
 
+/* dst[j * ldd + i] = src[i * lds + j] for an 8 x 8 block of 4-byte
+ * elements, transposed in AVX2 registers (the loops unrolled: rolled, gcc
+ * kept the two arrays on the stack). */
 static inline __attribute__((always_inline)) void tr8x8_f32(const float *s, int64_t lds,
 							      float *d, int64_t ldd)
 {
-	__m256 r0 = _mm256_loadu_ps(s), r1 = _mm256_loadu_ps(s + lds);
-	__m256 r2 = _mm256_loadu_ps(s + 2 * lds), r3 = _mm256_loadu_ps(s + 3 * lds);
-	__m256 r4 = _mm256_loadu_ps(s + 4 * lds), r5 = _mm256_loadu_ps(s + 5 * lds);
-	__m256 r6 = _mm256_loadu_ps(s + 6 * lds), r7 = _mm256_loadu_ps(s + 7 * lds);
-	__m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-	__m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-	__m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-	__m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-	__m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
-	__m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
-	__m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
-	__m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+	__m256 r[8], o[8];
 
-	_mm256_storeu_ps(d, _mm256_permute2f128_ps(u0, u4, 0x20));
-	_mm256_storeu_ps(d + ldd, _mm256_permute2f128_ps(u1, u5, 0x20));
-	_mm256_storeu_ps(d + 2 * ldd, _mm256_permute2f128_ps(u2, u6, 0x20));
-	_mm256_storeu_ps(d + 3 * ldd, _mm256_permute2f128_ps(u3, u7, 0x20));
-	_mm256_storeu_ps(d + 4 * ldd, _mm256_permute2f128_ps(u0, u4, 0x31));
-	_mm256_storeu_ps(d + 5 * ldd, _mm256_permute2f128_ps(u1, u5, 0x31));
-	_mm256_storeu_ps(d + 6 * ldd, _mm256_permute2f128_ps(u2, u6, 0x31));
-	_mm256_storeu_ps(d + 7 * ldd, _mm256_permute2f128_ps(u3, u7, 0x31));
+#pragma GCC unroll 8
+	for (int k = 0; k < 8; k++)
+		r[k] = _mm256_loadu_ps(s + k * lds);
+	tr8x8_regs(r, o);
+#pragma GCC unroll 8
+	for (int k = 0; k < 8; k++)
+		_mm256_storeu_ps(d + k * ldd, o[k]);
 }
+
+/* Transposes over 8 x 8 blocks that may convert on the way: blk(bf, src,
+ * lds, dst, ldd, i, j) moves the block at source rows i..i+7, columns
+ * j..j+7, one(bf, v) a single element. Destination rows eight at a time
+ * (j), blocks along them (i). Where rows and cols are 8 or more, a ragged
+ * edge is one more block flush with the end, overlapping the one before
+ * (those elements written twice, with the same values): a winograd patch
+ * row of 30 columns spent a fifth of its elements in a scalar tail. Below
+ * 8, element by element. */
+#define TR_BLOCKS(name, blk, stype, dtype, one)                                           \
+	static inline __attribute__((always_inline)) void name(int bf, const stype *src,   \
+								int64_t lds, dtype *dst,   \
+								int64_t ldd, int64_t rows, \
+								int64_t cols)              \
+	{                                                                                  \
+		if (rows < 8 || cols < 8) {                                                \
+			for (int64_t j = 0; j < cols; j++)                                 \
+				for (int64_t i = 0; i < rows; i++)                         \
+					dst[j * ldd + i] = one(bf, src[i * lds + j]);      \
+			return;                                                            \
+		}                                                                          \
+		for (int64_t j0 = 0; j0 < cols; j0 += 8) {                                 \
+			const int64_t j = j0 + 8 <= cols ? j0 : cols - 8;                  \
+			for (int64_t i0 = 0; i0 < rows; i0 += 8)                           \
+				blk(bf, src, lds, dst, ldd, i0 + 8 <= rows ? i0 : rows - 8, j); \
+		}                                                                          \
+	}
 
 /* The same for 2-byte elements: an 8 x 8 block of uint16 in SSE2 registers
  * (three rounds of interleaves: 16-, 32- and 64-bit). */
@@ -593,9 +609,9 @@ DEFINE_TRANSPOSE(transpose_u8, uint8_t, tr8x8_u8)
  * bytes 84-88), 119-137 with a 256-byte prefetch into L1, and the AVX-512
  * path's 16 x 16 bands 100-101 (zmm shuffles issue at half rate there; on
  * the Intel VM the two ran within the noise of each other: 0.847 and
- * 0.863 of memcpy in one bench). Destination rows that are not 64-byte aligned, and
- * source rows on few L2 sets (ops_tr_rows_alias), take the tile order with
- * ordinary stores; so do the rows past the last band and the columns past
+ * 0.863 of memcpy in one bench). Destination rows that are not 64-byte
+ * aligned, and source rows on few L2 sets (ops_tr_rows_alias), take the
+ * tile order with ordinary stores; so do the rows past the last band and the columns past
  * the last 8, whose lines no band touches. The caller fences. */
 #define TR2_ROWS 32
 #define TR2_PF 2048
@@ -655,28 +671,28 @@ void ops_avx2_transpose_f32(const void *s, int64_t lds, void *d, int64_t ldd, in
 	transpose_f32(s, lds, d, ldd, r, c);
 }
 
-/* ops_kern.transpose_f32_dst_rows: eight destination rows at a time, 8 x 8
- * register blocks along them, the rows' tails and the last rows element
- * by element. */
+static inline __attribute__((always_inline)) void blk_f32(int bf, const float *src, int64_t lds,
+							   float *dst, int64_t ldd, int64_t i,
+							   int64_t j)
+{
+	(void)bf;
+	tr8x8_f32(src + i * lds + j, lds, dst + j * ldd + i, ldd);
+}
+
+static inline __attribute__((always_inline)) float f32_same(int bf, float v)
+{
+	(void)bf;
+	return v;
+}
+
+TR_BLOCKS(tr_f32_dst_rows, blk_f32, float, float, f32_same)
+
+/* ops_kern.transpose_f32_dst_rows: TR_BLOCKS' order, eight destination
+ * rows at a time. */
 void ops_avx2_transpose_f32_dst_rows(const void *s, int64_t lds, void *d, int64_t ldd,
 				     int64_t rows, int64_t cols)
 {
-	const float *src = s;
-	float *dst = d;
-	const int64_t j8 = cols / 8 * 8, i8 = rows / 8 * 8;
-
-	for (int64_t j = 0; j < j8; j += 8) {
-		int64_t i = 0;
-
-		for (; i < i8; i += 8)
-			tr8x8_f32(src + i * lds + j, lds, dst + j * ldd + i, ldd);
-		for (; i < rows; i++)
-			for (int64_t k = 0; k < 8; k++)
-				dst[(j + k) * ldd + i] = src[i * lds + j + k];
-	}
-	for (int64_t j = j8; j < cols; j++)
-		for (int64_t i = 0; i < rows; i++)
-			dst[j * ldd + i] = src[i * lds + j];
+	tr_f32_dst_rows(0, s, lds, d, ldd, rows, cols);
 }
 
 /* Rows of n bytes by 32-byte moves, the last one overlapping the one before
@@ -832,9 +848,11 @@ static inline __attribute__((always_inline)) void blk_half_f32(int bf, const uin
 {
 	__m256 r[8], o[8];
 
+#pragma GCC unroll 8
 	for (int k = 0; k < 8; k++)
 		r[k] = half8_widen(bf, src + (i + k) * lds + j);
 	tr8x8_regs(r, o);
+#pragma GCC unroll 8
 	for (int k = 0; k < 8; k++)
 		_mm256_storeu_ps(dst + (j + k) * ldd + i, o[k]);
 }
@@ -845,38 +863,17 @@ static inline __attribute__((always_inline)) void blk_f32_half(int bf, const flo
 {
 	__m256 r[8], o[8];
 
+#pragma GCC unroll 8
 	for (int k = 0; k < 8; k++)
 		r[k] = _mm256_loadu_ps(src + (i + k) * lds + j);
 	tr8x8_regs(r, o);
+#pragma GCC unroll 8
 	for (int k = 0; k < 8; k++)
 		_mm_storeu_si128((__m128i *)(void *)(dst + (j + k) * ldd + i), half8_round(bf, o[k]));
 }
 
-/* Destination rows eight at a time (j), 8 x 8 register blocks along them
- * (i). Where rows and cols are 8 or more, a ragged edge is one more block
- * flush with the end, overlapping the one before (those elements written
- * twice, with the same values): a winograd patch row of 30 columns spent a
- * fifth of its elements in a scalar tail. Below 8, element by element. */
-#define TR_CONVERT(name, blk, stype, dtype, one)                                          \
-	static inline __attribute__((always_inline)) void name(int bf, const stype *src,   \
-								int64_t lds, dtype *dst,   \
-								int64_t ldd, int64_t rows, \
-								int64_t cols)              \
-	{                                                                                  \
-		if (rows < 8 || cols < 8) {                                                \
-			for (int64_t j = 0; j < cols; j++)                                 \
-				for (int64_t i = 0; i < rows; i++)                         \
-					dst[j * ldd + i] = one(bf, src[i * lds + j]);      \
-			return;                                                            \
-		}                                                                          \
-		for (int64_t j0 = 0; j0 < cols; j0 += 8) {                                 \
-			const int64_t j = j0 + 8 <= cols ? j0 : cols - 8;                  \
-			for (int64_t i0 = 0; i0 < rows; i0 += 8)                           \
-				blk(bf, src, lds, dst, ldd, i0 + 8 <= rows ? i0 : rows - 8, j); \
-		}                                                                          \
-	}
-TR_CONVERT(tr_half_f32, blk_half_f32, uint16_t, float, half1_widen)
-TR_CONVERT(tr_f32_half, blk_f32_half, float, uint16_t, half1_round)
+TR_BLOCKS(tr_half_f32, blk_half_f32, uint16_t, float, half1_widen)
+TR_BLOCKS(tr_f32_half, blk_f32_half, float, uint16_t, half1_round)
 
 void ops_avx2_transpose_half_f32(enum ops_dtype t, const uint16_t *s, int64_t lds, float *d,
 				 int64_t ldd, int64_t r, int64_t c)

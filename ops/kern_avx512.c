@@ -731,7 +731,8 @@ ALWAYS_INLINE void tr_f32_body(const float *src, int64_t lds, float *dst, int64_
  * non-temporal stores; each source row is read 64 bytes a step, with a
  * software prefetch TR_NT_PF bytes ahead into L2 (32 streams are more than
  * the hardware prefetchers follow; 256 bytes into L1 before, 2048 into L2
- * since: on the Zen 4 core 169-240 ms against 103-115 for the plane). Every byte is touched once and no block is
+ * since: on the Zen 4 core 169-240 ms against 103-115 for the plane).
+ * Every byte is touched once and no block is
  * reused, so the sizes are not fitted to the caches (what stays in L1 is
  * 32 x 320 bytes of source lines and the 2 KiB buffer, within any L1 of 32
  * KiB or more); they are the measured optimum of the [4096, 70000]

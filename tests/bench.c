@@ -1065,6 +1065,24 @@ static int wino_pin(int i, struct ops_plan *p)
 	return 1;
 }
 
+/* op_setup of w on the first winograd pin that runs, on npu-a with SHARED
+ * as large as this host's L2 (its device only: the envelope is restored);
+ * < 0 with the last pin's error in err where none does. */
+static int wino_setup(const struct ops_workload *w, const char *block, struct op_run *r,
+		      char *desc, size_t desc_len, struct opr_error *err)
+{
+	const double shk = env.shared_capacity_kib;
+	struct ops_plan p;
+	int rc = OPR_ELIMIT;
+
+	if (ops_l2_bytes(0) > 0)
+		env.shared_capacity_kib = fmax(shk, (double)ops_l2_bytes(0) / 1024.0);
+	for (int pin = 0; rc < 0 && wino_pin(pin, &p); pin++)
+		rc = op_setup(w, &p, block, r, desc, desc_len, err);
+	env.shared_capacity_kib = shk;
+	return rc;
+}
+
 static int case_conv(struct opr_error *err)
 {
 	static const char *const sname[OPS_NSTRATS] = {
@@ -1098,29 +1116,22 @@ static int case_conv(struct opr_error *err)
 		struct ops_plan p;
 		int found;
 
-		if ((rc = best_plan_of(&w, (enum ops_strategy)s, &p, &found, err)) < 0)
-			goto out;
+		/* a strategy that fails is reported in its row; the others go on */
+		int bad;
 		if (s == OPS_STRAT_WINOGRAD) {
-			wino_pin(0, &p);
-			found = 1;
-		}
-		if (!found) { /* the strategy's default tiles */
-			memset(&p, 0, sizeof p);
-			p.strategy = (enum ops_strategy)s;
-			p.double_buffer = 1;
-		}
-		/* a strategy that fails is reported in its row; the others go on;
-		 * winograd's tiles on npu-a with SHARED as large as this host's
-		 * L2 (its device only: the envelope is copied) */
-		const double shk = env.shared_capacity_kib;
-		if (s == OPS_STRAT_WINOGRAD && ops_l2_bytes(0) > 0)
-			env.shared_capacity_kib = fmax(shk, (double)ops_l2_bytes(0) / 1024.0);
-		int bad = op_setup(&w, &p, "bench-conv", &run[s], desc[s], sizeof desc[s], &serr[s]) < 0;
-		/* the next smaller pin where a host's L2 holds less (1 MiB) */
-		for (int pin = 1; bad && s == OPS_STRAT_WINOGRAD && wino_pin(pin, &p); pin++)
+			bad = wino_setup(&w, "bench-conv", &run[s], desc[s], sizeof desc[s],
+					 &serr[s]) < 0;
+		} else {
+			if ((rc = best_plan_of(&w, (enum ops_strategy)s, &p, &found, err)) < 0)
+				goto out;
+			if (!found) { /* the strategy's default tiles */
+				memset(&p, 0, sizeof p);
+				p.strategy = (enum ops_strategy)s;
+				p.double_buffer = 1;
+			}
 			bad = op_setup(&w, &p, "bench-conv", &run[s], desc[s], sizeof desc[s],
 				       &serr[s]) < 0;
-		env.shared_capacity_kib = shk;
+		}
 		if (bad) {
 			failed[s] = 1;
 			continue;
@@ -1339,21 +1350,9 @@ static int case_conv_half(struct opr_error *err)
 	 * fp32 case's pins this host's L2 holds): where the host has no AMX it
 	 * is our fastest bf16 3x3 convolution, and the row takes the faster */
 	w.dtype = OPS_BF16;
-	{
-		struct ops_plan p;
-		const double shk = env.shared_capacity_kib;
-		int bad = 1;
-
-		if (ops_l2_bytes(0) > 0)
-			env.shared_capacity_kib = fmax(shk, (double)ops_l2_bytes(0) / 1024.0);
-		for (int pin = 0; bad && wino_pin(pin, &p); pin++)
-			bad = op_setup(&w, &p, "bench-conv-half", &run[3], desc[3],
-				       sizeof desc[3], &werr) < 0;
-		env.shared_capacity_kib = shk;
-		if (!bad) {
-			wslot = ni;
-			items[ni++] = (struct bench_item){ op_call, op_before, &run[3] };
-		}
+	if (wino_setup(&w, "bench-conv-half", &run[3], desc[3], sizeof desc[3], &werr) == 0) {
+		wslot = ni;
+		items[ni++] = (struct bench_item){ op_call, op_before, &run[3] };
 	}
 	/* oneDNN's bf16 kernels from nhwc on (its nchw bf16 path is a reference one) */
 	if ((rc = dn_set_new(&ds, DN_VAR_NHWC, dnnl_bf16, op_tensor(&run[0], "x"),
