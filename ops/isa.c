@@ -85,6 +85,8 @@ static void avx512_no_vnni_build(void)
 	avx512_no_vnni = ops_kern_avx512;
 	avx512_no_vnni.qgemm = ops_kern_avx2.qgemm;
 	avx512_no_vnni.qgemm_colsum = ops_kern_avx2.qgemm_colsum;
+	avx512_no_vnni.qgemm_pack_chunk = NULL;
+	avx512_no_vnni.qgemm_packed = NULL;
 	avx512_no_vnni.path[OPS_KF_QGEMM] = "avx2 (vpmaddwd int16 pairs: this cpu's avx-512 has no vnni)";
 }
 

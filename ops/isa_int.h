@@ -202,6 +202,12 @@ struct ops_kern {
 		      int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int32_t *cs,
 		      int16_t *a16);
 	void (*qgemm_colsum)(const int8_t *b, int64_t ldb, int64_t tn, int64_t kk, int32_t *cs);
+	/* qgemm on B in the packed layout of chunk qgemm_pack_chunk()
+	 * (qgemm_int.h: ops_qgemm_pack_b, ops_qgemm_kernel_packed); both NULL
+	 * where the path reads B in place only. */
+	int64_t (*qgemm_pack_chunk)(void);
+	void (*qgemm_packed)(enum ops_dtype at, const void *a, int64_t lda, const int8_t *bp,
+			     int64_t w, int64_t k0, int64_t m, int64_t kk, int32_t *c, int32_t *cs);
 
 	/* activations over contiguous fp32 (ops_act_f32's contract); the
 	 * stream form writes whole vectors of y by non-temporal stores and

@@ -332,22 +332,21 @@ static void avx512_conv_f32_gemm(const float *x, int64_t nc, int64_t nq, const f
  * is read as a ^ 0x80 = a + 128 (u8), and 128 * sum(b) comes off after:
  * the column sums ride along as vpdpbusd of ones with b. */
 
-/* One 64-byte step of K for R rows and J columns (tailm masks the tail). It
- * prefetches into L2 the same step of the B rows that come VNNI_PF_AHEAD
- * blocks later (pf0p, pf1p: four rows on, or, past the tile's last row,
- * the first rows' next K chunk): each 1 KiB run of a row starts a new page
- * for the hardware prefetcher, which left the loop waiting on DRAM. Two
- * blocks ahead kept more lines in flight than the next chunk of the same
- * rows had (a whole pass over the tile's rows ahead, 3-9% slower from
- * DRAM). (A prefetch never faults: past the end is harmless.) The
- * accumulators are named variables, not arrays: with arrays gcc kept some of
- * them on the stack. */
-#define VNNI_LOAD(p, masked) \
-	((masked) ? _mm512_maskz_loadu_epi8(tailm, (p) + q) : _mm512_loadu_si512((p) + q))
+/* One 64-byte step of K for R rows and J columns (tailm masks the tail): B's
+ * two columns from b0p and b1p, bs bytes on each step (64 where B is read in
+ * place, 128 in the packed layout, where a pair's lines alternate). It
+ * prefetches into L2 the same step at pf0p and pf1p, which the caller points
+ * ahead of the stream: each 2 KiB run of a B row read in place starts a new
+ * page for the hardware prefetcher, which left the loop waiting on DRAM.
+ * (A prefetch never faults: past the end is harmless.) The accumulators are
+ * named variables, not arrays: with arrays gcc kept some of them on the
+ * stack. */
+#define VNNI_LOAD(p, o, masked) \
+	((masked) ? _mm512_maskz_loadu_epi8(tailm, (p) + (o)) : _mm512_loadu_si512((p) + (o)))
 #define VNNI_ROW(k, masked)                                                             \
 	do {                                                                            \
 		if (R > k) {                                                            \
-			__m512i av = VNNI_LOAD(ap##k, masked);                          \
+			__m512i av = VNNI_LOAD(ap##k, q, masked);                       \
 			if (s8a)                                                        \
 				av = _mm512_xor_si512(av, flip);                        \
 			x##k##0 = _mm512_dpbusd_epi32(x##k##0, av, b0);                 \
@@ -357,11 +356,11 @@ static void avx512_conv_f32_gemm(const float *x, int64_t nc, int64_t nq, const f
 	} while (0)
 #define VNNI_STEP(masked)                                                               \
 	do {                                                                            \
-		__m512i b0 = VNNI_LOAD(b0p, masked);                                    \
-		__m512i b1 = J > 1 ? VNNI_LOAD(b1p, masked) : b0;                       \
-		_mm_prefetch((const char *)(pf0p + q), _MM_HINT_T1);                    \
+		__m512i b0 = VNNI_LOAD(b0p, qb, masked);                                \
+		__m512i b1 = J > 1 ? VNNI_LOAD(b1p, qb, masked) : b0;                   \
+		_mm_prefetch((const char *)(pf0p + qb), _MM_HINT_T1);                   \
 		if (J > 1)                                                              \
-			_mm_prefetch((const char *)(pf1p + q), _MM_HINT_T1);            \
+			_mm_prefetch((const char *)(pf1p + qb), _MM_HINT_T1);           \
 		if (pfa)                                                                \
 			_mm_prefetch((const char *)(pfa + q), _MM_HINT_T1);             \
 		if (s8a || csum) {                                                      \
@@ -378,8 +377,6 @@ static void avx512_conv_f32_gemm(const float *x, int64_t nc, int64_t nq, const f
 		VNNI_ROW(6, masked);								\
 		VNNI_ROW(7, masked);								\
 	} while (0)
-
-#define VNNI_PF_AHEAD 2
 
 /* [sum(v[0]), ..., sum(v[15])] of sixteen int32 x 16 vectors: pairs of
  * vectors interleaved and added within 128-bit lanes (32-bit, then 64-bit
@@ -402,39 +399,38 @@ static inline __m512i hsum16(const __m512i v[16])
 	return _mm512_add_epi32(_mm512_shuffle_i32x4(x, y, 0x88), _mm512_shuffle_i32x4(x, y, 0xdd));
 }
 
-/* c[i*tn + j] for R rows from i0 and J (1 or 2) columns from j0, the whole
- * kk: R x J accumulators stay in registers; A's rows come from L1/L2. */
+/* Adds (add) or writes one row's two sums into c[0..J-1] */
+#define VNNI_OUT(k)                                                                      \
+	do {                                                                             \
+		if (R > k) {                                                             \
+			int32_t *cr = c + k * ldc;                                       \
+			cr[0] = (add ? cr[0] : 0) + _mm512_reduce_add_epi32(x##k##0) - corr0; \
+			if (J > 1)                                                       \
+				cr[1] = (add ? cr[1] : 0) + _mm512_reduce_add_epi32(x##k##1) - corr1; \
+		}                                                                        \
+	} while (0)
+
+/* c[i*ldc + j] for R rows and J (1 or 2) columns, the whole kk: R x J
+ * accumulators stay in registers; A's rows (lda apart) come from L1; cs
+ * (csum) takes the columns' sums. */
 ALWAYS_INLINE void vnni_block(int R, int J, int s8a, int csum, int add, const uint8_t *a,
-			      int64_t lda, const int8_t *b, int64_t ldb, int64_t tn, int64_t kk,
-			      int64_t i0, int64_t j0, int32_t *c, int32_t *cs, const uint8_t *pfa)
+			      int64_t lda, const int8_t *b0p, const int8_t *b1p, int64_t bs,
+			      int64_t kk, int32_t *c, int64_t ldc, int32_t *cs,
+			      const int8_t *pf0p, const int8_t *pf1p, const uint8_t *pfa)
 {
 	const __m512i z = _mm512_setzero_si512();
 	const __m512i flip = _mm512_set1_epi8((char)0x80), ones = _mm512_set1_epi8(1);
-	const int8_t *b0p = b + j0 * ldb, *b1p = b + (j0 + J - 1) * ldb;
-	const int64_t jn = j0 + 2 * VNNI_PF_AHEAD;
-	const int8_t *pf0p = b + (jn % tn) * ldb + (jn / tn) * kk;
-	const int8_t *pf1p = b + ((jn + J - 1) % tn) * ldb + ((jn + J - 1) / tn) * kk;
 	__m512i cs0 = z, cs1 = z;
-	__m512i x00 = z, x01 = z;
-	const uint8_t *ap0 = a + (i0 + (R > 0 ? 0 : 0)) * lda;
-	__m512i x10 = z, x11 = z;
-	const uint8_t *ap1 = a + (i0 + (R > 1 ? 1 : 0)) * lda;
-	__m512i x20 = z, x21 = z;
-	const uint8_t *ap2 = a + (i0 + (R > 2 ? 2 : 0)) * lda;
-	__m512i x30 = z, x31 = z;
-	const uint8_t *ap3 = a + (i0 + (R > 3 ? 3 : 0)) * lda;
-	__m512i x40 = z, x41 = z;
-	const uint8_t *ap4 = a + (i0 + (R > 4 ? 4 : 0)) * lda;
-	__m512i x50 = z, x51 = z;
-	const uint8_t *ap5 = a + (i0 + (R > 5 ? 5 : 0)) * lda;
-	__m512i x60 = z, x61 = z;
-	const uint8_t *ap6 = a + (i0 + (R > 6 ? 6 : 0)) * lda;
-	__m512i x70 = z, x71 = z;
-	const uint8_t *ap7 = a + (i0 + (R > 7 ? 7 : 0)) * lda;
+	__m512i x00 = z, x01 = z, x10 = z, x11 = z, x20 = z, x21 = z, x30 = z, x31 = z;
+	__m512i x40 = z, x41 = z, x50 = z, x51 = z, x60 = z, x61 = z, x70 = z, x71 = z;
+	const uint8_t *ap0 = a, *ap1 = a + (R > 1 ? 1 : 0) * lda, *ap2 = a + (R > 2 ? 2 : 0) * lda;
+	const uint8_t *ap3 = a + (R > 3 ? 3 : 0) * lda, *ap4 = a + (R > 4 ? 4 : 0) * lda;
+	const uint8_t *ap5 = a + (R > 5 ? 5 : 0) * lda, *ap6 = a + (R > 6 ? 6 : 0) * lda;
+	const uint8_t *ap7 = a + (R > 7 ? 7 : 0) * lda;
 	__mmask64 tailm = ~(__mmask64)0;
-	int64_t q = 0;
+	int64_t q = 0, qb = 0;
 
-	for (; q + 64 <= kk; q += 64)
+	for (; q + 64 <= kk; q += 64, qb += bs)
 		VNNI_STEP(0);
 	if (q < kk) {
 		tailm = ((__mmask64)1 << (kk - q)) - 1;
@@ -443,10 +439,10 @@ ALWAYS_INLINE void vnni_block(int R, int J, int s8a, int csum, int add, const ui
 	int32_t sum0 = s8a || csum ? _mm512_reduce_add_epi32(cs0) : 0;
 	int32_t sum1 = (s8a || csum) && J > 1 ? _mm512_reduce_add_epi32(cs1) : 0;
 	int32_t corr0 = s8a ? 128 * sum0 : 0, corr1 = s8a ? 128 * sum1 : 0;
-	if (csum) { /* the column sums ride along (once per column: i0 == 0) */
-		cs[j0] = (add ? cs[j0] : 0) + sum0;
+	if (csum) { /* the column sums ride along (once per column: the first rows) */
+		cs[0] = (add ? cs[0] : 0) + sum0;
 		if (J > 1)
-			cs[j0 + 1] = (add ? cs[j0 + 1] : 0) + sum1;
+			cs[1] = (add ? cs[1] : 0) + sum1;
 	}
 	if (R == 8 && J == 2) {
 		/* the 16 sums at once (hsum16): a third of the instructions of 16
@@ -456,95 +452,101 @@ ALWAYS_INLINE void vnni_block(int R, int J, int s8a, int csum, int add, const ui
 		int32_t t[16];
 		_mm512_storeu_si512(t, hsum16(v));
 		for (int r = 0; r < 8; r++) {
-			int32_t *cr = c + (i0 + r) * tn + j0;
+			int32_t *cr = c + r * ldc;
 			cr[0] = (add ? cr[0] : 0) + t[2 * r] - corr0;
 			cr[1] = (add ? cr[1] : 0) + t[2 * r + 1] - corr1;
 		}
 		return;
 	}
-	if (R > 0) {
-		int32_t *cr = c + (i0 + 0) * tn + j0;
-		cr[0] = (add ? cr[0] : 0) + _mm512_reduce_add_epi32(x00) - corr0;
-		if (J > 1)
-			cr[1] = (add ? cr[1] : 0) + _mm512_reduce_add_epi32(x01) - corr1;
-	}
-	if (R > 1) {
-		int32_t *cr = c + (i0 + 1) * tn + j0;
-		cr[0] = (add ? cr[0] : 0) + _mm512_reduce_add_epi32(x10) - corr0;
-		if (J > 1)
-			cr[1] = (add ? cr[1] : 0) + _mm512_reduce_add_epi32(x11) - corr1;
-	}
-	if (R > 2) {
-		int32_t *cr = c + (i0 + 2) * tn + j0;
-		cr[0] = (add ? cr[0] : 0) + _mm512_reduce_add_epi32(x20) - corr0;
-		if (J > 1)
-			cr[1] = (add ? cr[1] : 0) + _mm512_reduce_add_epi32(x21) - corr1;
-	}
-	if (R > 3) {
-		int32_t *cr = c + (i0 + 3) * tn + j0;
-		cr[0] = (add ? cr[0] : 0) + _mm512_reduce_add_epi32(x30) - corr0;
-		if (J > 1)
-			cr[1] = (add ? cr[1] : 0) + _mm512_reduce_add_epi32(x31) - corr1;
-	}
-	if (R > 4) {
-		int32_t *cr = c + (i0 + 4) * tn + j0;
-		cr[0] = (add ? cr[0] : 0) + _mm512_reduce_add_epi32(x40) - corr0;
-		if (J > 1)
-			cr[1] = (add ? cr[1] : 0) + _mm512_reduce_add_epi32(x41) - corr1;
-	}
-	if (R > 5) {
-		int32_t *cr = c + (i0 + 5) * tn + j0;
-		cr[0] = (add ? cr[0] : 0) + _mm512_reduce_add_epi32(x50) - corr0;
-		if (J > 1)
-			cr[1] = (add ? cr[1] : 0) + _mm512_reduce_add_epi32(x51) - corr1;
-	}
-	if (R > 6) {
-		int32_t *cr = c + (i0 + 6) * tn + j0;
-		cr[0] = (add ? cr[0] : 0) + _mm512_reduce_add_epi32(x60) - corr0;
-		if (J > 1)
-			cr[1] = (add ? cr[1] : 0) + _mm512_reduce_add_epi32(x61) - corr1;
-	}
-	if (R > 7) {
-		int32_t *cr = c + (i0 + 7) * tn + j0;
-		cr[0] = (add ? cr[0] : 0) + _mm512_reduce_add_epi32(x70) - corr0;
-		if (J > 1)
-			cr[1] = (add ? cr[1] : 0) + _mm512_reduce_add_epi32(x71) - corr1;
-	}
+	VNNI_OUT(0);
+	VNNI_OUT(1);
+	VNNI_OUT(2);
+	VNNI_OUT(3);
+	VNNI_OUT(4);
+	VNNI_OUT(5);
+	VNNI_OUT(6);
+	VNNI_OUT(7);
 }
 
-#define VNNI_J(R, J, s8a, csum) \
-	vnni_block(R, J, s8a, csum, add, a, lda, b, ldb, tn, kk, i0, j, c, cs, pfa)
+/* The block with s8a and csum as constants (4 instances for each R and J). */
+#define VNNI_VARIANTS(R, J, ...)                                                        \
+	do {                                                                             \
+		if (s8a && csum)                                                         \
+			vnni_block(R, J, 1, 1, __VA_ARGS__);                             \
+		else if (s8a)                                                            \
+			vnni_block(R, J, 1, 0, __VA_ARGS__);                             \
+		else if (csum)                                                           \
+			vnni_block(R, J, 0, 1, __VA_ARGS__);                             \
+		else                                                                     \
+			vnni_block(R, J, 0, 0, __VA_ARGS__);                             \
+	} while (0)
+
+/* The in-place form's prefetches run VNNI_PF_AHEAD column pairs ahead (four
+ * rows on, or, past the tile's last row, the first rows' next K chunk). Two
+ * blocks ahead kept more lines in flight than the next chunk of the same
+ * rows had (a whole pass over the tile's rows ahead, 3-9% slower from
+ * DRAM). The packed form's stream is one run, prefetched VNNI_PACKED_PF
+ * bytes ahead (2-4 KiB ahead left it 1.5-2x slower on a Zen 4 core: the
+ * hardware prefetcher alone did not keep up while the core computed; 8-32
+ * KiB were within the noise of each other). */
+#define VNNI_PF_AHEAD 2
+#define VNNI_PACKED_PF 8192
+
 /* vnni_rows<R>_<P>: R rows of A P bytes apart (the copied chunk's pitch, a
  * constant: the 8 rows' addresses are then offsets from one register, where
- * a pitch in a register took 8 of them and spilled the loop's bound). */
+ * a pitch in a register took 8 of them and spilled the loop's bound); B read
+ * in place, rows ldb apart. Column pair p < R prefetches row p of A's next
+ * chunk (an: its first row, rows ldan apart). */
 #define VNNI_ROWS(R, P)                                                                  \
 	static void vnni_rows##R##_##P(int s8a, int add, const uint8_t *a, const int8_t *b, \
-				       int64_t ldb, int64_t tn, int64_t kk, int64_t i0,      \
-				       int32_t *c, int32_t *cs, const uint8_t *an, int64_t ldan) \
+				       int64_t ldb, int64_t tn, int64_t kk, int32_t *c,      \
+				       int32_t *cs, const uint8_t *an, int64_t ldan)         \
 	{                                                                                  \
-		const int64_t lda = P;                                                     \
-		const int csum = cs && i0 == 0;                                           \
+		const int csum = cs != NULL;                                               \
 		for (int64_t j = 0; j < tn; j += 2) {                                      \
-			/* column pair p < R prefetches row p of A's next chunk */         \
 			const uint8_t *pfa = an && j / 2 < R ? an + (j / 2) * ldan : NULL; \
-			if (tn - j >= 2) {                                                 \
-				if (s8a && csum) VNNI_J(R, 2, 1, 1);                       \
-				else if (s8a) VNNI_J(R, 2, 1, 0);                          \
-				else if (csum) VNNI_J(R, 2, 0, 1);                         \
-				else VNNI_J(R, 2, 0, 0);                                   \
-			} else {                                                           \
-				if (s8a && csum) VNNI_J(R, 1, 1, 1);                       \
-				else if (s8a) VNNI_J(R, 1, 1, 0);                          \
-				else if (csum) VNNI_J(R, 1, 0, 1);                         \
-				else VNNI_J(R, 1, 0, 0);                                   \
-			}                                                                  \
+			const int64_t jn = j + 2 * VNNI_PF_AHEAD;                          \
+			const int8_t *pf0 = b + (jn % tn) * ldb + (jn / tn) * kk;           \
+			const int8_t *pf1 = b + ((jn + 1) % tn) * ldb + ((jn + 1) / tn) * kk; \
+			if (tn - j >= 2)                                                   \
+				VNNI_VARIANTS(R, 2, add, a, P, b + j * ldb, b + (j + 1) * ldb, \
+					      64, kk, c + j, tn, csum ? cs + j : NULL, pf0, pf1, pfa); \
+			else                                                               \
+				VNNI_VARIANTS(R, 1, add, a, P, b + j * ldb, b + j * ldb, 64,   \
+					      kk, c + j, tn, csum ? cs + j : NULL, pf0, pf0, pfa); \
 		}                                                                          \
 	}
-#define VNNI_ROWS_ALL(P)                                                                 \
-	VNNI_ROWS(1, P) VNNI_ROWS(2, P) VNNI_ROWS(3, P) VNNI_ROWS(4, P)                   \
-	VNNI_ROWS(5, P) VNNI_ROWS(6, P) VNNI_ROWS(7, P) VNNI_ROWS(8, P)
-VNNI_ROWS_ALL(2112)
-VNNI_ROWS_ALL(4160)
+/* vnni_packed<R>_<P>: the same on one chunk of the packed layout
+ * (qgemm_int.h): w columns from bc, a pair's lines alternating 2*kc bytes a
+ * pair, a lone last column kc; the block starts at slot s0 of the chunk. */
+#define VNNI_PACKED(R, P)                                                                \
+	static void vnni_packed##R##_##P(int s8a, int add, const uint8_t *a, const int8_t *bc, \
+					 int64_t kc, int64_t s0, int64_t w, int64_t kk,      \
+					 int32_t *c, int32_t *cs, const uint8_t *an,         \
+					 int64_t ldan)                                       \
+	{                                                                                  \
+		const int csum = cs != NULL;                                               \
+		for (int64_t j = 0; j < w; j += 2) {                                       \
+			const uint8_t *pfa = an && j / 2 < R ? an + (j / 2) * ldan : NULL; \
+			const int8_t *p0 = bc + j * kc;                                     \
+			if (w - j >= 2)                                                    \
+				VNNI_VARIANTS(R, 2, add, a, P, p0 + s0 * 128, p0 + s0 * 128 + 64, \
+					      128, kk, c + j, w, csum ? cs + j : NULL,         \
+					      p0 + s0 * 128 + VNNI_PACKED_PF,                 \
+					      p0 + s0 * 128 + 64 + VNNI_PACKED_PF, pfa);      \
+			else                                                               \
+				VNNI_VARIANTS(R, 1, add, a, P, p0 + s0 * 64, p0 + s0 * 64, 64, \
+					      kk, c + j, w, csum ? cs + j : NULL,              \
+					      p0 + s0 * 64 + VNNI_PACKED_PF,                  \
+					      p0 + s0 * 64 + VNNI_PACKED_PF, pfa);            \
+		}                                                                          \
+	}
+#define VNNI_ALL(F, P)                                                                   \
+	F(1, P) F(2, P) F(3, P) F(4, P) F(5, P) F(6, P) F(7, P) F(8, P)
+VNNI_ALL(VNNI_ROWS, 2112)
+VNNI_ALL(VNNI_ROWS, 4160)
+VNNI_ALL(VNNI_PACKED, 2112)
+VNNI_ALL(VNNI_PACKED, 4160)
 
 /* K is walked in chunks for every column: A's chunk of 8 rows stays in L1
  * while B streams. A whole large K tile at once read A from L2 for every
@@ -560,12 +562,13 @@ VNNI_ROWS_ALL(4160)
 #define VNNI_KC_MAX 4096
 static _Thread_local uint8_t achunk[8 * (VNNI_KC_MAX + 64)] __attribute__((aligned(64)));
 _Static_assert(VNNI_KC_MAX + 64 == 4160 && VNNI_KC_MAX / 2 + 64 == 2112,
-	       "the rows kernels' pitches (VNNI_ROWS_ALL) follow the chunk");
+	       "the rows kernels' pitches (VNNI_ALL) follow the chunk");
 
 /* The chunk: 4096 bytes where 8 rows of it take at most two thirds of L1D
  * (48 KiB and more: Golden Cove, where it was tuned), else 2048 (the 32
  * KiB of a Zen 4 core: 4096 ran 7.6-8.2 ms there, 2048 4.9-5.3, 1024 7.1-7.5,
- * and lengths that are no divisor of a page 6.7-7.6). */
+ * and lengths that are no divisor of a page 6.7-7.6). It is also the chunk
+ * of the packed layout (qgemm_pack_chunk). */
 static int64_t vnni_kc(void)
 {
 	static _Atomic int64_t kc;
@@ -579,22 +582,39 @@ static int64_t vnni_kc(void)
 	return v;
 }
 
+/* Copies rows [i0, i0+R) of A's columns [q, q+len) into achunk (pitch
+ * apart) and returns the same rows' next chunk (for the prefetches that
+ * feed the next copy, whose reads of 8 new pages stalled it otherwise,
+ * twice as often at half the columns a call), NULL after the last. */
+static const uint8_t *vnni_copy_a(const void *a, int64_t lda, int64_t i0, int R, int64_t q,
+				  int64_t len, int64_t kk, int64_t pitch)
+{
+	const uint8_t *ai = (const uint8_t *)a + i0 * lda;
+
+	for (int r = 0; r < R; r++)
+		memcpy(achunk + r * pitch, ai + r * lda + q, (size_t)len);
+	return q + len < kk ? ai + q + len : NULL;
+}
+
+typedef void (*vnni_rows_fn)(int, int, const uint8_t *, const int8_t *, int64_t, int64_t,
+			     int64_t, int32_t *, int32_t *, const uint8_t *, int64_t);
+typedef void (*vnni_packed_fn)(int, int, const uint8_t *, const int8_t *, int64_t, int64_t,
+			       int64_t, int64_t, int32_t *, int32_t *, const uint8_t *, int64_t);
+
 static void avx512_qgemm(enum ops_dtype at, const void *a, int64_t lda, const int8_t *b,
 			 int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int32_t *cs,
 			 int16_t *a16)
 {
-	typedef void (*rows_fn)(int, int, const uint8_t *, const int8_t *, int64_t, int64_t,
-				int64_t, int64_t, int32_t *, int32_t *, const uint8_t *, int64_t);
-	static const rows_fn rows2112[9] = {
+	static const vnni_rows_fn rows2112[9] = {
 		NULL, vnni_rows1_2112, vnni_rows2_2112, vnni_rows3_2112, vnni_rows4_2112,
 		vnni_rows5_2112, vnni_rows6_2112, vnni_rows7_2112, vnni_rows8_2112
 	};
-	static const rows_fn rows4160[9] = {
+	static const vnni_rows_fn rows4160[9] = {
 		NULL, vnni_rows1_4160, vnni_rows2_4160, vnni_rows3_4160, vnni_rows4_4160,
 		vnni_rows5_4160, vnni_rows6_4160, vnni_rows7_4160, vnni_rows8_4160
 	};
 	const int64_t kc = vnni_kc(), pitch = kc + 64;
-	const rows_fn *rows = pitch == 2112 ? rows2112 : rows4160;
+	const vnni_rows_fn *rows = pitch == 2112 ? rows2112 : rows4160;
 	int s8a = at != OPS_U8;
 
 	(void)a16;
@@ -602,20 +622,49 @@ static void avx512_qgemm(enum ops_dtype at, const void *a, int64_t lda, const in
 		int64_t len = kk - q0 < kc ? kk - q0 : kc;
 		for (int64_t i0 = 0; i0 < m; i0 += 8) {
 			int R = m - i0 < 8 ? (int)(m - i0) : 8;
-
-			for (int r = 0; r < R; r++)
-				memcpy(achunk + r * pitch, (const uint8_t *)a + (i0 + r) * lda + q0,
-				       (size_t)len);
-			/* (the block's rows as rows 0..R-1 of achunk and of c);
-			 * the same rows' next chunk is prefetched into L2 on the
-			 * way, for the copy (whose reads of 8 new pages stalled
-			 * it otherwise, twice as often at half the columns a
-			 * call) */
-			const uint8_t *an = q0 + kc < kk ? (const uint8_t *)a + i0 * lda + q0 + kc
-							  : NULL;
-			rows[R](s8a, q0 > 0, achunk, b + q0, ldb, tn, len, 0, c + i0 * tn,
+			const uint8_t *an = vnni_copy_a(a, lda, i0, R, q0, len, kk, pitch);
+			/* (the block's rows as rows 0..R-1 of achunk and of c) */
+			rows[R](s8a, q0 > 0, achunk, b + q0, ldb, tn, len, c + i0 * tn,
 				i0 == 0 ? cs : NULL, an, lda);
 		}
+	}
+}
+
+static int64_t avx512_qgemm_pack_chunk(void)
+{
+	return vnni_kc();
+}
+
+/* The packed form (qgemm_int.h): K in the layout's chunks, so that B is one
+ * sequential stream (read in place, it is 2 KiB runs of 64 rows 1 MiB
+ * apart, which the hardware prefetcher followed at 15-18 GB/s on a Zen 4
+ * core against 25-29 for long runs). */
+static void avx512_qgemm_packed(enum ops_dtype at, const void *a, int64_t lda, const int8_t *bp,
+				int64_t w, int64_t k0, int64_t m, int64_t kk, int32_t *c,
+				int32_t *cs)
+{
+	static const vnni_packed_fn rows2112[9] = {
+		NULL, vnni_packed1_2112, vnni_packed2_2112, vnni_packed3_2112, vnni_packed4_2112,
+		vnni_packed5_2112, vnni_packed6_2112, vnni_packed7_2112, vnni_packed8_2112
+	};
+	static const vnni_packed_fn rows4160[9] = {
+		NULL, vnni_packed1_4160, vnni_packed2_4160, vnni_packed3_4160, vnni_packed4_4160,
+		vnni_packed5_4160, vnni_packed6_4160, vnni_packed7_4160, vnni_packed8_4160
+	};
+	const int64_t kc = vnni_kc(), pitch = kc + 64;
+	const vnni_packed_fn *rows = pitch == 2112 ? rows2112 : rows4160;
+	int s8a = at != OPS_U8;
+
+	for (int64_t q = 0; q < kk;) {
+		int64_t o = (k0 + q) % kc, len = kc - o < kk - q ? kc - o : kk - q;
+		const int8_t *bc = bp + (k0 + q) / kc * w * kc;
+		for (int64_t i0 = 0; i0 < m; i0 += 8) {
+			int R = m - i0 < 8 ? (int)(m - i0) : 8;
+			const uint8_t *an = vnni_copy_a(a, lda, i0, R, q, len, kk, pitch);
+			rows[R](s8a, q > 0, achunk, bc, kc, o / 64, w, len, c + i0 * w,
+				i0 == 0 ? cs : NULL, an, lda);
+		}
+		q += len;
 	}
 }
 
@@ -980,7 +1029,7 @@ const struct ops_kern ops_kern_avx512 = {
 	.path = {
 		[OPS_KF_CONV] = "avx512 (fma: an unpadded fp32 1x1 at unit stride on planes of 400 or more as one GEMM a plane, 6 channels x 32 positions; one-pass fp32 tiles as 14 pixels x 32 channels (16-channel k-tiles paired) or 28 x 16 along the lanes, else 8x48 pixel-vector direct at unit stride along w, else 12x32 or 14x16; bf16 on amx tdpbf16ps where the cpu has amx-bf16: one-pass tiles on channel-last blocks (an unpadded 1x1 at unit stride as one GEMM a plane, the input as channel pairs), else by channel pairs packed once for all filter taps; winograd F(4x4, 3x3) on 16 lanes, its GEMM 6 tiles x 64 channels)",
 		[OPS_KF_GEMM] = "avx512 (fma, 6x32)",
-		[OPS_KF_QGEMM] = "avx512 (vnni vpdpbusd)",
+		[OPS_KF_QGEMM] = "avx512 (vnni vpdpbusd, B packed once into the order it is read)",
 		[OPS_KF_ACT] = "avx512 (fma, 16 lanes)",
 		[OPS_KF_PERMUTE] = "avx512 (avx2 8x8 transposes; fp32 one pass, 16x16 in 32-row bands streamed into GLOBAL)",
 		[OPS_KF_CONVERT] = "avx512 (vcvtph2ps/vcvtps2ph, integer bf16)",
@@ -1005,6 +1054,8 @@ const struct ops_kern ops_kern_avx512 = {
 	.wino_gemm = avx512_wino_gemm,
 	.qgemm = avx512_qgemm,
 	.qgemm_colsum = avx512_qgemm_colsum,
+	.qgemm_pack_chunk = avx512_qgemm_pack_chunk,
+	.qgemm_packed = avx512_qgemm_packed,
 	.act_f32 = avx512_act_f32,
 	.act_f32_stream = avx512_act_f32_stream,
 	.transpose = { ops_avx2_transpose_u8, ops_avx2_transpose_u16, ops_avx2_transpose_f32 },

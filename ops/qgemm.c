@@ -62,6 +62,47 @@ void ops_qgemm_colsum_ld(const int8_t *b, int64_t ldb, int64_t tn, int64_t kk, i
 	ops_kern->qgemm_colsum(b, ldb, tn, kk, cs);
 }
 
+int64_t ops_qgemm_pack_chunk(void)
+{
+	return ops_kern->qgemm_pack_chunk && ops_kern->qgemm_packed ? ops_kern->qgemm_pack_chunk() : 0;
+}
+
+uint64_t ops_qgemm_packed_bytes(int64_t n, int64_t k, int64_t kc)
+{
+	return (uint64_t)n * (uint64_t)((k + kc - 1) / kc * kc);
+}
+
+void ops_qgemm_pack_b(const int8_t *b, int64_t n, int64_t k, int64_t tn, int64_t kc,
+		      int8_t *bp)
+{
+	const int64_t kp = (k + kc - 1) / kc * kc;
+
+	for (int64_t j0 = 0; j0 < n; j0 += tn) {
+		int64_t w = n - j0 < tn ? n - j0 : tn;
+		for (int64_t c0 = 0; c0 < kp; c0 += kc)
+			for (int64_t j = 0; j < w; j++) {
+				int lone = (w & 1) && j == w - 1;
+				int64_t step = lone ? 64 : 128;
+				int8_t *d = bp + j0 * kp + c0 * w + (j & ~(int64_t)1) * kc +
+					    (lone ? 0 : (j & 1) * 64);
+				const int8_t *src = b + (j0 + j) * k;
+				for (int64_t q = c0; q < c0 + kc; q += 64, d += step) {
+					int64_t nb = k - q >= 64 ? 64 : k - q > 0 ? k - q : 0;
+					if (nb)
+						memcpy(d, src + q, (size_t)nb);
+					memset(d + nb, 0, (size_t)(64 - nb));
+				}
+			}
+	}
+}
+
+void ops_qgemm_kernel_packed(enum ops_dtype at, const void *a, int64_t lda, const int8_t *bt,
+			     int64_t w, int64_t k0, int64_t m, int64_t kk, int32_t *c,
+			     int32_t *cs)
+{
+	ops_kern->qgemm_packed(at, a, lda, bt, w, k0, m, kk, c, cs);
+}
+
 void ops_qgemm_ref_acc(const struct ops_workload *w, const void *a, const int8_t *b,
 		       int64_t *acc)
 {
@@ -328,6 +369,12 @@ struct qg_priv {
 	int64_t *run;
 	int64_t *acc;
 	int acc_valid;
+	/* B packed for the path's kernel (ops_qgemm_pack_b), and the B data,
+	 * version, n tile and chunk it came from */
+	int8_t *bpack;
+	const void *bpack_src;
+	uint64_t bpack_ver;
+	int64_t bpack_tn, bpack_kc;
 };
 
 static void qg_release(struct ops_instance *inst)
@@ -341,6 +388,7 @@ static void qg_release(struct ops_instance *inst)
 	free(pv->colsum);
 	free(pv->run);
 	free(pv->acc);
+	free(pv->bpack);
 	free(pv);
 	inst->priv = NULL;
 }
@@ -363,6 +411,8 @@ static uint64_t qg_bytes(const struct ops_workload *w)
 	/* scratch: a16, raw, colsum, run, acc, and the unfused GLOBAL accumulators */
 	b += qg_align(m * OPS_QGEMM_KC * 2) + qg_align(4 * m * n) + qg_align(4 * n);
 	b += 3 * qg_align(8 * m * n);
+	/* B kept packed (at the largest chunk any path packs with) */
+	b += qg_align(ops_qgemm_packed_bytes((int64_t)n, (int64_t)k, 4096));
 	return b;
 }
 
@@ -449,6 +499,8 @@ struct qg_run {
 	double a_scale, out_scale;
 	const void *a;
 	const int8_t *b;
+	const int8_t *bp;       /* B packed (ops_qgemm_pack_b) or NULL: read in place */
+	int64_t bkp;            /* the packed layout's row length */
 	const float *scale, *bias;
 	void *y;
 	struct qg_priv *pv;
@@ -563,8 +615,13 @@ static int qg_part(struct qg_run *r, int64_t j0, int64_t tn, int64_t part,
 			 * zero point: sum (a - zp) b = sum a b - zp sum b */
 			/* (B's column sums, for the zero point, in the same pass:
 			 * a second pass read a large K tile of B again) */
-			ops_qgemm_kernel_ld(r->w->quant.a, at, k, bt, k, m, tn, glen, pv->raw,
-					    zp ? pv->colsum : NULL, pv->a16);
+			if (r->bp)
+				ops_qgemm_kernel_packed(r->w->quant.a, at, k, r->bp + j0 * r->bkp,
+							tn, gk0, m, glen, pv->raw,
+							zp ? pv->colsum : NULL);
+			else
+				ops_qgemm_kernel_ld(r->w->quant.a, at, k, bt, k, m, tn, glen,
+						    pv->raw, zp ? pv->colsum : NULL, pv->a16);
 			for (int64_t i = 0; i < m; i++)
 				for (int64_t j = 0; j < tn; j++)
 					pv->run[i * tn + j] += (int64_t)pv->raw[i * tn + j] -
@@ -778,6 +835,35 @@ static const struct ops_tensor *qg_tensor(const struct ops_instance *inst, const
 	return NULL;
 }
 
+/* B packed for the path's kernel (qgemm_int.h), kept by the instance while
+ * B's data and version, the n tile and the chunk stay, as the bf16 conv
+ * keeps its packed weights: weights are packed once, as oneDNN's reorder to
+ * its preferred layout does. NULL where the path reads B in place, where a
+ * K tile is no multiple of 64 (the packed kernel starts on a slot), or
+ * where the memory is short: the in-place kernel then gives the same sums. */
+static const int8_t *qg_packed_b(struct ops_instance *inst, const struct qg_run *r)
+{
+	struct qg_priv *pv = inst->priv;
+	const struct ops_tensor *tb = qg_tensor(inst, "b");
+	int64_t kc = ops_qgemm_pack_chunk();
+
+	if (!kc || r->t.kk % 64)
+		return NULL;
+	if (pv->bpack && pv->bpack_src == tb->data && pv->bpack_ver == tb->version &&
+	    pv->bpack_tn == r->t.tn && pv->bpack_kc == kc)
+		return pv->bpack;
+	free(pv->bpack);
+	pv->bpack_src = NULL;
+	if (!(pv->bpack = ops_host_alloc((size_t)ops_qgemm_packed_bytes(r->n, r->k, kc))))
+		return NULL;
+	ops_qgemm_pack_b(tb->data, r->n, r->k, r->t.tn, kc, pv->bpack);
+	pv->bpack_src = tb->data;
+	pv->bpack_ver = tb->version;
+	pv->bpack_tn = r->t.tn;
+	pv->bpack_kc = kc;
+	return pv->bpack;
+}
+
 static int qg_run_impl(struct ops_device *dev, struct ops_instance *inst, struct opr_error *err)
 {
 	const struct ops_workload *w = &inst->work;
@@ -818,6 +904,8 @@ static int qg_run_impl(struct ops_device *dev, struct ops_instance *inst, struct
 		r.pv->acc_valid = 0;
 		for (int64_t i = 0; i < r.m * r.n; i++)
 			r.pv->acc[i] = INT64_MIN;
+		if ((r.bp = qg_packed_b(inst, &r)))
+			r.bkp = (int64_t)(ops_qgemm_packed_bytes(1, r.k, ops_qgemm_pack_chunk()));
 	}
 	if (!one && (rc = ops_buf_alloc(dev, OPS_GLOBAL, (size_t)(r.m * r.n * r.accb), &gacc, err)))
 		return rc;

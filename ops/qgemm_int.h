@@ -103,6 +103,31 @@ void ops_qgemm_kernel_ld(enum ops_dtype at, const void *a, int64_t lda, const in
 void ops_qgemm_colsum(const int8_t *b, int64_t tn, int64_t kk, int32_t *cs);
 void ops_qgemm_colsum_ld(const int8_t *b, int64_t ldb, int64_t tn, int64_t kk, int32_t *cs);
 
+/* B packed for the chosen path (the AVX-512 VNNI one; elsewhere
+ * ops_qgemm_pack_chunk() is 0 and B is read in place). Read in place, a K
+ * chunk of B is tn runs of kc bytes each a row (k bytes) apart; packed, the
+ * whole B is one sequential stream in the order the kernel reads it:
+ *   n tile jt (columns j0 = jt*tn .. j0+w-1, w = min(tn, n - j0)) at
+ *     bp + j0 * kp, kp = k rounded up to a multiple of kc;
+ *   its K chunk c (K [c*kc, c*kc + kc)) at + c * w * kc;
+ *   in a chunk, column pair p (columns 2p, 2p+1) at + 2p * kc, the two
+ *     columns' 64-byte slots alternating: slot s of column 2p at + s*128,
+ *     of column 2p+1 at + s*128 + 64; a lone last column (w odd) at
+ *     + (w-1) * kc, its slots contiguous;
+ *   bytes past k are 0.
+ * ops_qgemm_packed_bytes is the size of that layout; ops_qgemm_pack_b
+ * writes it. ops_qgemm_kernel_packed is ops_qgemm_kernel_ld on it: bt is n
+ * tile's base, [k0, k0+kk) the K range (k0 a multiple of 64, kk <=
+ * OPS_QGEMM_MAX_TILE_KK), a the range's first column of A (rows lda apart),
+ * c[i*w + j] overwritten, cs[w] the column sums when not NULL. */
+int64_t ops_qgemm_pack_chunk(void);
+uint64_t ops_qgemm_packed_bytes(int64_t n, int64_t k, int64_t kc);
+void ops_qgemm_pack_b(const int8_t *b, int64_t n, int64_t k, int64_t tn, int64_t kc,
+		      int8_t *bp);
+void ops_qgemm_kernel_packed(enum ops_dtype at, const void *a, int64_t lda, const int8_t *bt,
+			     int64_t w, int64_t k0, int64_t m, int64_t kk, int32_t *c,
+			     int32_t *cs);
+
 /* Exact int64 reference: acc[i*n + j] = sum_k (a[i*k + q] - zp) * b[j*k + q]
  * with plain scalar code. */
 void ops_qgemm_ref_acc(const struct ops_workload *w, const void *a, const int8_t *b,

@@ -1837,6 +1837,9 @@ static int case_qgemm(struct opr_error *err)
 		int8_t *bv = tb->data;
 		bv[i] = (int8_t)(((int)bv[i] + 128) / 2 - 64);
 	}
+	/* (what the instance keeps from B, its packed copy, is derived again) */
+	if ((rc = ops_instance_input_changed(run.inst, "b", err)) < 0)
+		goto out;
 	if ((rc = ops_instance_run(run.dev, run.inst, err)) < 0)
 		goto out;
 	const uint8_t *a = op_tensor(&run, "a");

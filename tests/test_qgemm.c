@@ -218,6 +218,83 @@ static void test_kernel_tile_bound(void **state)
 	free(b);
 }
 
+/* The packed layout (qgemm_int.h) at the documented addresses, the bytes
+ * past k zero, on every path (the packing is portable C), at both chunks. */
+static void test_pack_layout(void **state)
+{
+	(void)state;
+	for (int it = 0; it < 24; it++) {
+		int64_t kc = it % 2 ? 2048 : 4096, n = rint_in(1, 40), tn = rint_in(1, n);
+		int64_t k = it < 4 ? (int64_t[]){1, 64, 2048, 4097}[it] : rint_in(1, 10000);
+		int64_t kp = (k + kc - 1) / kc * kc;
+		uint64_t bytes = ops_qgemm_packed_bytes(n, k, kc);
+		int8_t *b = malloc((size_t)(n * k)), *bp = malloc((size_t)bytes);
+		assert_true(b && bp);
+		assert_int_equal(bytes, (uint64_t)(n * kp));
+		for (int64_t e = 0; e < n * k; e++)
+			b[e] = (int8_t)rnd();
+		memset(bp, 0x5A, (size_t)bytes);
+		ops_qgemm_pack_b(b, n, k, tn, kc, bp);
+		for (int64_t j = 0; j < n; j++) {
+			int64_t j0 = j / tn * tn, w = n - j0 < tn ? n - j0 : tn, jj = j - j0;
+			int lone = (w % 2) && jj == w - 1;
+			for (int64_t q = 0; q < kp; q++) {
+				int64_t s = q % kc / 64;
+				int64_t at = j0 * kp + q / kc * w * kc + jj / 2 * 2 * kc +
+					     (lone ? s * 64 : s * 128 + jj % 2 * 64) + q % 64;
+				assert_int_equal(bp[at], q < k ? b[j * k + q] : 0);
+			}
+		}
+		free(b);
+		free(bp);
+	}
+}
+
+/* The packed form against exact sums: K ranges from any slot (k0 a
+ * multiple of 64) through chunk edges and B's end, every n tile, with and
+ * without the column sums, outputs poisoned. Skipped where the path reads B
+ * in place only. */
+static void test_kernel_packed(void **state)
+{
+	isa_use(state);
+	int64_t kc = ops_qgemm_pack_chunk();
+	if (!kc)
+		SKIP_BECAUSE("the %s int8 gemm reads B in place (no packed form)",
+			     ops_isa_name(ops_kfam_isa(OPS_KF_QGEMM)));
+	for (int it = 0; it < 40; it++) {
+		int64_t m = rint_in(1, 19), n = rint_in(1, 70), tn = rint_in(1, n);
+		int64_t k = it < 4 ? (int64_t[]){64, kc, kc + 1, 2 * kc + 63}[it] : rint_in(1, 12000);
+		int64_t kp = (k + kc - 1) / kc * kc;
+		enum ops_dtype at = it % 2 ? OPS_U8 : OPS_S8;
+		uint8_t *a = malloc((size_t)(m * k));
+		int8_t *b = malloc((size_t)(n * k)), *bp = malloc((size_t)ops_qgemm_packed_bytes(n, k, kc));
+		int32_t *c = malloc((size_t)(m * tn) * 4), *cs = malloc((size_t)tn * 4);
+		assert_true(a && b && bp && c && cs);
+		for (int64_t e = 0; e < m * k; e++)
+			a[e] = (uint8_t)rnd();
+		for (int64_t e = 0; e < n * k; e++)
+			b[e] = (int8_t)rnd();
+		ops_qgemm_pack_b(b, n, k, tn, kc, bp);
+		for (int64_t j0 = 0; j0 < n; j0 += tn) {
+			int64_t w = n - j0 < tn ? n - j0 : tn;
+			int64_t k0 = 64 * rint_in(0, (k - 1) / 64), kk = rint_in(1, k - k0);
+			int with_cs = (int)(rnd() % 2);
+			memset(c, 0xA5, (size_t)(m * tn) * 4);
+			memset(cs, 0xA5, (size_t)tn * 4);
+			ops_qgemm_kernel_packed(at, a + k0, k, bp + j0 * kp, w, k0, m, kk, c,
+						with_cs ? cs : NULL);
+			if (!with_cs) /* the sums the check wants, from the in-place pass */
+				ops_qgemm_colsum_ld(b + j0 * k + k0, k, w, kk, cs);
+			check_tile(at, a + k0, k, b + j0 * k + k0, k, m, w, kk, c, cs);
+		}
+		free(a);
+		free(b);
+		free(bp);
+		free(c);
+		free(cs);
+	}
+}
+
 /* ---- whole runs ----------------------------------------------------------- */
 
 /* Runs inst on a real and a dry device; checks quality, the exact
@@ -582,12 +659,51 @@ static void test_plan_search(void **state)
 	free(ev);
 }
 
+/* B rewritten between runs and said so (ops_instance_input_changed): the
+ * next run derives again what it kept from B (the packed copy, where the
+ * path packs) and its accumulators are the new B's exact ones; unchanged,
+ * a run reuses the copy and gives the same ones again. */
+static void test_packed_weights_changed(void **state)
+{
+	isa_use(state);
+	struct opr_error err;
+	struct ops_envelope env;
+	struct ops_workload w;
+	struct ops_plan p;
+	struct ops_instance *inst;
+	int64_t *first = malloc(8 * 24 * sizeof *first);
+
+	memset(&err, 0, sizeof err);
+	assert_non_null(first);
+	envelope(&env, 4, 1 << 16, 65535);
+	workload(&w, OPS_G_QGEMM, 8, 24, 9000, OPS_U8, 3, 1, OPS_F32, OPS_ACT_NONE);
+	plan_of(&p, 16, 1024, 2, 0, 1);
+	if (ops_instance_new(&w, &p, 77, "blk", &inst, &err))
+		fail_msg("new: %s", err.msg);
+	run_checked(&env, inst, NULL);
+	memcpy(first, ops_qgemm_last_acc(inst), 8 * 24 * sizeof *first);
+	run_checked(&env, inst, NULL);
+	assert_memory_equal(first, ops_qgemm_last_acc(inst), 8 * 24 * sizeof *first);
+	struct ops_tensor *tb = ops_instance_tensor(inst, "b");
+	int8_t *b = tb->data;
+	for (int64_t e = 0; e < tb->count; e++)
+		b[e] = (int8_t)rnd();
+	assert_int_equal(ops_instance_input_changed(inst, "b", &err), 0);
+	run_checked(&env, inst, NULL);
+	assert_memory_not_equal(first, ops_qgemm_last_acc(inst), 8 * 24 * sizeof *first);
+	ops_instance_free(inst);
+	free(first);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		ISA_TESTS_NO_VNNI(test_kernel_random),
 		ISA_TESTS_NO_VNNI(test_kernel_strided_colsum),
 		ISA_TESTS_NO_VNNI(test_kernel_tile_bound),
+		cmocka_unit_test(test_pack_layout),
+		ISA_TESTS_NO_VNNI(test_kernel_packed),
+		ISA_TESTS_NO_VNNI(test_packed_weights_changed),
 		ISA_TESTS_NO_VNNI(test_random_shapes),
 		ISA_TESTS_NO_VNNI(test_k22_extremes),
 		cmocka_unit_test(test_no_vnni_table),
