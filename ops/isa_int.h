@@ -280,6 +280,12 @@ const struct ops_kern *ops_kern_avx512_without_vnni(void);
 int64_t ops_l2_bytes(int way);
 int ops_tr_rows_alias(int64_t lds);
 
+/* The AVX-512 int8 GEMM's K chunk (and so its packed layout's): 2048 or
+ * 4096 forced, 0 back to the choice by L1D's size. For the tests, which run
+ * both on one host (an instance's kept packed B is keyed by its chunk, so
+ * it is packed again). Returns -1 for another length. */
+int ops_avx512_qgemm_chunk_force(int64_t kc);
+
 /* The AVX2 path's register transposes, which the AVX-512 table shares. */
 void ops_avx2_transpose_u8(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r, int64_t c);
 void ops_avx2_transpose_u16(const void *s, int64_t lds, void *d, int64_t ldd, int64_t r, int64_t c);

@@ -569,17 +569,29 @@ _Static_assert(VNNI_KC_MAX + 64 == 4160 && VNNI_KC_MAX / 2 + 64 == 2112,
  * KiB of a Zen 4 core: 4096 ran 7.6-8.2 ms there, 2048 4.9-5.3, 1024 7.1-7.5,
  * and lengths that are no divisor of a page 6.7-7.6). It is also the chunk
  * of the packed layout (qgemm_pack_chunk). */
+static _Atomic int64_t vnni_kc_forced;
+
 static int64_t vnni_kc(void)
 {
 	static _Atomic int64_t kc;
-	int64_t v = atomic_load_explicit(&kc, memory_order_relaxed);
+	int64_t v = atomic_load_explicit(&vnni_kc_forced, memory_order_relaxed);
 
-	if (!v) {
+	if (v)
+		return v;
+	if (!(v = atomic_load_explicit(&kc, memory_order_relaxed))) {
 		long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE);
 		v = l1 > 0 && 8 * VNNI_KC_MAX * 3 > 2 * l1 ? VNNI_KC_MAX / 2 : VNNI_KC_MAX;
 		atomic_store_explicit(&kc, v, memory_order_relaxed);
 	}
 	return v;
+}
+
+int ops_avx512_qgemm_chunk_force(int64_t kc)
+{
+	if (kc != 0 && kc != VNNI_KC_MAX && kc != VNNI_KC_MAX / 2)
+		return -1;
+	atomic_store_explicit(&vnni_kc_forced, kc, memory_order_relaxed);
+	return 0;
 }
 
 /* Copies rows [i0, i0+R) of A's columns [q, q+len) into achunk (pitch

@@ -25,6 +25,7 @@ static struct ops_kern isa_no_amx_table;
 static int isa_teardown(void **state)
 {
 	(void)state;
+	(void)ops_avx512_qgemm_chunk_force(0);
 	return ops_isa_select(ops_isa_host_best(), NULL);
 }
 

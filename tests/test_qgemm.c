@@ -166,7 +166,11 @@ static void test_kernel_strided_colsum(void **state)
 	isa_use(state);
 	int16_t *a16 = aligned_alloc(64, 24 * OPS_QGEMM_KC * 2);
 	assert_non_null(a16);
+	int vnni = ops_kfam_isa(OPS_KF_QGEMM) == OPS_ISA_AVX512;
 	for (int it = 0; it < 40; it++) {
+		/* the VNNI kernel at both its chunks, whatever this host's L1D */
+		if (vnni)
+			assert_int_equal(ops_avx512_qgemm_chunk_force(it % 2 ? 2048 : 4096), 0);
 		int64_t m = rint_in(1, 17), tn = rint_in(1, 35), kk = rint_in(1, 9000);
 		int64_t lda = kk + rint_in(0, 70), ldb = kk + rint_in(0, 70);
 		enum ops_dtype at = it % 2 ? OPS_U8 : OPS_S8;
@@ -257,13 +261,17 @@ static void test_pack_layout(void **state)
 static void test_kernel_packed(void **state)
 {
 	isa_use(state);
-	int64_t kc = ops_qgemm_pack_chunk();
-	if (!kc)
+	if (!ops_qgemm_pack_chunk())
 		SKIP_BECAUSE("the %s int8 gemm reads B in place (no packed form)",
 			     ops_isa_name(ops_kfam_isa(OPS_KF_QGEMM)));
-	for (int it = 0; it < 40; it++) {
+	/* both chunks the path takes (by L1D's size), whatever this host's is */
+	for (int it = 0; it < 80; it++) {
+		assert_int_equal(ops_avx512_qgemm_chunk_force(it < 40 ? 2048 : 4096), 0);
+		int64_t kc = ops_qgemm_pack_chunk();
+		assert_int_equal(kc, it < 40 ? 2048 : 4096);
 		int64_t m = rint_in(1, 19), n = rint_in(1, 70), tn = rint_in(1, n);
-		int64_t k = it < 4 ? (int64_t[]){64, kc, kc + 1, 2 * kc + 63}[it] : rint_in(1, 12000);
+		int64_t k = it % 40 < 4 ? (int64_t[]){64, kc, kc + 1, 2 * kc + 63}[it % 40]
+					: rint_in(1, 12000);
 		int64_t kp = (k + kc - 1) / kc * kc;
 		enum ops_dtype at = it % 2 ? OPS_U8 : OPS_S8;
 		uint8_t *a = malloc((size_t)(m * k));
