@@ -333,10 +333,9 @@ static void avx512_conv_f32_gemm(const float *x, int64_t nc, int64_t nq, const f
  * the column sums ride along as vpdpbusd of ones with b. */
 
 /* One 64-byte step of K for R rows and J columns (tailm masks the tail): B's
- * two columns from b0p and b1p, bs bytes on each step (64 where B is read in
- * place, 128 in the packed layout, where a pair's lines alternate). It
- * prefetches into L2 the same step at pf0p and pf1p, which the caller points
- * ahead of the stream: each 2 KiB run of a B row read in place starts a new
+ * two columns from b0p and b1p (B read in place, [N][K]). It prefetches
+ * into L2 the same step at pf0p and pf1p, which the caller points ahead of
+ * the stream: each 2 KiB run of a B row read in place starts a new
  * page for the hardware prefetcher, which left the loop waiting on DRAM.
  * (A prefetch never faults: past the end is harmless.) The accumulators are
  * named variables, not arrays: with arrays gcc kept some of them on the
@@ -356,11 +355,11 @@ static void avx512_conv_f32_gemm(const float *x, int64_t nc, int64_t nq, const f
 	} while (0)
 #define VNNI_STEP(masked)                                                               \
 	do {                                                                            \
-		__m512i b0 = VNNI_LOAD(b0p, qb, masked);                                \
-		__m512i b1 = J > 1 ? VNNI_LOAD(b1p, qb, masked) : b0;                   \
-		_mm_prefetch((const char *)(pf0p + qb), _MM_HINT_T1);                   \
+		__m512i b0 = VNNI_LOAD(b0p, q, masked);                                 \
+		__m512i b1 = J > 1 ? VNNI_LOAD(b1p, q, masked) : b0;                    \
+		_mm_prefetch((const char *)(pf0p + q), _MM_HINT_T1);                    \
 		if (J > 1)                                                              \
-			_mm_prefetch((const char *)(pf1p + qb), _MM_HINT_T1);           \
+			_mm_prefetch((const char *)(pf1p + q), _MM_HINT_T1);            \
 		if (pfa)                                                                \
 			_mm_prefetch((const char *)(pfa + q), _MM_HINT_T1);             \
 		if (s8a || csum) {                                                      \
@@ -414,8 +413,8 @@ static inline __m512i hsum16(const __m512i v[16])
  * accumulators stay in registers; A's rows (lda apart) come from L1; cs
  * (csum) takes the columns' sums. */
 ALWAYS_INLINE void vnni_block(int R, int J, int s8a, int csum, int add, const uint8_t *a,
-			      int64_t lda, const int8_t *b0p, const int8_t *b1p, int64_t bs,
-			      int64_t kk, int32_t *c, int64_t ldc, int32_t *cs,
+			      int64_t lda, const int8_t *b0p, const int8_t *b1p, int64_t kk,
+			      int32_t *c, int64_t ldc, int32_t *cs,
 			      const int8_t *pf0p, const int8_t *pf1p, const uint8_t *pfa)
 {
 	const __m512i z = _mm512_setzero_si512();
@@ -428,9 +427,9 @@ ALWAYS_INLINE void vnni_block(int R, int J, int s8a, int csum, int add, const ui
 	const uint8_t *ap5 = a + (R > 5 ? 5 : 0) * lda, *ap6 = a + (R > 6 ? 6 : 0) * lda;
 	const uint8_t *ap7 = a + (R > 7 ? 7 : 0) * lda;
 	__mmask64 tailm = ~(__mmask64)0;
-	int64_t q = 0, qb = 0;
+	int64_t q = 0;
 
-	for (; q + 64 <= kk; q += 64, qb += bs)
+	for (; q + 64 <= kk; q += 64)
 		VNNI_STEP(0);
 	if (q < kk) {
 		tailm = ((__mmask64)1 << (kk - q)) - 1;
@@ -485,12 +484,8 @@ ALWAYS_INLINE void vnni_block(int R, int J, int s8a, int csum, int add, const ui
  * rows on, or, past the tile's last row, the first rows' next K chunk). Two
  * blocks ahead kept more lines in flight than the next chunk of the same
  * rows had (a whole pass over the tile's rows ahead, 3-9% slower from
- * DRAM). The packed form's stream is one run, prefetched VNNI_PACKED_PF
- * bytes ahead (2-4 KiB ahead left it 1.5-2x slower on a Zen 4 core: the
- * hardware prefetcher alone did not keep up while the core computed; 8-32
- * KiB were within the noise of each other). */
+ * DRAM). */
 #define VNNI_PF_AHEAD 2
-#define VNNI_PACKED_PF 8192
 
 /* vnni_rows<R>_<P>: R rows of A P bytes apart (the copied chunk's pitch, a
  * constant: the 8 rows' addresses are then offsets from one register, where
@@ -510,43 +505,16 @@ ALWAYS_INLINE void vnni_block(int R, int J, int s8a, int csum, int add, const ui
 			const int8_t *pf1 = b + ((jn + 1) % tn) * ldb + ((jn + 1) / tn) * kk; \
 			if (tn - j >= 2)                                                   \
 				VNNI_VARIANTS(R, 2, add, a, P, b + j * ldb, b + (j + 1) * ldb, \
-					      64, kk, c + j, tn, csum ? cs + j : NULL, pf0, pf1, pfa); \
+					      kk, c + j, tn, csum ? cs + j : NULL, pf0, pf1, pfa); \
 			else                                                               \
-				VNNI_VARIANTS(R, 1, add, a, P, b + j * ldb, b + j * ldb, 64,   \
+				VNNI_VARIANTS(R, 1, add, a, P, b + j * ldb, b + j * ldb,       \
 					      kk, c + j, tn, csum ? cs + j : NULL, pf0, pf0, pfa); \
-		}                                                                          \
-	}
-/* vnni_packed<R>_<P>: the same on one chunk of the packed layout
- * (qgemm_int.h): w columns from bc, a pair's lines alternating 2*kc bytes a
- * pair, a lone last column kc; the block starts at slot s0 of the chunk. */
-#define VNNI_PACKED(R, P)                                                                \
-	static void vnni_packed##R##_##P(int s8a, int add, const uint8_t *a, const int8_t *bc, \
-					 int64_t kc, int64_t s0, int64_t w, int64_t kk,      \
-					 int32_t *c, int32_t *cs, const uint8_t *an,         \
-					 int64_t ldan)                                       \
-	{                                                                                  \
-		const int csum = cs != NULL;                                               \
-		for (int64_t j = 0; j < w; j += 2) {                                       \
-			const uint8_t *pfa = an && j / 2 < R ? an + (j / 2) * ldan : NULL; \
-			const int8_t *p0 = bc + j * kc;                                     \
-			if (w - j >= 2)                                                    \
-				VNNI_VARIANTS(R, 2, add, a, P, p0 + s0 * 128, p0 + s0 * 128 + 64, \
-					      128, kk, c + j, w, csum ? cs + j : NULL,         \
-					      p0 + s0 * 128 + VNNI_PACKED_PF,                 \
-					      p0 + s0 * 128 + 64 + VNNI_PACKED_PF, pfa);      \
-			else                                                               \
-				VNNI_VARIANTS(R, 1, add, a, P, p0 + s0 * 64, p0 + s0 * 64, 64, \
-					      kk, c + j, w, csum ? cs + j : NULL,              \
-					      p0 + s0 * 64 + VNNI_PACKED_PF,                  \
-					      p0 + s0 * 64 + VNNI_PACKED_PF, pfa);            \
 		}                                                                          \
 	}
 #define VNNI_ALL(F, P)                                                                   \
 	F(1, P) F(2, P) F(3, P) F(4, P) F(5, P) F(6, P) F(7, P) F(8, P)
 VNNI_ALL(VNNI_ROWS, 2112)
 VNNI_ALL(VNNI_ROWS, 4160)
-VNNI_ALL(VNNI_PACKED, 2112)
-VNNI_ALL(VNNI_PACKED, 4160)
 
 /* K is walked in chunks for every column: A's chunk of 8 rows stays in L1
  * while B streams. A whole large K tile at once read A from L2 for every
@@ -560,15 +528,15 @@ VNNI_ALL(VNNI_PACKED, 4160)
  * of that offset evicted one of them (on a Zen 4 core the kernel ran
  * 9.2-9.9 ms for what B streams in 3.7 at 4 rows; copied, 4.9-5.3). */
 #define VNNI_KC_MAX 4096
-static _Thread_local uint8_t achunk[8 * (VNNI_KC_MAX + 64)] __attribute__((aligned(64)));
+static _Thread_local uint8_t achunk[9 * (VNNI_KC_MAX + 64)] __attribute__((aligned(64)));
 _Static_assert(VNNI_KC_MAX + 64 == 4160 && VNNI_KC_MAX / 2 + 64 == 2112,
 	       "the rows kernels' pitches (VNNI_ALL) follow the chunk");
 
 /* The chunk: 4096 bytes where 8 rows of it take at most two thirds of L1D
  * (48 KiB and more: Golden Cove, where it was tuned), else 2048 (the 32
  * KiB of a Zen 4 core: 4096 ran 7.6-8.2 ms there, 2048 4.9-5.3, 1024 7.1-7.5,
- * and lengths that are no divisor of a page 6.7-7.6). It is also the chunk
- * of the packed layout (qgemm_pack_chunk). */
+ * and lengths that are no divisor of a page 6.7-7.6). The packed form has
+ * its own (vp_kc); a forced chunk (tests) is both forms'. */
 static _Atomic int64_t vnni_kc_forced;
 
 static int64_t vnni_kc(void)
@@ -610,8 +578,6 @@ static const uint8_t *vnni_copy_a(const void *a, int64_t lda, int64_t i0, int R,
 
 typedef void (*vnni_rows_fn)(int, int, const uint8_t *, const int8_t *, int64_t, int64_t,
 			     int64_t, int32_t *, int32_t *, const uint8_t *, int64_t);
-typedef void (*vnni_packed_fn)(int, int, const uint8_t *, const int8_t *, int64_t, int64_t,
-			       int64_t, int64_t, int32_t *, int32_t *, const uint8_t *, int64_t);
 
 static void avx512_qgemm(enum ops_dtype at, const void *a, int64_t lda, const int8_t *b,
 			 int64_t ldb, int64_t m, int64_t tn, int64_t kk, int32_t *c, int32_t *cs,
@@ -642,29 +608,239 @@ static void avx512_qgemm(enum ops_dtype at, const void *a, int64_t lda, const in
 	}
 }
 
-static int64_t avx512_qgemm_pack_chunk(void)
+/* ---- the packed form: lanes across columns ------------------------------------ */
+
+/* B packed (qgemm_int.h) holds, for each quad of K (4 bytes), 32 columns'
+ * 4 bytes side by side: one vpdpbusd takes row r's quad of A broadcast to
+ * all lanes against 16 columns' quads, so a lane's int32 sum is one (row,
+ * column) sum and stays in its register across the whole K range. The
+ * in-place form's lanes run along K instead: it sums 16 lanes into one
+ * scalar at the end of every chunk for every (row, column), which on a
+ * Zen 4 core held it at 73% of vpdpbusd's rate with B in L2 (the same
+ * products in this form: 95%), and its A loads were 64 bytes for two
+ * products where a broadcast is 4 bytes for two.
+ *
+ * Exact: a lane sums kk products of at most 255 * 128, under 2^31 while kk
+ * <= OPS_QGEMM_MAX_TILE_KK. An s8 A is copied as a ^ 0x80 = a + 128 (u8);
+ * 128 * (the columns' sums) comes off at the end of each chunk, where those
+ * sums come from a ninth row of ones in the copy (zero past the range, as
+ * the A rows are: the quad that straddles its end reads B bytes that are
+ * not in it). */
+
+/* One chunk's copy of A (achunk): rows VP_PITCH apart at any chunk, a row
+ * of ones after them for the column sums (VP_ONES). */
+#define VP_PITCH (VNNI_KC_MAX + 64)
+#define VP_ONES 8
+/* B's stream prefetched this far ahead (the in-place form's note above: at
+ * 4 KiB the hardware prefetcher alone did not keep up; 16 and 32 KiB were
+ * within the noise of each other on a Zen 4 core) */
+#define VP_PF 16384
+
+#define VP_BCAST(r) _mm512_set1_epi32(vp_load32(ac + (r) * VP_PITCH + 4 * u))
+#define VP_ROW(k)                                                                        \
+	do {                                                                             \
+		if (R > k) {                                                             \
+			const __m512i av = VP_BCAST(k);                                  \
+			y##k##0 = _mm512_dpbusd_epi32(y##k##0, av, b0);                  \
+			if (J > 1)                                                       \
+				y##k##1 = _mm512_dpbusd_epi32(y##k##1, av, b1);          \
+		}                                                                        \
+	} while (0)
+#define VP_LOAD(k)                                                                       \
+	do {                                                                             \
+		if (R > k) {                                                             \
+			y##k##0 = add ? _mm512_maskz_loadu_epi32(m0, c + k * ldc) : z;   \
+			if (J > 1)                                                       \
+				y##k##1 = add ? _mm512_maskz_loadu_epi32(m1, c + k * ldc + 16) : z; \
+		}                                                                        \
+	} while (0)
+#define VP_STORE(k)                                                                      \
+	do {                                                                             \
+		if (R > k) {                                                             \
+			if (s8a)                                                         \
+				y##k##0 = _mm512_sub_epi32(y##k##0, _mm512_slli_epi32(s0, 7)); \
+			_mm512_mask_storeu_epi32(c + k * ldc, m0, y##k##0);              \
+			if (J > 1) {                                                     \
+				if (s8a)                                                 \
+					y##k##1 = _mm512_sub_epi32(y##k##1, _mm512_slli_epi32(s1, 7)); \
+				_mm512_mask_storeu_epi32(c + k * ldc + 16, m1, y##k##1); \
+			}                                                                \
+		}                                                                        \
+	} while (0)
+
+static inline int32_t vp_load32(const uint8_t *p)
 {
-	return vnni_kc();
+	int32_t v;
+
+	memcpy(&v, p, sizeof v);
+	return v;
 }
 
-/* The packed form (qgemm_int.h): K in the layout's chunks, so that B is one
- * sequential stream (read in place, it is 2 KiB runs of 64 rows 1 MiB
- * apart, which the hardware prefetcher followed at 15-18 GB/s on a Zen 4
- * core against 25-29 for long runs). */
+/* v into the lanes m of p, added to what is there when add */
+static inline void vp_put(int32_t *p, __mmask16 m, __m512i v, int add)
+{
+	if (add)
+		v = _mm512_add_epi32(_mm512_maskz_loadu_epi32(m, p), v);
+	_mm512_mask_storeu_epi32(p, m, v);
+}
+
+/* c[i*ldc + j] (+)= the sums of rows 0..R-1 of the copy ac against one group
+ * of G columns (J = 1 vector for G <= 16, else 2; masks m0, m1 say which of
+ * their lanes are columns) over nq quads from bq, G * 4 bytes a quad. sums:
+ * the ones row runs along (s8a takes 128 times it off; cs, when not NULL,
+ * gets it). pfa: A's next chunk, its R rows lda apart, prefetched a line
+ * every two quads (its copy, on its first quads, waited on DRAM for 8 new
+ * rows otherwise: 15% of the time from DRAM). */
+ALWAYS_INLINE void vp_block(int R, int J, int sums, int s8a, int add, const uint8_t *ac,
+			    const int8_t *bq, int64_t gq, int64_t nq, int32_t *c, int64_t ldc,
+			    __mmask16 m0, __mmask16 m1, int32_t *cs, const uint8_t *pfa,
+			    int64_t lda)
+{
+	const __m512i z = _mm512_setzero_si512();
+	__m512i y00, y01 = z, y10, y11 = z, y20, y21 = z, y30, y31 = z;
+	__m512i y40, y41 = z, y50, y51 = z, y60, y61 = z, y70, y71 = z, s0 = z, s1 = z;
+
+	y00 = y10 = y20 = y30 = y40 = y50 = y60 = y70 = z;
+	VP_LOAD(0);
+	VP_LOAD(1);
+	VP_LOAD(2);
+	VP_LOAD(3);
+	VP_LOAD(4);
+	VP_LOAD(5);
+	VP_LOAD(6);
+	VP_LOAD(7);
+	for (int64_t u = 0; u < nq; u++, bq += gq) {
+		const __m512i b0 = _mm512_maskz_loadu_epi32(m0, bq);
+		const __m512i b1 = J > 1 ? _mm512_maskz_loadu_epi32(m1, bq + 64) : z;
+		_mm_prefetch((const char *)(bq + VP_PF), _MM_HINT_T1);
+		if (J > 1)
+			_mm_prefetch((const char *)(bq + 64 + VP_PF), _MM_HINT_T1);
+		if (pfa)
+			_mm_prefetch((const char *)(pfa + ((u >> 1) & 7) % R * lda + (u >> 4) * 64),
+				     _MM_HINT_T1);
+		if (sums) {
+			const __m512i ov = VP_BCAST(VP_ONES);
+			s0 = _mm512_dpbusd_epi32(s0, ov, b0);
+			if (J > 1)
+				s1 = _mm512_dpbusd_epi32(s1, ov, b1);
+		}
+		VP_ROW(0);
+		VP_ROW(1);
+		VP_ROW(2);
+		VP_ROW(3);
+		VP_ROW(4);
+		VP_ROW(5);
+		VP_ROW(6);
+		VP_ROW(7);
+	}
+	VP_STORE(0);
+	VP_STORE(1);
+	VP_STORE(2);
+	VP_STORE(3);
+	VP_STORE(4);
+	VP_STORE(5);
+	VP_STORE(6);
+	VP_STORE(7);
+	if (cs) {
+		vp_put(cs, m0, s0, add);
+		if (J > 1)
+			vp_put(cs + 16, m1, s1, add);
+	}
+}
+
+/* vp_groups<R>: one chunk for R rows, every group of the tile's w columns
+ * (bc: the chunk, kc bytes a column; quads [t0, t0+nq) of it). Only the
+ * first group prefetches A's next chunk. */
+#define VP_VARIANTS(R, J, ...)                                                           \
+	do {                                                                             \
+		if (s8a)                                                                 \
+			vp_block(R, J, 1, 1, __VA_ARGS__);                               \
+		else if (cs)                                                             \
+			vp_block(R, J, 1, 0, __VA_ARGS__);                               \
+		else                                                                     \
+			vp_block(R, J, 0, 0, __VA_ARGS__);                               \
+	} while (0)
+#define VP_GROUPS(R, P_)                                                                 \
+	static void vp_groups##R(int s8a, int add, const int8_t *bc, int64_t kc, int64_t w, \
+				 int64_t t0, int64_t nq, int32_t *c, int32_t *cs,           \
+				 const uint8_t *an, int64_t lda)                            \
+	{                                                                                \
+		for (int64_t g = 0; g < w; g += 32) {                                    \
+			const int64_t G = w - g < 32 ? w - g : 32;                       \
+			const __mmask16 m0 = G >= 16 ? 0xFFFF : (__mmask16)((1u << G) - 1); \
+			const __mmask16 m1 = G >= 32 ? 0xFFFF : G > 16 ? (__mmask16)((1u << (G - 16)) - 1) : 0; \
+			const int8_t *bq = bc + g * kc + t0 * 4 * G;                     \
+			const uint8_t *pfa = g == 0 ? an : NULL;                         \
+			if (G > 16)                                                      \
+				VP_VARIANTS(R, 2, add, achunk, bq, 4 * G, nq, c + g, w, m0, m1, \
+					    cs ? cs + g : NULL, pfa, lda);               \
+			else                                                             \
+				VP_VARIANTS(R, 1, add, achunk, bq, 4 * G, nq, c + g, w, m0, m1, \
+					    cs ? cs + g : NULL, pfa, lda);               \
+		}                                                                        \
+	}
+VNNI_ALL(VP_GROUPS, 0)
+
+/* Copies rows [i0, i0+R) of A's columns [q, q+len) into achunk, VP_PITCH
+ * apart, flipped to u8 for an s8 A, zero to the end of the last quad, and
+ * (sums) the row of ones over the same quads; returns the rows' next chunk
+ * (vnni_copy_a). */
+static const uint8_t *vp_copy_a(const void *a, int64_t lda, int64_t i0, int R, int64_t q,
+				int64_t len, int64_t kk, int s8a, int sums)
+{
+	const uint8_t *ai = (const uint8_t *)a + i0 * lda;
+	const int64_t padded = (len + 3) / 4 * 4;
+	const __m512i flip = _mm512_set1_epi8((char)0x80);
+
+	for (int r = 0; r < R; r++) {
+		uint8_t *d = achunk + r * VP_PITCH;
+		memcpy(d, ai + r * lda + q, (size_t)len);
+		if (s8a)
+			for (int64_t e = 0; e < len; e += 64) {
+				__mmask64 mk = len - e >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (len - e)) - 1;
+				_mm512_mask_storeu_epi8(d + e, mk, _mm512_xor_si512(_mm512_maskz_loadu_epi8(mk, d + e), flip));
+			}
+		memset(d + len, 0, (size_t)(padded - len));
+	}
+	if (sums) {
+		memset(achunk + VP_ONES * VP_PITCH, 1, (size_t)len);
+		memset(achunk + VP_ONES * VP_PITCH + len, 0, (size_t)(padded - len));
+	}
+	return q + len < kk ? ai + q + len : NULL;
+}
+
+typedef void (*vp_groups_fn)(int, int, const int8_t *, int64_t, int64_t, int64_t, int64_t,
+			     int32_t *, int32_t *, const uint8_t *, int64_t);
+
+/* The packed form's chunk: VNNI_KC_MAX at any L1D (the copy of A is read
+ * by 4-byte broadcasts, 16 per line, so it need not stay in L1 as the
+ * in-place form's 64-byte rows must: on a Zen 4 core 4096 and 8192 ran
+ * within 2% of each other from DRAM, 2048 5% slower), or the forced one. */
+static int64_t vp_kc(void)
+{
+	int64_t v = atomic_load_explicit(&vnni_kc_forced, memory_order_relaxed);
+
+	return v ? v : VNNI_KC_MAX;
+}
+
+static int64_t avx512_qgemm_pack_chunk(void)
+{
+	return vp_kc();
+}
+
+/* The packed form (qgemm_int.h): K in the layout's chunks (B one sequential
+ * stream; read in place it is 2 KiB runs of 64 rows 1 MiB apart, which the
+ * hardware prefetcher followed at 15-18 GB/s on a Zen 4 core against 25-29
+ * for long runs), each chunk's copy of A read by every group of columns. */
 static void avx512_qgemm_packed(enum ops_dtype at, const void *a, int64_t lda, const int8_t *bp,
 				int64_t w, int64_t k0, int64_t m, int64_t kk, int32_t *c,
 				int32_t *cs)
 {
-	static const vnni_packed_fn rows2112[9] = {
-		NULL, vnni_packed1_2112, vnni_packed2_2112, vnni_packed3_2112, vnni_packed4_2112,
-		vnni_packed5_2112, vnni_packed6_2112, vnni_packed7_2112, vnni_packed8_2112
+	static const vp_groups_fn rows[9] = {
+		NULL, vp_groups1, vp_groups2, vp_groups3, vp_groups4,
+		vp_groups5, vp_groups6, vp_groups7, vp_groups8
 	};
-	static const vnni_packed_fn rows4160[9] = {
-		NULL, vnni_packed1_4160, vnni_packed2_4160, vnni_packed3_4160, vnni_packed4_4160,
-		vnni_packed5_4160, vnni_packed6_4160, vnni_packed7_4160, vnni_packed8_4160
-	};
-	const int64_t kc = vnni_kc(), pitch = kc + 64;
-	const vnni_packed_fn *rows = pitch == 2112 ? rows2112 : rows4160;
+	const int64_t kc = vp_kc();
 	int s8a = at != OPS_U8;
 
 	for (int64_t q = 0; q < kk;) {
@@ -672,9 +848,9 @@ static void avx512_qgemm_packed(enum ops_dtype at, const void *a, int64_t lda, c
 		const int8_t *bc = bp + (k0 + q) / kc * w * kc;
 		for (int64_t i0 = 0; i0 < m; i0 += 8) {
 			int R = m - i0 < 8 ? (int)(m - i0) : 8;
-			const uint8_t *an = vnni_copy_a(a, lda, i0, R, q, len, kk, pitch);
-			rows[R](s8a, q > 0, achunk, bc, kc, o / 64, w, len, c + i0 * w,
-				i0 == 0 ? cs : NULL, an, lda);
+			int32_t *csr = i0 == 0 ? cs : NULL;
+			const uint8_t *an = vp_copy_a(a, lda, i0, R, q, len, kk, s8a, s8a || csr);
+			rows[R](s8a, q > 0, bc, kc, w, o / 4, (len + 3) / 4, c + i0 * w, csr, an, lda);
 		}
 		q += len;
 	}
@@ -1041,7 +1217,7 @@ const struct ops_kern ops_kern_avx512 = {
 	.path = {
 		[OPS_KF_CONV] = "avx512 (fma: an unpadded fp32 1x1 at unit stride on planes of 400 or more as one GEMM a plane, 6 channels x 32 positions; one-pass fp32 tiles as 14 pixels x 32 channels (16-channel k-tiles paired) or 28 x 16 along the lanes, else 8x48 pixel-vector direct at unit stride along w, else 12x32 or 14x16; bf16 on amx tdpbf16ps where the cpu has amx-bf16: one-pass tiles on channel-last blocks (an unpadded 1x1 at unit stride as one GEMM a plane, the input as channel pairs), else by channel pairs packed once for all filter taps; winograd F(4x4, 3x3) on 16 lanes, its GEMM 6 tiles x 64 channels)",
 		[OPS_KF_GEMM] = "avx512 (fma, 6x32)",
-		[OPS_KF_QGEMM] = "avx512 (vnni vpdpbusd, B packed once into the order it is read)",
+		[OPS_KF_QGEMM] = "avx512 (vnni vpdpbusd; B packed once, 32 columns' 4-byte K quads side by side, a row of A's quad broadcast against them)",
 		[OPS_KF_ACT] = "avx512 (fma, 16 lanes)",
 		[OPS_KF_PERMUTE] = "avx512 (avx2 8x8 transposes; fp32 one pass, 16x16 in 32-row bands streamed into GLOBAL)",
 		[OPS_KF_CONVERT] = "avx512 (vcvtph2ps/vcvtps2ph, integer bf16)",

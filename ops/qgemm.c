@@ -72,6 +72,23 @@ uint64_t ops_qgemm_packed_bytes(int64_t n, int64_t k, int64_t kc)
 	return (uint64_t)n * (uint64_t)((k + kc - 1) / kc * kc);
 }
 
+/* One K chunk of an n tile's group of G columns (qgemm_int.h): quad t's
+ * 4G bytes at d + 4G t, column i's 4 bytes at + 4i, zero past k. */
+static void qg_pack_group(const int8_t *b, int64_t k, int64_t G, int64_t c0, int64_t kc,
+			  int8_t *d)
+{
+	for (int64_t i = 0; i < G; i++) {
+		const int8_t *src = b + i * k;
+		for (int64_t q = c0; q < c0 + kc; q += 4) {
+			int8_t *o = d + (q - c0) * G + 4 * i;
+			int64_t nb = k - q >= 4 ? 4 : k - q > 0 ? k - q : 0;
+			if (nb)
+				memcpy(o, src + q, (size_t)nb);
+			memset(o + nb, 0, (size_t)(4 - nb));
+		}
+	}
+}
+
 void ops_qgemm_pack_b(const int8_t *b, int64_t n, int64_t k, int64_t tn, int64_t kc,
 		      int8_t *bp)
 {
@@ -80,19 +97,9 @@ void ops_qgemm_pack_b(const int8_t *b, int64_t n, int64_t k, int64_t tn, int64_t
 	for (int64_t j0 = 0; j0 < n; j0 += tn) {
 		int64_t w = n - j0 < tn ? n - j0 : tn;
 		for (int64_t c0 = 0; c0 < kp; c0 += kc)
-			for (int64_t j = 0; j < w; j++) {
-				int lone = (w & 1) && j == w - 1;
-				int64_t step = lone ? 64 : 128;
-				int8_t *d = bp + j0 * kp + c0 * w + (j & ~(int64_t)1) * kc +
-					    (lone ? 0 : (j & 1) * 64);
-				const int8_t *src = b + (j0 + j) * k;
-				for (int64_t q = c0; q < c0 + kc; q += 64, d += step) {
-					int64_t nb = k - q >= 64 ? 64 : k - q > 0 ? k - q : 0;
-					if (nb)
-						memcpy(d, src + q, (size_t)nb);
-					memset(d + nb, 0, (size_t)(64 - nb));
-				}
-			}
+			for (int64_t g = 0; g < w; g += 32)
+				qg_pack_group(b + (j0 + g) * k, k, w - g < 32 ? w - g : 32, c0, kc,
+					      bp + j0 * kp + c0 * w + g * kc);
 	}
 }
 
@@ -839,7 +846,7 @@ static const struct ops_tensor *qg_tensor(const struct ops_instance *inst, const
  * B's data and version, the n tile and the chunk stay, as the bf16 conv
  * keeps its packed weights: weights are packed once, as oneDNN's reorder to
  * its preferred layout does. NULL where the path reads B in place, where a
- * K tile is no multiple of 64 (the packed kernel starts on a slot), or
+ * K tile is no multiple of 4 (the packed kernel starts on a quad), or
  * where the memory is short: the in-place kernel then gives the same sums. */
 static const int8_t *qg_packed_b(struct ops_instance *inst, const struct qg_run *r)
 {
@@ -847,7 +854,7 @@ static const int8_t *qg_packed_b(struct ops_instance *inst, const struct qg_run 
 	const struct ops_tensor *tb = qg_tensor(inst, "b");
 	int64_t kc = ops_qgemm_pack_chunk();
 
-	if (!kc || r->t.kk % 64)
+	if (!kc || r->t.kk % 4)
 		return NULL;
 	if (pv->bpack && pv->bpack_src == tb->data && pv->bpack_ver == tb->version &&
 	    pv->bpack_tn == r->t.tn && pv->bpack_kc == kc)

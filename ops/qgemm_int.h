@@ -110,14 +110,15 @@ void ops_qgemm_colsum_ld(const int8_t *b, int64_t ldb, int64_t tn, int64_t kk, i
  *   n tile jt (columns j0 = jt*tn .. j0+w-1, w = min(tn, n - j0)) at
  *     bp + j0 * kp, kp = k rounded up to a multiple of kc;
  *   its K chunk c (K [c*kc, c*kc + kc)) at + c * w * kc;
- *   in a chunk, column pair p (columns 2p, 2p+1) at + 2p * kc, the two
- *     columns' 64-byte slots alternating: slot s of column 2p at + s*128,
- *     of column 2p+1 at + s*128 + 64; a lone last column (w odd) at
- *     + (w-1) * kc, its slots contiguous;
+ *   in a chunk, the columns in groups of 32 (the last one the w % 32 left
+ *     over), group g (columns 32g .. 32g+G-1) at + 32g * kc;
+ *   in a group, K's quads (4 bytes) in turn, quad t (K c*kc + 4t .. +3)
+ *     at + t * 4G, the G columns' 4 bytes of it side by side: column
+ *     32g+i's at + 4i, in K order;
  *   bytes past k are 0.
  * ops_qgemm_packed_bytes is the size of that layout; ops_qgemm_pack_b
  * writes it. ops_qgemm_kernel_packed is ops_qgemm_kernel_ld on it: bt is n
- * tile's base, [k0, k0+kk) the K range (k0 a multiple of 64, kk <=
+ * tile's base, [k0, k0+kk) the K range (k0 a multiple of 4, kk <=
  * OPS_QGEMM_MAX_TILE_KK), a the range's first column of A (rows lda apart),
  * c[i*w + j] overwritten, cs[w] the column sums when not NULL. */
 int64_t ops_qgemm_pack_chunk(void);

@@ -228,7 +228,7 @@ static void test_pack_layout(void **state)
 {
 	(void)state;
 	for (int it = 0; it < 24; it++) {
-		int64_t kc = it % 2 ? 2048 : 4096, n = rint_in(1, 40), tn = rint_in(1, n);
+		int64_t kc = it % 2 ? 2048 : 4096, n = rint_in(1, 100), tn = rint_in(1, n);
 		int64_t k = it < 4 ? (int64_t[]){1, 64, 2048, 4097}[it] : rint_in(1, 10000);
 		int64_t kp = (k + kc - 1) / kc * kc;
 		uint64_t bytes = ops_qgemm_packed_bytes(n, k, kc);
@@ -241,11 +241,11 @@ static void test_pack_layout(void **state)
 		ops_qgemm_pack_b(b, n, k, tn, kc, bp);
 		for (int64_t j = 0; j < n; j++) {
 			int64_t j0 = j / tn * tn, w = n - j0 < tn ? n - j0 : tn, jj = j - j0;
-			int lone = (w % 2) && jj == w - 1;
+			int64_t g = jj / 32 * 32, G = w - g < 32 ? w - g : 32, i = jj - g;
 			for (int64_t q = 0; q < kp; q++) {
-				int64_t s = q % kc / 64;
-				int64_t at = j0 * kp + q / kc * w * kc + jj / 2 * 2 * kc +
-					     (lone ? s * 64 : s * 128 + jj % 2 * 64) + q % 64;
+				int64_t t = q % kc / 4;
+				int64_t at = j0 * kp + q / kc * w * kc + g * kc + t * 4 * G + 4 * i +
+					     q % 4;
 				assert_int_equal(bp[at], q < k ? b[j * k + q] : 0);
 			}
 		}
@@ -254,8 +254,8 @@ static void test_pack_layout(void **state)
 	}
 }
 
-/* The packed form against exact sums: K ranges from any slot (k0 a
- * multiple of 64) through chunk edges and B's end, every n tile, with and
+/* The packed form against exact sums: K ranges from any quad (k0 a
+ * multiple of 4) through chunk edges and B's end, every n tile, with and
  * without the column sums, outputs poisoned. Skipped where the path reads B
  * in place only. */
 static void test_kernel_packed(void **state)
@@ -285,7 +285,7 @@ static void test_kernel_packed(void **state)
 		ops_qgemm_pack_b(b, n, k, tn, kc, bp);
 		for (int64_t j0 = 0; j0 < n; j0 += tn) {
 			int64_t w = n - j0 < tn ? n - j0 : tn;
-			int64_t k0 = 64 * rint_in(0, (k - 1) / 64), kk = rint_in(1, k - k0);
+			int64_t k0 = 4 * rint_in(0, (k - 1) / 4), kk = rint_in(1, k - k0);
 			int with_cs = (int)(rnd() % 2);
 			memset(c, 0xA5, (size_t)(m * tn) * 4);
 			memset(cs, 0xA5, (size_t)tn * 4);
@@ -301,6 +301,46 @@ static void test_kernel_packed(void **state)
 		free(c);
 		free(cs);
 	}
+}
+
+/* The packed form at the range's extremes, where an int32 lane holds the
+ * largest sums it must: kk = OPS_QGEMM_MAX_TILE_KK of 255 x -128, of
+ * 255 x 127 and (s8 A) -128 x -128, over 8 + 3 rows and 32 + 7 columns,
+ * from one K offset that is no chunk edge. */
+static void test_kernel_packed_full_range(void **state)
+{
+	isa_use(state);
+	if (!ops_qgemm_pack_chunk())
+		SKIP_BECAUSE("the %s int8 gemm reads B in place (no packed form)",
+			     ops_isa_name(ops_kfam_isa(OPS_KF_QGEMM)));
+	const int64_t m = 11, n = 39, kk = OPS_QGEMM_MAX_TILE_KK, k0 = 100, k = k0 + kk;
+	const struct { enum ops_dtype at; uint8_t a; int8_t b; } cases[] = {
+		{ OPS_U8, 255, -128 }, { OPS_U8, 255, 127 }, { OPS_S8, 0x80, -128 },
+	};
+	uint8_t *a = malloc((size_t)(m * k));
+	int8_t *b = malloc((size_t)(n * k));
+	int64_t kc = ops_qgemm_pack_chunk();
+	int8_t *bp = malloc((size_t)ops_qgemm_packed_bytes(n, k, kc));
+	int32_t *c = malloc((size_t)(m * n) * 4), *cs = malloc((size_t)n * 4);
+	assert_true(a && b && bp && c && cs);
+	for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+		int64_t av = cases[t].at == OPS_U8 ? cases[t].a : (int8_t)cases[t].a;
+		memset(a, cases[t].a, (size_t)(m * k));
+		memset(b, cases[t].b, (size_t)(n * k));
+		ops_qgemm_pack_b(b, n, k, n, kc, bp);
+		memset(c, 0xA5, (size_t)(m * n) * 4);
+		memset(cs, 0xA5, (size_t)n * 4);
+		ops_qgemm_kernel_packed(cases[t].at, a + k0, k, bp, n, k0, m, kk, c, cs);
+		for (int64_t e = 0; e < m * n; e++)
+			assert_int_equal(c[e], kk * av * cases[t].b);
+		for (int64_t j = 0; j < n; j++)
+			assert_int_equal(cs[j], kk * cases[t].b);
+	}
+	free(a);
+	free(b);
+	free(bp);
+	free(c);
+	free(cs);
 }
 
 /* ---- whole runs ----------------------------------------------------------- */
@@ -711,6 +751,7 @@ int main(void)
 		ISA_TESTS_NO_VNNI(test_kernel_tile_bound),
 		cmocka_unit_test(test_pack_layout),
 		ISA_TESTS_NO_VNNI(test_kernel_packed),
+		ISA_TESTS_NO_VNNI(test_kernel_packed_full_range),
 		ISA_TESTS_NO_VNNI(test_packed_weights_changed),
 		ISA_TESTS_NO_VNNI(test_random_shapes),
 		ISA_TESTS_NO_VNNI(test_k22_extremes),
