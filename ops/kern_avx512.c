@@ -340,6 +340,13 @@ static void avx512_conv_f32_gemm(const float *x, int64_t nc, int64_t nq, const f
  * (A prefetch never faults: past the end is harmless.) The accumulators are
  * named variables, not arrays: with arrays gcc kept some of them on the
  * stack. */
+/* acc<k>0 (and acc<k>1 where J > 1) += av against b0 (b1); k may be empty */
+#define VNNI_DP2(acc, k, av)                                                            \
+	do {                                                                            \
+		acc##k##0 = _mm512_dpbusd_epi32(acc##k##0, av, b0);                     \
+		if (J > 1)                                                              \
+			acc##k##1 = _mm512_dpbusd_epi32(acc##k##1, av, b1);             \
+	} while (0)
 #define VNNI_LOAD(p, o, masked) \
 	((masked) ? _mm512_maskz_loadu_epi8(tailm, (p) + (o)) : _mm512_loadu_si512((p) + (o)))
 #define VNNI_ROW(k, masked)                                                             \
@@ -348,9 +355,7 @@ static void avx512_conv_f32_gemm(const float *x, int64_t nc, int64_t nq, const f
 			__m512i av = VNNI_LOAD(ap##k, q, masked);                       \
 			if (s8a)                                                        \
 				av = _mm512_xor_si512(av, flip);                        \
-			x##k##0 = _mm512_dpbusd_epi32(x##k##0, av, b0);                 \
-			if (J > 1)                                                      \
-				x##k##1 = _mm512_dpbusd_epi32(x##k##1, av, b1);         \
+			VNNI_DP2(x, k, av);                                             \
 		}                                                                       \
 	} while (0)
 #define VNNI_STEP(masked)                                                               \
@@ -639,12 +644,8 @@ static void avx512_qgemm(enum ops_dtype at, const void *a, int64_t lda, const in
 #define VP_BCAST(r) _mm512_set1_epi32(vp_load32(ac + (r) * VP_PITCH + 4 * u))
 #define VP_ROW(k)                                                                        \
 	do {                                                                             \
-		if (R > k) {                                                             \
-			const __m512i av = VP_BCAST(k);                                  \
-			y##k##0 = _mm512_dpbusd_epi32(y##k##0, av, b0);                  \
-			if (J > 1)                                                       \
-				y##k##1 = _mm512_dpbusd_epi32(y##k##1, av, b1);          \
-		}                                                                        \
+		if (R > k)                                                               \
+			VNNI_DP2(y, k, VP_BCAST(k));                                     \
 	} while (0)
 #define VP_LOAD(k)                                                                       \
 	do {                                                                             \
@@ -674,6 +675,12 @@ static inline int32_t vp_load32(const uint8_t *p)
 
 	memcpy(&v, p, sizeof v);
 	return v;
+}
+
+/* The first n lanes of 16 (none for n <= 0, all for n >= 16). */
+static inline __mmask16 vp_lanes(int64_t n)
+{
+	return n <= 0 ? 0 : n >= 16 ? 0xFFFF : (__mmask16)((1u << n) - 1);
 }
 
 /* v into the lanes m of p, added to what is there when add */
@@ -720,9 +727,7 @@ ALWAYS_INLINE void vp_block(int R, int J, int sums, int s8a, int add, const uint
 				     _MM_HINT_T1);
 		if (sums) {
 			const __m512i ov = VP_BCAST(VP_ONES);
-			s0 = _mm512_dpbusd_epi32(s0, ov, b0);
-			if (J > 1)
-				s1 = _mm512_dpbusd_epi32(s1, ov, b1);
+			VNNI_DP2(s, , ov);
 		}
 		VP_ROW(0);
 		VP_ROW(1);
@@ -767,8 +772,7 @@ ALWAYS_INLINE void vp_block(int R, int J, int sums, int s8a, int add, const uint
 	{                                                                                \
 		for (int64_t g = 0; g < w; g += 32) {                                    \
 			const int64_t G = w - g < 32 ? w - g : 32;                       \
-			const __mmask16 m0 = G >= 16 ? 0xFFFF : (__mmask16)((1u << G) - 1); \
-			const __mmask16 m1 = G >= 32 ? 0xFFFF : G > 16 ? (__mmask16)((1u << (G - 16)) - 1) : 0; \
+			const __mmask16 m0 = vp_lanes(G), m1 = vp_lanes(G - 16);         \
 			const int8_t *bq = bc + g * kc + t0 * 4 * G;                     \
 			const uint8_t *pfa = g == 0 ? an : NULL;                         \
 			if (G > 16)                                                      \
@@ -788,25 +792,26 @@ VNNI_ALL(VP_GROUPS, 0)
 static const uint8_t *vp_copy_a(const void *a, int64_t lda, int64_t i0, int R, int64_t q,
 				int64_t len, int64_t kk, int s8a, int sums)
 {
-	const uint8_t *ai = (const uint8_t *)a + i0 * lda;
+	const uint8_t *next = vnni_copy_a(a, lda, i0, R, q, len, kk, VP_PITCH);
 	const int64_t padded = (len + 3) / 4 * 4;
 	const __m512i flip = _mm512_set1_epi8((char)0x80);
 
 	for (int r = 0; r < R; r++) {
 		uint8_t *d = achunk + r * VP_PITCH;
-		memcpy(d, ai + r * lda + q, (size_t)len);
-		if (s8a)
-			for (int64_t e = 0; e < len; e += 64) {
-				__mmask64 mk = len - e >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (len - e)) - 1;
-				_mm512_mask_storeu_epi8(d + e, mk, _mm512_xor_si512(_mm512_maskz_loadu_epi8(mk, d + e), flip));
-			}
+
+		for (int64_t e = 0; s8a && e < len; e += 64) {
+			__mmask64 mk = len - e >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << (len - e)) - 1;
+			__m512i v = _mm512_maskz_loadu_epi8(mk, d + e);
+
+			_mm512_mask_storeu_epi8(d + e, mk, _mm512_xor_si512(v, flip));
+		}
 		memset(d + len, 0, (size_t)(padded - len));
 	}
 	if (sums) {
 		memset(achunk + VP_ONES * VP_PITCH, 1, (size_t)len);
 		memset(achunk + VP_ONES * VP_PITCH + len, 0, (size_t)(padded - len));
 	}
-	return q + len < kk ? ai + q + len : NULL;
+	return next;
 }
 
 typedef void (*vp_groups_fn)(int, int, const int8_t *, int64_t, int64_t, int64_t, int64_t,

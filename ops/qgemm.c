@@ -80,7 +80,7 @@ static void qg_pack_group(const int8_t *b, int64_t k, int64_t G, int64_t c0, int
 	/* whole 64-byte runs of K first, 16 quads of every column through an
 	 * L1 buffer, so that reads and writes both go in order (a quad at a
 	 * time, the writes 4G bytes apart, took 2.4x as long on 64 MiB) */
-	int64_t full = k - c0 >= kc ? kc : k - c0 > 0 ? (k - c0) / 64 * 64 : 0, q = 0;
+	int64_t full = (k - c0 < kc ? k - c0 : kc) / 64 * 64, q = 0;
 	int32_t run[32][16];
 
 	for (; q < full; q += 64) {
