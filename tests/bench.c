@@ -37,10 +37,15 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-/* Median and p95 (nearest rank) of the timed repetitions. */
+/* Median and p95 (nearest rank) of the timed repetitions; with them the
+ * times in round order (rounds, NULL where not kept) and the bench_group
+ * call they came from (group, 0: none), so that two items timed in one
+ * group can be compared round by round. */
 struct stats {
 	double med_ns, p95_ns, min_ns;
 	int reps;
+	const double *rounds;
+	int group;
 };
 
 /* Warm-up calls, then at least min_reps and at most max_reps timed calls,
@@ -60,8 +65,25 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The round-ordered times of every group, kept for the paired ratios
+ * (bench_group); 2 MiB, far more than the cases time. */
+#define ROUND_POOL (1 << 18)
+static double round_pool[ROUND_POOL];
+static int round_used;
+
+static const double *rounds_keep(const double *v, int n)
+{
+	if (n > ROUND_POOL - round_used)
+		return NULL;
+	double *d = round_pool + round_used;
+	memcpy(d, v, sizeof *v * (size_t)n);
+	round_used += n;
+	return d;
+}
+
 static void stats_of(double *v, int n, struct stats *st)
 {
+	st->rounds = rounds_keep(v, n);
 	qsort(v, (size_t)n, sizeof *v, cmp_double);
 	st->reps = n;
 	st->min_ns = v[0];
@@ -111,8 +133,12 @@ static int bench_group(const struct bench_item *it, int n, const struct timing *
 		}
 		rounds++;
 	}
-	for (int i = 0; i < n; i++)
+	static int groups;
+	groups++;
+	for (int i = 0; i < n; i++) {
 		stats_of(v[i], rounds, &st[i]);
+		st[i].group = groups;
+	}
 	return 0;
 }
 
@@ -222,6 +248,40 @@ static double row_ratio_min(const struct row *r)
 	return ratio_of(r, r->ours.min_ns, r->peer_st.min_ns);
 }
 
+/* The ratio round by round, where ours and the peer ran in the same
+ * rounds of one group: the median of the rounds' ratios and a 95%
+ * confidence interval for it from the order statistics (ranks n/2 -+
+ * 0.98 sqrt(n), distribution-free). Load that slows one round slows both
+ * sides of it, which the ratio of the two medians does not see. Returns 0
+ * where the two were not timed together (or too few rounds: n < 12). */
+struct paired {
+	double med, lo, hi;
+	int n;
+};
+
+static int row_paired(const struct row *r, struct paired *pr)
+{
+	const struct stats *a = &r->ours, *b = &r->peer_st;
+	int n = a->reps;
+
+	if (!r->has_peer || !a->rounds || !b->rounds || !a->group || a->group != b->group ||
+	    b->reps != n || n < 12)
+		return 0;
+	double *q = malloc(sizeof *q * (size_t)n);
+	if (!q)
+		return 0;
+	for (int i = 0; i < n; i++)
+		q[i] = ratio_of(r, a->rounds[i], b->rounds[i]);
+	qsort(q, (size_t)n, sizeof *q, cmp_double);
+	int lo = (int)floor(0.5 * n - 0.98 * sqrt((double)n)), hi = (int)ceil(0.5 * n + 0.98 * sqrt((double)n));
+	pr->n = n;
+	pr->med = n % 2 ? q[n / 2] : 0.5 * (q[n / 2 - 1] + q[n / 2]);
+	pr->lo = q[lo < 0 ? 0 : lo];
+	pr->hi = q[hi > n - 1 ? n - 1 : hi];
+	free(q);
+	return 1;
+}
+
 /* 1 PASS, 0 MISS, -1 no target. */
 static int row_verdict(const struct row *r)
 {
@@ -306,9 +366,15 @@ static void print_table(FILE *f)
 			fprintf(f, "; peer reps %d, noise %.1f%%; ours/peer time on min times %.4f",
 				r->peer_st.reps, 100.0 * spread(&r->peer_st),
 				r->ours.min_ns / r->peer_st.min_ns);
-		else if (r->has_peer)
+		else if (r->has_peer) {
+			struct paired pr;
+
 			fprintf(f, "; peer reps %d, noise %.1f%%; ratio on min times %.3f",
 				r->peer_st.reps, 100.0 * spread(&r->peer_st), row_ratio_min(r));
+			if (row_paired(r, &pr))
+				fprintf(f, "; paired ratio %.3f, 95%% CI %.3f..%.3f (median of %d "
+					   "rounds' ratios)", pr.med, pr.lo, pr.hi, pr.n);
+		}
 		fprintf(f, "%s%s\n", r->note[0] ? "; " : "", r->note);
 	}
 }
@@ -347,6 +413,13 @@ static int write_json(const char *path, json_t *meta)
 					    num_or_null(pw > 0 ? pw / r->peer_st.med_ns : NAN));
 			json_object_set_new(o, "ratio", num_or_null(row_ratio(r)));
 			json_object_set_new(o, "ratio_min", num_or_null(row_ratio_min(r)));
+			struct paired pr;
+
+			if (row_paired(r, &pr))
+				json_object_set_new(o, "paired_ratio",
+						    json_pack("{s:f, s:f, s:f, s:i}", "median", pr.med,
+							      "ci95_lo", pr.lo, "ci95_hi", pr.hi,
+							      "rounds", pr.n));
 		}
 		if (r->check != CHECK_NONE) {
 			json_object_set_new(o, "target", json_string(r->target));
