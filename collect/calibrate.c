@@ -807,13 +807,16 @@ static const struct host_meas {
 	/* two buffers of a quarter of the capacity each */
 	{"shared_bandwidth_gbps", s_shared, 1,
 	 "ops_dma SHARED->SHARED between two quarter-capacity buffers (half the L2)", NULL, set_shared, 0},
-	{"fp32_tops", s_fma, 1, "12 independent 8-lane FMA chains in registers (peak)", NULL, set_fp32, 0},
+	{"fp32_tops", s_fma, 1,
+	 "12 independent FMA chains in registers at the active path's width (16 lanes on "
+	 "AVX-512, 8 on AVX2, 1 on the portable path): the FMA peak", NULL, set_fp32, 0},
 	/* the exact int8 dot-product peak: recorded beside the qgemm kernel's
 	 * sustained rate, which is what the envelope's int8 carries (the model
 	 * prices a kernel, not an instruction) */
 	{"int8_peak_tops", s_int8_peak, 1,
-	 "12 independent vpmaddwd chains in registers (int8 widened to int16, exact "
-	 "int32 pair sums): the exact int8 dot-product peak; not used by the model", NULL, NULL, 0},
+	 "12 independent chains in registers of the qgemm path's dot product (vpdpbusd "
+	 "on AVX512-VNNI, vpmaddwd on AVX2, integer MACs otherwise): the exact int8 "
+	 "peak; not used by the model", NULL, NULL, 0},
 };
 #define NHOST_MEAS (int)(sizeof HOST_MEAS / sizeof HOST_MEAS[0])
 
@@ -915,8 +918,9 @@ static int kernel_values(int ns, int quick, struct ops_envelope *env, struct col
 		{"bf16_tops", "conv2d bf16 64x56x56 k64 3x3 (the path's bf16 conv: AMX "
 			      "tdpbf16ps where the CPU has AMX-BF16, else bf16 conversion + FMA "
 			      "microkernel), launch overhead and DMA setup subtracted"},
-		{"int8_tops", "qgemm u8 x s8 8x64x4096 in L2 (widen + madd_epi16, exact int32), "
-			      "launch overhead and DMA setup subtracted"},
+		{"int8_tops", "qgemm u8 x s8 8x64x4096 in L2 (the path's kernel: vpdpbusd on B "
+			      "packed once where the CPU has AVX512-VNNI, else widen + madd_epi16; "
+			      "exact int32), launch overhead and DMA setup subtracted"},
 		/* element-wise ops: one SiLU per element, vs one FMA lane for the
 		 * MAC rates (activations cost several FMAs' worth each) */
 		{"vector_tops", "activation silu fp32 8x4096 in L2 (vectorised exp), launch "
