@@ -332,6 +332,16 @@ static void avx512_conv_f32_gemm(const float *x, int64_t nc, int64_t nq, const f
  * is read as a ^ 0x80 = a + 128 (u8), and 128 * sum(b) comes off after:
  * the column sums ride along as vpdpbusd of ones with b. */
 
+/* acc<k>0 (and acc<k>1 where J > 1) += av against b0 (b1), the vpdpbusd
+ * pair of both forms (the in-place rows below, the packed form's vp_block);
+ * k may be empty */
+#define VNNI_DP2(acc, k, av)                                                            \
+	do {                                                                            \
+		acc##k##0 = _mm512_dpbusd_epi32(acc##k##0, av, b0);                     \
+		if (J > 1)                                                              \
+			acc##k##1 = _mm512_dpbusd_epi32(acc##k##1, av, b1);             \
+	} while (0)
+
 /* One 64-byte step of K for R rows and J columns (tailm masks the tail): B's
  * two columns from b0p and b1p (B read in place, [N][K]). It prefetches
  * into L2 the same step at pf0p and pf1p, which the caller points ahead of
@@ -340,13 +350,6 @@ static void avx512_conv_f32_gemm(const float *x, int64_t nc, int64_t nq, const f
  * (A prefetch never faults: past the end is harmless.) The accumulators are
  * named variables, not arrays: with arrays gcc kept some of them on the
  * stack. */
-/* acc<k>0 (and acc<k>1 where J > 1) += av against b0 (b1); k may be empty */
-#define VNNI_DP2(acc, k, av)                                                            \
-	do {                                                                            \
-		acc##k##0 = _mm512_dpbusd_epi32(acc##k##0, av, b0);                     \
-		if (J > 1)                                                              \
-			acc##k##1 = _mm512_dpbusd_epi32(acc##k##1, av, b1);             \
-	} while (0)
 #define VNNI_LOAD(p, o, masked) \
 	((masked) ? _mm512_maskz_loadu_epi8(tailm, (p) + (o)) : _mm512_loadu_si512((p) + (o)))
 #define VNNI_ROW(k, masked)                                                             \
