@@ -80,7 +80,7 @@ if command -v objdump >/dev/null && command -v nm >/dev/null && [ -f "$KB/ops/ke
 	# the rest of the AVX-512 table runs on a CPU without it
 	objdump -d --no-show-raw-insn "$OPR" | awk '/^[0-9a-f]+ <.*>:$/ { fn = $2 }
 		/\tvpdp(bus|ws)d/ { print fn }' | sort -u >"$T/vnnifns"
-	check "no VNNI instruction outside the AVX-512 int8 GEMM" sh -c "test -s $T/vnnifns && ! grep -vE '^<(avx512_qgemm(_packed)?|(vnni_rows|vp_groups)[0-9]+(_[0-9]+)?|int8_rate_avx512)[>.]' $T/vnnifns"
+	check "no VNNI instruction outside the AVX-512 int8 GEMM" sh -c "test -s $T/vnnifns && ! grep -vE '^<(avx512_qgemm(_packed)?|(vnni_rows|vp_groups)[0-9]+(_[0-9]+)?|vp_block_[0-9]_[12]_[asn]|int8_rate_avx512)[>.]' $T/vnnifns"
 else
 	ok "no AVX instruction outside the dispatched kernels # SKIP objdump, nm or $KB/ops/kern_avx2.o missing"
 fi
