@@ -657,6 +657,17 @@ static json_t *context_json(const struct ana_findings *f)
 	if (e->global_write_bw_gbps > 0)
 		put(&bad, json_object_get(o, "envelope"), "global_write_gbps",
 		    num(e->global_write_bw_gbps));
+	/* the one-pass shares a host calibration measured (ops.h), only where
+	 * it has them */
+	json_t *op = json_object();
+	for (int fam = 0; fam < OPS_NKCLASSES; fam++)
+		if (e->one_pass_share[fam] > 0)
+			put(&bad, op, ops_kernel_class_name((enum ops_kernel_class)fam),
+			    num(e->one_pass_share[fam]));
+	if (json_object_size(op))
+		put(&bad, json_object_get(o, "envelope"), "one_pass", op);
+	else
+		json_decref(op);
 	if (p->imported[0]) {
 		/* nothing of these exists for a run opreview did not make: no zeros */
 		static const char *const none[] = {"envelope", "precision", "traffic"};

@@ -245,6 +245,18 @@ static json_t *envelope_json(const struct ops_envelope *e, const char *source)
 		json_object_set_new(o, "global_read_gbps", jreal(e->global_read_bw_gbps));
 	if (o && e->global_write_bw_gbps > 0)
 		json_object_set_new(o, "global_write_gbps", jreal(e->global_write_bw_gbps));
+	/* a host calibration's one-pass shares (ops.h), only where it has them */
+	json_t *op = NULL;
+	for (int f = 0; o && f < OPS_NKCLASSES; f++) {
+		if (!(e->one_pass_share[f] > 0))
+			continue;
+		if (!op && !(op = json_object()))
+			break;
+		json_object_set_new(op, ops_kernel_class_name((enum ops_kernel_class)f),
+				    jreal(e->one_pass_share[f]));
+	}
+	if (op)
+		json_object_set_new(o, "one_pass", op);
 	json_t *k = NULL;
 	for (int f = 0; o && f < OPS_NKCLASSES; f++) {
 		if (!(e->kern[f].efficiency > 0))

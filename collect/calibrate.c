@@ -987,6 +987,78 @@ static void host_start(const struct col_cal_options *o, struct ops_envelope *env
 	env->global_capacity_gib = host->mem_total_bytes ? (double)host->mem_total_bytes / 1073741824.0 : 1;
 }
 
+/* The share of the plain read's rate at which the one-pass qgemm streams its
+ * GLOBAL reads (ops.h, one_pass_share; ops/model.c prices a one-pass qgemm
+ * launch's G at G / share): the model's G of one run at the rate of a read
+ * in place of the 256 MiB array just before it, over the run's time less
+ * its launch cost and DMA setup. The read also moves B out of the caches
+ * the way the rest of a review's work does. The shape is the calibration's
+ * qgemm (m = 8, n = 64) with B of 64 MiB (32 quick), far beyond L2. Only a
+ * stream-bound run says anything about streaming: where the model's compute
+ * term is over 0.8 of the run (a path without VNNI), nothing is recorded
+ * and the share stays 1. */
+static int qgemm_one_pass_share(struct host_rig *r, int ns, struct ops_envelope *env,
+				struct col_calibration *cal, struct opr_error *err)
+{
+	struct ops_workload w;
+	struct ops_plan plan;
+	struct ops_instance *inst = NULL;
+	struct ops_device *dev = NULL;
+	double x[MAX_SAMPLES];
+	int fell, n = 0, rc;
+	char why[160];
+
+	qgemm_workload(&w, (int64_t)1 << (r->quick ? 19 : 20));
+	rc = ops_plan_resolve(env, &w, NULL, 0, &plan, &fell, why, sizeof why, err);
+	if (!rc)
+		rc = ops_instance_new(&w, &plan, 7, "calibrate", &inst, err);
+	if (!rc)
+		rc = ops_device_new(env, 0, &dev, err);
+	if (!rc) /* B packed, and the pages touched */
+		rc = ops_instance_run_timed(dev, inst, err);
+	for (int s = 0; !rc && s < ns; s++) {
+		for (int k = 0; k < RETRIES; k++) {
+			const double rd = read_rate(r->src, r->gbytes);
+			ops_device_reset(dev);
+			int64_t w0 = opr_now_ns(), c0 = thread_cpu_ns();
+			if ((rc = ops_instance_run_timed(dev, inst, err)))
+				break;
+			int64_t t = opr_now_ns() - w0, c = thread_cpu_ns() - c0;
+			if (c0 >= 0 && (double)c < RUN_SHARE * (double)t && k + 1 < RETRIES) {
+				r->retried++;
+				continue;
+			}
+			const struct ops_counters *cn = ops_device_counters(dev);
+			uint64_t read = 0;
+			for (int d = 0; d < OPS_NSPACES; d++)
+				read += cn->bytes[OPS_GLOBAL][d];
+			size_t nl;
+			const struct ops_launch_rec *l = ops_device_launches(dev, &nl);
+			double body = (double)t, comp = 0, one_pass = 0;
+			for (size_t i = 0; i < nl; i++) {
+				body -= l[i].overhead_ns + l[i].dma_ns;
+				comp += l[i].compute_ns;
+				one_pass += l[i].one_pass;
+			}
+			if (one_pass > 0 && rd > 0 && body > 0 && comp <= 0.8 * body)
+				x[n++] = (double)read / rd / body;
+			break;
+		}
+	}
+	ops_device_free(dev);
+	ops_instance_free(inst);
+	if (rc || n < (ns + 1) / 2)
+		return rc;
+	col_cal_record(cal, "qgemm_one_pass_share", x, n,
+		       r->quick ? "GLOBAL reads of a one-pass qgemm 8x64x2^19 (B 32 MiB) at the read rate "
+				  "of the 64 MiB array just before it, over its time less launch and DMA setup"
+				: "GLOBAL reads of a one-pass qgemm 8x64x2^20 (B 64 MiB) at the read rate "
+				  "of the 256 MiB array just before it, over its time less launch and DMA setup");
+	const double v = cal->v[cal->nv - 1].median;
+	env->one_pass_share[OPS_KC_QGEMM] = v < 1.0 ? v : 1.0;
+	return 0;
+}
+
 int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 		  struct col_calibration *cal, struct opr_error *err)
 {
@@ -1023,7 +1095,8 @@ int col_calibrate(const struct col_cal_options *o, struct ops_envelope *env,
 	if (rc)
 		goto out;
 	host_write_rate(&r, env, cal);
-	if ((rc = kernel_values(ns, quick, env, cal, err)))
+	if ((rc = kernel_values(ns, quick, env, cal, err)) ||
+	    (rc = qgemm_one_pass_share(&r, ns, env, cal, err)))
 		goto out;
 	cal->present = 1;
 	for (int i = 0; i < cal->nv && !rc; i++)
@@ -1131,6 +1204,24 @@ static int gpu_yaml(const struct ops_envelope *e, const struct col_calibration *
 	return 0;
 }
 
+/* one_pass: {FAMILY: share}, where calibrate measured a family's (ops.h) */
+static void one_pass_yaml(struct opr_buf *b, const struct ops_envelope *e)
+{
+	const char *sep = "";
+	for (int f = 0; f < OPS_NKCLASSES; f++) {
+		if (!(e->one_pass_share[f] > 0))
+			continue;
+		if (!*sep)
+			opr_buf_printf(b, "# one_pass: the share of the GLOBAL rates a family's one-pass launch\n"
+				       "# streams at (its G is priced at G / share)\n");
+		opr_buf_printf(b, "%s%s: %.6g", *sep ? ", " : "one_pass: {",
+			       ops_kernel_class_name((enum ops_kernel_class)f), e->one_pass_share[f]);
+		sep = ",";
+	}
+	if (*sep)
+		opr_buf_printf(b, "}\n");
+}
+
 int col_calibration_yaml(const struct ops_envelope *e, const struct col_calibration *cal,
 			 char **text, struct opr_error *err)
 {
@@ -1168,6 +1259,7 @@ int col_calibration_yaml(const struct ops_envelope *e, const struct col_calibrat
 	    e->tops[OPS_F32], e->tops[OPS_F16], e->tops[OPS_BF16], e->tops[OPS_S8], e->vector_tops,
 	    e->vector_half_tops);
 	opr_buf_printf(&b, "launch_overhead_us: %.6g\n", e->launch_overhead_us);
+	one_pass_yaml(&b, e);
 	opr_buf_printf(&b, "calibration:\n  host: ");
 	quoted(&b, cal->host);
 	opr_buf_printf(&b, "\n  date: ");

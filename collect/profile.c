@@ -408,7 +408,7 @@ static const double power_scale[] = {0.7, 1.0, 1.2}; /* clock_scale by mode */
 /* The measured values a calibration may describe (collect/calibrate.c). */
 static const char *const cal_names[] = {"fp32_tops", "int8_peak_tops", "fp16_tops",
 	"bf16_tops", "int8_tops", "vector_tops", "vector_half_tops", "global_bandwidth_gbps",
-	"global_read_gbps", "global_write_gbps",
+	"global_read_gbps", "global_write_gbps", "qgemm_one_pass_share",
 	"shared_bandwidth_gbps", "dma_setup_ns", "launch_overhead_us",
 	/* measured on a GPU (calibrate --device cuda) */
 	"l2_bandwidth_gbps", "int8_mma_tops", "launch_first_us",
@@ -419,14 +419,15 @@ static const char *const cal_names[] = {"fp32_tops", "int8_peak_tops", "fp16_top
 
 /* kernels: {FAMILY: {efficiency, transfer_ns}} (GPU envelopes: ops.h,
  * ops_envelope.kern), each family at most once. */
+static const char *const family_keys[] = {"conv",	     "qgemm",	  "permute", "permute_rows",
+					  "elementwise", "conv_gemm", NULL};
+
 static int parse_kernels(const struct ld *c, const struct col_ynode *m, struct ops_envelope *env)
 {
-	static const char *const fkeys[] = {"conv",	    "qgemm",	 "permute", "permute_rows",
-					    "elementwise", "conv_gemm", NULL};
 	static const char *const ckeys[] = {"efficiency", "transfer_ns", NULL};
 	int rc;
 
-	if ((rc = want(c, m, COL_Y_MAP, "kernels")) || (rc = check_keys(c, m, fkeys)))
+	if ((rc = want(c, m, COL_Y_MAP, "kernels")) || (rc = check_keys(c, m, family_keys)))
 		return rc;
 	for (int f = 0; f < OPS_NKCLASSES; f++) {
 		struct col_ynode *k = col_ymap_get(m, ops_kernel_class_name((enum ops_kernel_class)f),
@@ -438,6 +439,28 @@ static int parse_kernels(const struct ld *c, const struct col_ynode *m, struct o
 		    (rc = req_num(c, k, "efficiency", NUM_POSITIVE, &env->kern[f].efficiency)) ||
 		    (rc = opt_num(c, k, "transfer_ns", NUM_NONNEG, &env->kern[f].transfer_ns)))
 			return rc;
+	}
+	return 0;
+}
+
+/* one_pass: {FAMILY: share} (host envelopes: ops.h, one_pass_share), each
+ * family at most once, each share in (0, 1]. */
+static int parse_one_pass(const struct ld *c, const struct col_ynode *m, struct ops_envelope *env)
+{
+	int rc;
+
+	if ((rc = want(c, m, COL_Y_MAP, "one_pass")) || (rc = check_keys(c, m, family_keys)))
+		return rc;
+	for (int f = 0; f < OPS_NKCLASSES; f++) {
+		const char *name = ops_kernel_class_name((enum ops_kernel_class)f);
+		struct col_ynode *k = col_ymap_get(m, name, NULL);
+		if (!k)
+			continue;
+		if ((rc = req_num(c, m, name, NUM_POSITIVE, &env->one_pass_share[f])))
+			return rc;
+		if (env->one_pass_share[f] > 1.0)
+			return fail(c, k, "one_pass '%s' is %g: a share of the plain stream's rate, "
+				    "at most 1", name, env->one_pass_share[f]);
 	}
 	return 0;
 }
@@ -510,7 +533,7 @@ static int parse_envelope(const struct ld *c, const struct col_ynode *m,
 {
 	static const char *const keys[] = {"name", "power_mode", "clock_ghz", "cores",
 		"global", "shared", "local", "dma", "compute_tops", "launch_overhead_us",
-		"launch_first_us", "kernels", "calibration", NULL};
+		"launch_first_us", "kernels", "one_pass", "calibration", NULL};
 	static const char *const gkeys[] = {"bandwidth_gbps", "read_gbps", "write_gbps",
 					    "capacity_gib", NULL};
 	static const char *const skeys[] = {"capacity_kib", "bandwidth_gbps", NULL};
@@ -597,6 +620,10 @@ static int parse_envelope(const struct ld *c, const struct col_ynode *m,
 	if ((rc = opt_num(c, m, "launch_first_us", NUM_NONNEG, &env->launch_first_us)))
 		return rc;
 	if ((v = col_ymap_get(m, "kernels", NULL)) && (rc = parse_kernels(c, v, env)))
+		return rc;
+	/* host envelopes (calibrate): the share of the GLOBAL rates a family's
+	 * one-pass launch streams at */
+	if ((v = col_ymap_get(m, "one_pass", NULL)) && (rc = parse_one_pass(c, v, env)))
 		return rc;
 	struct col_calibration scratch;
 	if (!cal)

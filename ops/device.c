@@ -35,6 +35,15 @@ static int bad_nonneg(double v)
 	return !(v >= 0.0) || !isfinite(v);
 }
 
+/* A one_pass share is unset (0) or in (0, 1]. */
+static int bad_share(const double *share)
+{
+	for (int f = 0; f < OPS_NKCLASSES; f++)
+		if (!(share[f] >= 0.0 && share[f] <= 1.0))
+			return 1;
+	return 0;
+}
+
 static int check_envelope(const struct ops_envelope *e, struct opr_error *err)
 {
 	const char *what = NULL;
@@ -51,6 +60,8 @@ static int check_envelope(const struct ops_envelope *e, struct opr_error *err)
 		what = "global_read_bw_gbps";
 	else if (bad_nonneg(e->global_write_bw_gbps))
 		what = "global_write_bw_gbps";
+	else if (bad_share(e->one_pass_share))
+		what = "one_pass share";
 	else if (bad_pos(e->global_capacity_gib))
 		what = "global_capacity_gib";
 	else if (bad_pos(e->shared_capacity_kib))

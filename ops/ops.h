@@ -144,6 +144,13 @@ struct ops_envelope {
 	 * one, bit for bit (ops/model.c). */
 	double global_read_bw_gbps;
 	double global_write_bw_gbps;
+	/* A host calibration's one_pass: {FAMILY: share}: the share of the
+	 * GLOBAL rates above that a family's one-pass launch streams at
+	 * (ops_launch_one_pass; collect/calibrate.c measures the qgemm's). A
+	 * streaming kernel that computes between its loads keeps fewer lines in
+	 * flight than a loop of loads does, so its G is G / share (ops/model.c).
+	 * 0 (unset): 1, the plain stream's rate. */
+	double one_pass_share[OPS_NKCLASSES];
 	double global_capacity_gib;
 	double shared_capacity_kib; /* per core */
 	double shared_bw_gbps;      /* per core */

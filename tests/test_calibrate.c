@@ -71,7 +71,21 @@ static void test_calibrated_envelope_loads(void **state)
 		assert_true(isfinite(v[i]) && v[i] > 0);
 	assert_true(back.tops[OPS_U8] == back.tops[OPS_S8]);
 	assert_true(cback.present);
-	assert_int_equal(cback.nv, 13);
+	/* 13 values, and the qgemm's one-pass share where its run was bound by
+	 * its stream (a path with VNNI; not on the portable or AVX2 path) */
+	const struct col_cal_value *share = col_cal_find(&cback, "qgemm_one_pass_share");
+	assert_int_equal(cback.nv, share ? 14 : 13);
+	if (share) {
+		assert_true(share->median > 0 && share->median < 2 && share->samples >= 3 &&
+			    share->samples <= 5 && share->method[0]);
+		double want = share->median < 1 ? share->median : 1;
+		assert_true(fabs(back.one_pass_share[OPS_KC_QGEMM] - want) <= 1e-5 * want);
+	} else {
+		assert_true(back.one_pass_share[OPS_KC_QGEMM] == 0);
+	}
+	for (int f = 0; f < OPS_NKCLASSES; f++)
+		if (f != OPS_KC_QGEMM)
+			assert_true(back.one_pass_share[f] == 0);
 	assert_true(back.vector_half_tops > 0 && back.vector_tops > 0);
 	assert_true(cback.cpus_online >= 1);
 	/* the samples taken again (descheduled) are counted and read back */

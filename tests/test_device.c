@@ -796,6 +796,25 @@ static void test_model(void **state)
 		assert_int_equal(ops_device_launches(d1, &n)[2].one_pass, 0);
 		ops_device_free(d1);
 	}
+	/* a one-pass share (ops.h): a one-pass launch of that family on the
+	 * host streams at share x the GLOBAL rate, G = 80 / 0.1 on core 0 and
+	 * 40 / 0.1 on core 1: T = 2000 + max(max(400, 800) + 25, max(200, 400)
+	 * + 25) = 2825; the record's G is the priced one. Another family's
+	 * share, a staged launch and an accelerator change nothing. */
+	for (int k = 0; k < 4; k++) {
+		struct ops_envelope eo = k == 3 ? e : es;
+		eo.one_pass_share[k == 1 ? OPS_KC_QGEMM : OPS_KC_ELEMENTWISE] = 0.1;
+		struct ops_device *d1 = new_dev(&eo, 1);
+		run_hand_launch(d1, 1, k != 2, NULL, NULL);
+		r = ops_device_launches(d1, &n);
+		assert_int_equal(n, 1);
+		const double want[4] = { 2825.0, 2425.0, 2505.0, 2425.0 };
+		if (fabs(r[0].model_ns - want[k]) > 1e-9)
+			print_error("share case %d: model %.3f ns, want %.3f\n", k, r[0].model_ns, want[k]);
+		assert_true(fabs(r[0].model_ns - want[k]) < 1e-9);
+		assert_true(fabs(r[0].global_ns - (k == 0 ? 800.0 : 80.0)) < 1e-9);
+		ops_device_free(d1);
+	}
 	ops_device_free(ds);
 	r = ops_device_launches(dev, &n);
 

@@ -304,6 +304,15 @@ static void test_shipped_envelopes(void **state)
 	write_file(path, text);
 	assert_int_equal(col_envelope_load(path, &env, &err), 0);
 	assert_true(env.global_read_bw_gbps == 12.5 && env.global_write_bw_gbps == 0);
+	for (int f = 0; f < OPS_NKCLASSES; f++)
+		assert_true(env.one_pass_share[f] == 0);
+	/* one_pass shares, as calibrate writes the qgemm's; 1 is allowed */
+	char text2[600];
+	snprintf(text2, sizeof text2, "%sone_pass: {qgemm: 0.84, elementwise: 1}\n", text);
+	write_file(path, text2);
+	assert_int_equal(col_envelope_load(path, &env, &err), 0);
+	assert_true(env.one_pass_share[OPS_KC_QGEMM] == 0.84 &&
+		    env.one_pass_share[OPS_KC_ELEMENTWISE] == 1 && env.one_pass_share[OPS_KC_CONV] == 0);
 }
 
 /* ---- seeded random profiles read back ------------------------------------- */
