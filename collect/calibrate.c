@@ -998,16 +998,55 @@ static double one_pass_compute(struct ops_device *dev)
 	return comp;
 }
 
+/* One sample of the qgemm's one-pass share: the read rate of the GLOBAL
+ * array in place, then one run of inst, taken again where another process
+ * had the CPU. *x gets the model's G at that rate over the run's time less
+ * its launch cost and DMA setup; *got is 0 where the run says nothing about
+ * streaming (not one-pass, or its compute term over 0.8 of it). */
+static int share_sample(struct host_rig *r, struct ops_device *dev, struct ops_instance *inst,
+			double *x, int *got, struct opr_error *err)
+{
+	int64_t t = 0;
+	double rd = 0;
+	int rc = 0;
+
+	for (int k = 0; k < RETRIES; k++) {
+		rd = read_rate(r->src, r->gbytes);
+		ops_device_reset(dev);
+		int64_t w0 = opr_now_ns(), c0 = thread_cpu_ns();
+		if ((rc = ops_instance_run_timed(dev, inst, err)))
+			return rc;
+		t = opr_now_ns() - w0;
+		if (c0 < 0 || (double)(thread_cpu_ns() - c0) >= RUN_SHARE * (double)t)
+			break;
+		r->retried++;
+	}
+	const struct ops_counters *cn = ops_device_counters(dev);
+	uint64_t read = 0;
+	for (int d = 0; d < OPS_NSPACES; d++)
+		read += cn->bytes[OPS_GLOBAL][d];
+	size_t nl;
+	const struct ops_launch_rec *l = ops_device_launches(dev, &nl);
+	double body = (double)t;
+	int one_pass = 0;
+	for (size_t i = 0; i < nl; i++) {
+		body -= l[i].overhead_ns + l[i].dma_ns;
+		one_pass |= l[i].one_pass;
+	}
+	*got = one_pass && rd > 0 && body > 0 && one_pass_compute(dev) <= 0.8 * body;
+	if (*got)
+		*x = (double)read / rd / body;
+	return 0;
+}
+
 /* The share of the plain read's rate at which the one-pass qgemm streams its
  * GLOBAL reads (ops.h, one_pass_share; ops/model.c prices a one-pass qgemm
- * launch's G at G / share): the model's G of one run at the rate of a read
- * in place of the 256 MiB array just before it, over the run's time less
- * its launch cost and DMA setup. The read also moves B out of the caches
- * the way the rest of a review's work does. The shape is the calibration's
- * qgemm (m = 8, n = 64) with B of 64 MiB (32 quick), far beyond L2. Only a
- * stream-bound run says anything about streaming: where the model's compute
- * term is over 0.8 of the run (a path without VNNI), nothing is recorded
- * and the share stays 1. */
+ * launch's G at G / share), the median of ns samples (share_sample). The
+ * read before each run moves B out of the caches the way the rest of a
+ * review's work does. The shape is the calibration's qgemm (m = 8, n = 64)
+ * with B of 64 MiB (32 quick), far beyond L2. Only a stream-bound run says
+ * anything about streaming: on a path whose runs are compute-bound (no
+ * VNNI) nothing is recorded and the share stays 1. */
 static int qgemm_one_pass_share(struct host_rig *r, int ns, struct ops_envelope *env,
 				struct col_calibration *cal, struct opr_error *err)
 {
@@ -1030,36 +1069,13 @@ static int qgemm_one_pass_share(struct host_rig *r, int ns, struct ops_envelope 
 		rc = ops_instance_run_timed(dev, inst, err);
 	/* a compute-bound path is so from its first run on, whose time (the
 	 * packing included) is only longer: no samples then (an emulated CPU
-	 * took a minute over them) */
+	 * took seconds over them) */
 	if (!rc && one_pass_compute(dev) > 0.8 * (double)(opr_now_ns() - first))
 		ns = 0;
 	for (int s = 0; !rc && s < ns; s++) {
-		for (int k = 0; k < RETRIES; k++) {
-			const double rd = read_rate(r->src, r->gbytes);
-			ops_device_reset(dev);
-			int64_t w0 = opr_now_ns(), c0 = thread_cpu_ns();
-			if ((rc = ops_instance_run_timed(dev, inst, err)))
-				break;
-			int64_t t = opr_now_ns() - w0, c = thread_cpu_ns() - c0;
-			if (c0 >= 0 && (double)c < RUN_SHARE * (double)t && k + 1 < RETRIES) {
-				r->retried++;
-				continue;
-			}
-			const struct ops_counters *cn = ops_device_counters(dev);
-			uint64_t read = 0;
-			for (int d = 0; d < OPS_NSPACES; d++)
-				read += cn->bytes[OPS_GLOBAL][d];
-			size_t nl;
-			const struct ops_launch_rec *l = ops_device_launches(dev, &nl);
-			double body = (double)t, comp = one_pass_compute(dev), one_pass = 0;
-			for (size_t i = 0; i < nl; i++) {
-				body -= l[i].overhead_ns + l[i].dma_ns;
-				one_pass += l[i].one_pass;
-			}
-			if (one_pass > 0 && rd > 0 && body > 0 && comp <= 0.8 * body)
-				x[n++] = (double)read / rd / body;
-			break;
-		}
+		int got = 0;
+		rc = share_sample(r, dev, inst, &x[n], &got, err);
+		n += got;
 	}
 	ops_device_free(dev);
 	ops_instance_free(inst);
