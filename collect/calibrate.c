@@ -1070,16 +1070,16 @@ static int qgemm_one_pass_share(struct host_rig *r, int ns, struct ops_envelope 
 	/* a compute-bound path is so from its first run on, whose time (the
 	 * packing included) is only longer: no samples then (an emulated CPU
 	 * took seconds over them) */
-	if (!rc && one_pass_compute(dev) > 0.8 * (double)(opr_now_ns() - first))
-		ns = 0;
-	for (int s = 0; !rc && s < ns; s++) {
+	const int stream_bound =
+		!rc && one_pass_compute(dev) <= 0.8 * (double)(opr_now_ns() - first);
+	for (int s = 0; !rc && stream_bound && s < ns; s++) {
 		int got = 0;
 		rc = share_sample(r, dev, inst, &x[n], &got, err);
 		n += got;
 	}
 	ops_device_free(dev);
 	ops_instance_free(inst);
-	if (rc || n == 0 || n < (ns + 1) / 2)
+	if (rc || n < (ns + 1) / 2)
 		return rc;
 	col_cal_record(cal, "qgemm_one_pass_share", x, n,
 		       r->quick ? "GLOBAL reads of a one-pass qgemm 8x64x2^19 (B 32 MiB) at the read rate "
@@ -1239,18 +1239,18 @@ static int gpu_yaml(const struct ops_envelope *e, const struct col_calibration *
 /* one_pass: {FAMILY: share}, where calibrate measured a family's (ops.h) */
 static void one_pass_yaml(struct opr_buf *b, const struct ops_envelope *e)
 {
-	const char *sep = "";
+	int open = 0;
 	for (int f = 0; f < OPS_NKCLASSES; f++) {
 		if (!(e->one_pass_share[f] > 0))
 			continue;
-		if (!*sep)
+		if (!open)
 			opr_buf_printf(b, "# one_pass: the share of the GLOBAL rates a family's one-pass launch\n"
 				       "# streams at (its G is priced at G / share)\n");
-		opr_buf_printf(b, "%s%s: %.6g", *sep ? ", " : "one_pass: {",
+		opr_buf_printf(b, "%s%s: %.6g", open ? ", " : "one_pass: {",
 			       ops_kernel_class_name((enum ops_kernel_class)f), e->one_pass_share[f]);
-		sep = ",";
+		open = 1;
 	}
-	if (*sep)
+	if (open)
 		opr_buf_printf(b, "}\n");
 }
 

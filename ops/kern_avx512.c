@@ -699,10 +699,10 @@ ALWAYS_INLINE void vp_block(int R, int J, int sums, int s8a, int add, const uint
 			    int64_t lda)
 {
 	const __m512i z = _mm512_setzero_si512();
-	__m512i y00, y01 = z, y10, y11 = z, y20, y21 = z, y30, y31 = z;
-	__m512i y40, y41 = z, y50, y51 = z, y60, y61 = z, y70, y71 = z, s0 = z, s1 = z;
+	__m512i y00 = z, y01 = z, y10 = z, y11 = z, y20 = z, y21 = z, y30 = z, y31 = z;
+	__m512i y40 = z, y41 = z, y50 = z, y51 = z, y60 = z, y61 = z, y70 = z, y71 = z;
+	__m512i s0 = z, s1 = z;
 
-	y00 = y10 = y20 = y30 = y40 = y50 = y60 = y70 = z;
 	for (int64_t u = 0; u < nq; u++, bq += gq) {
 		const __m512i b0 = _mm512_maskz_loadu_epi32(m0, bq);
 		const __m512i b1 = J > 1 ? _mm512_maskz_loadu_epi32(m1, bq + 64) : z;

@@ -236,6 +236,7 @@ void ops_model_launch(const struct ops_envelope *env, const struct ops_model_con
 		      struct ops_launch_rec *rec)
 {
 	const struct ops_kernel_cost *kc = family_cost(env, fam);
+	const double share = one_pass_share(env, fam);
 	int active = 0, slow = -1;
 	double best = -1.0;
 	uint64_t max_work = 0, sum_work = 0, gsum = 0, ssum = 0, tsum = 0;
@@ -280,8 +281,8 @@ void ops_model_launch(const struct ops_envelope *env, const struct ops_model_con
 		for (uint64_t m = act[w]; m; m &= m - 1) {
 			struct core_terms ct;
 			const int c = 64 * w + __builtin_ctzll(m);
-			core_time(env, mc, &acc[c], gbw, active, double_buffer, one_pass,
-				  one_pass_share(env, fam), kc, &ct);
+			core_time(env, mc, &acc[c], gbw, active, double_buffer, one_pass, share, kc,
+				  &ct);
 			if (ct.t > best) {
 				best = ct.t;
 				slow = c;
