@@ -272,6 +272,13 @@ extern const struct ops_kern ops_kern_avx512;
  * what an AVX-512 CPU without VNNI runs (ops_isa_select chooses it there);
  * tests select it on any AVX-512 host. */
 const struct ops_kern *ops_kern_avx512_without_vnni(void);
+/* The AVX2 table with the int8 GEMM on AVX-VNNI's vpdpbusd (ymm): what a
+ * CPU with AVX2 and AVX-VNNI runs on the AVX2 path (ops_isa_select chooses
+ * it there; ops/kern_avx2_vnni.c). Only where ops_isa_host_has_avx_vnni(). */
+const struct ops_kern *ops_kern_avx2_with_vnni(void);
+int ops_isa_host_has_avx_vnni(void);
+/* Sets t's int8 GEMM (and its path name) to the AVX-VNNI kernel. */
+void ops_avx2_vnni_fill(struct ops_kern *t);
 
 /* L2's size (way 0) or the bytes of one of its ways (way 1), from the C
  * library; and whether 32 source rows lds floats apart fall on at most 8

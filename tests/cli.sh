@@ -76,11 +76,12 @@ if command -v objdump >/dev/null && command -v nm >/dev/null && [ -f "$KB/ops/ke
 	printf '%s\n' '<fma_rate_avx2>:' '<fma_rate_avx512>:' '<int8_rate_avx2>:' '<int8_rate_avx512>:' \
 		'<read_avx2>:' '<read_avx512>:' >>"$T/allowed"
 	check "no AVX instruction outside the dispatched kernels" sh -c "test -s $T/vexfns && ! grep -vxFf $T/allowed $T/vexfns"
-	# VNNI only in the int8 GEMM's AVX-512 kernels and calibrate's int8 peak:
-	# the rest of the AVX-512 table runs on a CPU without it
+	# VNNI only in the int8 GEMM's AVX-512 kernels, its AVX-VNNI (ymm) kernel
+	# and calibrate's int8 peak: the rest of the AVX-512 and AVX2 tables runs
+	# on a CPU without it
 	objdump -d --no-show-raw-insn "$OPR" | awk '/^[0-9a-f]+ <.*>:$/ { fn = $2 }
-		/\tvpdp(bus|ws)d/ { print fn }' | sort -u >"$T/vnnifns"
-	check "no VNNI instruction outside the AVX-512 int8 GEMM" sh -c "test -s $T/vnnifns && ! grep -vE '^<(avx512_qgemm(_packed)?|(vnni_rows|vp_groups)[0-9]+(_[0-9]+)?|vp_block_[0-9]_[12]_[asn]|int8_rate_avx512)[>.]' $T/vnnifns"
+		/\t(\{vex\} )?vpdp(bus|ws)d/ { print fn }' | sort -u >"$T/vnnifns"
+	check "no VNNI instruction outside the int8 GEMM kernels" sh -c "test -s $T/vnnifns && grep -qE '^<av_dot8_s[>.]' $T/vnnifns && ! grep -vE '^<(avx512_qgemm(_packed)?|(vnni_rows|vp_groups)[0-9]+(_[0-9]+)?|vp_block_[0-9]_[12]_[asn]|av_dot[1-8]_[sn]|int8_rate_avx512)[>.]' $T/vnnifns"
 else
 	ok "no AVX instruction outside the dispatched kernels # SKIP objdump, nm or $KB/ops/kern_avx2.o missing"
 fi

@@ -530,6 +530,30 @@ static void test_no_vnni_table(void **state)
 	assert_string_equal(t->path[OPS_KF_CONV], ops_kern_avx512.path[OPS_KF_CONV]);
 }
 
+/* The AVX2 table of a CPU with AVX-VNNI: the AVX2 table with the vpdpbusd
+ * int8 GEMM and a path string that says so, what selecting avx2 gives on
+ * such a host; elsewhere avx2 is the plain table. */
+static void test_avx_vnni_table(void **state)
+{
+	(void)state;
+	const struct ops_kern *t = ops_kern_avx2_with_vnni();
+
+	assert_int_equal(t->isa, OPS_ISA_AVX2);
+	assert_ptr_not_equal(t->qgemm, ops_kern_avx2.qgemm);
+	assert_ptr_equal(t->qgemm_colsum, ops_kern_avx2.qgemm_colsum);
+	assert_null(t->qgemm_packed);
+	assert_ptr_equal(t->conv_direct, ops_kern_avx2.conv_direct);
+	assert_ptr_equal(t->act_f32, ops_kern_avx2.act_f32);
+	assert_non_null(strstr(t->path[OPS_KF_QGEMM], "avx-vnni"));
+	assert_string_equal(t->path[OPS_KF_CONV], ops_kern_avx2.path[OPS_KF_CONV]);
+	if (!ops_isa_host_has(OPS_ISA_AVX2))
+		return;
+	assert_int_equal(ops_isa_select(OPS_ISA_AVX2, NULL), 0);
+	assert_ptr_equal(ops_kern, ops_isa_host_has_avx_vnni() ? t : &ops_kern_avx2);
+	assert_int_equal(ops_kfam_isa(OPS_KF_QGEMM), OPS_ISA_AVX2);
+	assert_int_equal(ops_isa_select(ops_isa_host_best(), NULL), 0);
+}
+
 static void test_fused_vs_unfused(void **state)
 {
 	(void)state;
@@ -756,6 +780,7 @@ int main(void)
 		ISA_TESTS_NO_VNNI(test_random_shapes),
 		ISA_TESTS_NO_VNNI(test_k22_extremes),
 		cmocka_unit_test(test_no_vnni_table),
+		cmocka_unit_test(test_avx_vnni_table),
 		cmocka_unit_test(test_fused_vs_unfused),
 		cmocka_unit_test(test_check_errors),
 		cmocka_unit_test(test_plans),
