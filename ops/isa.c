@@ -144,6 +144,11 @@ enum ops_isa ops_kfam_isa(enum ops_kfam f)
 	return f == OPS_KF_QGEMM && ops_kern == &avx512_no_vnni ? OPS_ISA_AVX2 : ops_kern->isa;
 }
 
+int ops_qgemm_avx_vnni(void)
+{
+	return ops_kern == &avx2_vnni;
+}
+
 enum ops_isa ops_isa_host_best(void)
 {
 	int i = OPS_NISAS - 1;

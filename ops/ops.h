@@ -67,6 +67,9 @@ const char *ops_kfam_path(enum ops_kfam f);
 /* The instruction set family f's kernels need now: ops_isa_active but for
  * qgemm on an AVX-512 CPU without VNNI, which runs the AVX2 path's. */
 enum ops_isa ops_kfam_isa(enum ops_kfam f);
+/* 1 when qgemm runs on AVX-VNNI's ymm vpdpbusd (the AVX2 path on a CPU
+ * that has it), so that what measures its peak uses the same instruction. */
+int ops_qgemm_avx_vnni(void);
 
 /* ---- activations ------------------------------------------------------------ */
 

@@ -74,6 +74,7 @@ if command -v objdump >/dev/null && command -v nm >/dev/null && [ -f "$KB/ops/ke
 		/\t(v[a-z0-9]+|k[a-z]+[bwdq])[ \t]/ || /%[yz]mm|%k[0-7]/ { print fn }' | sort -u >"$T/vexfns"
 	nm "$KB"/ops/kern_avx2*.o "$KB"/ops/kern_avx512*.o | awk '$2 ~ /^[tT]$/ { print "<" $3 ">:" }' >"$T/allowed"
 	printf '%s\n' '<fma_rate_avx2>:' '<fma_rate_avx512>:' '<int8_rate_avx2>:' '<int8_rate_avx512>:' \
+		'<int8_rate_avxvnni>:' \
 		'<read_avx2>:' '<read_avx512>:' >>"$T/allowed"
 	check "no AVX instruction outside the dispatched kernels" sh -c "test -s $T/vexfns && ! grep -vxFf $T/allowed $T/vexfns"
 	# VNNI only in the int8 GEMM's AVX-512 kernels, its AVX-VNNI (ymm) kernel
@@ -81,7 +82,7 @@ if command -v objdump >/dev/null && command -v nm >/dev/null && [ -f "$KB/ops/ke
 	# on a CPU without it
 	objdump -d --no-show-raw-insn "$OPR" | awk '/^[0-9a-f]+ <.*>:$/ { fn = $2 }
 		/\t(\{vex\} )?vpdp(bus|ws)d/ { print fn }' | sort -u >"$T/vnnifns"
-	check "no VNNI instruction outside the int8 GEMM kernels" sh -c "test -s $T/vnnifns && grep -qE '^<av_dot8_s[>.]' $T/vnnifns && ! grep -vE '^<(avx512_qgemm(_packed)?|(vnni_rows|vp_groups)[0-9]+(_[0-9]+)?|vp_block_[0-9]_[12]_[asn]|av_dot[1-8]_[sn]|int8_rate_avx512)[>.]' $T/vnnifns"
+	check "no VNNI instruction outside the int8 GEMM kernels" sh -c "test -s $T/vnnifns && grep -qE '^<av_dot8_s[>.]' $T/vnnifns && ! grep -vE '^<(avx512_qgemm(_packed)?|(vnni_rows|vp_groups)[0-9]+(_[0-9]+)?|vp_block_[0-9]_[12]_[asn]|av_dot[1-8]_[sn]|int8_rate_avx(512|vnni))[>.]' $T/vnnifns"
 else
 	ok "no AVX instruction outside the dispatched kernels # SKIP objdump, nm or $KB/ops/kern_avx2.o missing"
 fi
