@@ -218,6 +218,13 @@ static void act_tile_kernel(const void *ctx, void *tile, int64_t n)
 	act_tile(f->a, f->t, tile, n);
 }
 
+/* The one-pass form of act_tile_kernel (ops_tile1.pass): ctx is the act_fn. */
+static void act_tile_pass(const void *ctx, const void *x, void *y, int64_t n)
+{
+	const struct act_fn *f = ctx;
+	act_pass(f->a, f->t, x, y, n, 0);
+}
+
 /* Releases a launch's on-chip buffers and passes rc through. */
 static int release_bufs(struct ops_device *dev, struct ops_buf *buf, int nbuf, int rc)
 {
@@ -473,6 +480,7 @@ int ops_activation_strided_plan(struct ops_device *dev, const struct ops_plan *p
 			.one_pass = v.xs[0] == 1 && v.ys[0] == 1, .dtype = t,
 			.elem_bytes = es, .n = v.n, .x = x, .xs = v.xs[0], .y = y,
 			.ys = v.ys[0], .elem_ops = (uint64_t)v.n, .kernel = act_tile_kernel,
+			.pass = overlap_partly(x, y, (size_t)v.n * es) ? NULL : act_tile_pass,
 			.ctx = &f,
 		};
 		if (ops_launch_tile1(dev, &k))
