@@ -242,7 +242,7 @@ static void shuffle_order(int *order, int n, uint64_t *rng)
  * same plan made twice measured 2-3% slower (0-8.5% in 15 runs of
  * attention-permute alone) as the copy made first, a gap a driver making
  * instances the same way did not show and whose cause is not found; made
- * first in every round, the choice carried it against every alternative. */
+ * first in every run, the choice carried it against every alternative. */
 static int alt_phase(const struct col_block *b, uint64_t seed, const struct col_variant_run *vr,
 		     const size_t *idx, int n, int phase, struct ops_device *dev,
 		     struct ops_instance **inst, int64_t (*t)[ALT_ROUNDS], int *rounds,
