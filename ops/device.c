@@ -1011,10 +1011,9 @@ int ops_launch_tile1(struct ops_device *dev, const struct ops_tile1 *k)
 	/* the buffer, held on core 0 from before the launch to after it */
 	if (dev->footprint[0][OPS_SHARED] + bytes > dev->c.peak_shared_bytes)
 		dev->c.peak_shared_bytes = dev->footprint[0][OPS_SHARED] + bytes;
-	if (dev->dry_run) {
-	} else if (k->one_pass && k->pass) {
+	if (!dev->dry_run && k->one_pass && k->pass) {
 		k->pass(k->ctx, k->x, k->y, k->n);
-	} else { /* (never streamed: far below the host's cache) */
+	} else if (!dev->dry_run) { /* (never streamed: far below the host's cache) */
 		copy_row(k->elem_bytes, k->x, k->xs, tile, 1, k->n, 0);
 		k->kernel(k->ctx, tile, k->n);
 		copy_row(k->elem_bytes, tile, 1, k->y, k->ys, k->n, 0);
