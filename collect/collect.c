@@ -222,18 +222,6 @@ out_dev:
 #define ALT_NS 5000000000LL    /* ... or 5 s per variant, whichever comes first */
 #define ALT_MAX (COL_MEASURED_ALTS + 1)
 
-/* order[0..n) = a seeded random permutation of 0..n-1 (Fisher-Yates). */
-static void shuffle_order(int *order, int n, uint64_t *rng)
-{
-	for (int k = 0; k < n; k++)
-		order[k] = k;
-	for (int k = n - 1; k > 0; k--) {
-		int j = (int)(ops_splitmix64(rng) % (uint64_t)(k + 1)), tmp = order[k];
-		order[k] = order[j];
-		order[j] = tmp;
-	}
-}
-
 /* One phase of measure_alts: the n plans' instances made with plan `phase`
  * first and the rest in turn, warmed up, then timed in rounds (each in a new
  * seeded order) up to this phase's share of the rounds and of the time
@@ -261,7 +249,7 @@ static int alt_phase(const struct col_block *b, uint64_t seed, const struct col_
 	const int64_t until = opr_now_ns() + ALT_NS / n;
 	while (!rc && *rounds < end && (*rounds < least || opr_now_ns() < until)) {
 		int order[ALT_MAX];
-		shuffle_order(order, n, rng);
+		ops_shuffle_order(order, n, rng);
 		for (int k = 0; k < n && !rc; k++) {
 			ops_device_reset(dev);
 			int64_t t0 = opr_now_ns();

@@ -997,13 +997,28 @@ void ops_launch_alt_kernel(struct ops_device *dev)
 
 /* ---- one-tile launches (device_int.h) --------------------------------------- */
 
-int ops_launch_tile1(struct ops_device *dev, const struct ops_tile1 *k)
+/* The host's work of a one-tile launch: x straight into y where the launch
+ * allows it (ops_tile1.pass), else staged through the tile (never streamed:
+ * far below the host's cache). */
+static inline void tile1_compute(const struct ops_tile1 *k)
 {
 	_Alignas(32) unsigned char tile[OPS_TILE1_MAX_BYTES];
+
+	if (k->one_pass && k->pass) {
+		k->pass(k->ctx, k->x, k->y, k->n);
+		return;
+	}
+	copy_row(k->elem_bytes, k->x, k->xs, tile, 1, k->n, 0);
+	k->kernel(k->ctx, tile, k->n);
+	copy_row(k->elem_bytes, tile, 1, k->y, k->ys, k->n, 0);
+}
+
+int ops_launch_tile1(struct ops_device *dev, const struct ops_tile1 *k)
+{
 	const uint64_t bytes = (uint64_t)k->n * k->elem_bytes;
 
 	if (dev->tile1_off || !k->name || dev->in_launch || k->n < 1 || k->elem_bytes == 0 ||
-	    bytes > sizeof tile || k->n > dev->env.dma_max_last_dim ||
+	    bytes > OPS_TILE1_MAX_BYTES || k->n > dev->env.dma_max_last_dim ||
 	    (unsigned)k->dtype >= OPS_NDTYPES || dev->nrecs == dev->caprecs ||
 	    dev->footprint[0][OPS_SHARED] + bytes > space_capacity(dev, OPS_SHARED) ||
 	    (!dev->dry_run && (!k->x || !k->y)))
@@ -1011,13 +1026,8 @@ int ops_launch_tile1(struct ops_device *dev, const struct ops_tile1 *k)
 	/* the buffer, held on core 0 from before the launch to after it */
 	if (dev->footprint[0][OPS_SHARED] + bytes > dev->c.peak_shared_bytes)
 		dev->c.peak_shared_bytes = dev->footprint[0][OPS_SHARED] + bytes;
-	if (!dev->dry_run && k->one_pass && k->pass) {
-		k->pass(k->ctx, k->x, k->y, k->n);
-	} else if (!dev->dry_run) { /* (never streamed: far below the host's cache) */
-		copy_row(k->elem_bytes, k->x, k->xs, tile, 1, k->n, 0);
-		k->kernel(k->ctx, tile, k->n);
-		copy_row(k->elem_bytes, tile, 1, k->y, k->ys, k->n, 0);
-	}
+	if (!dev->dry_run)
+		tile1_compute(k);
 	/* the launch, its tile on core 0, two transfers and the compute */
 	dev->c.launches++;
 	dev->c.tiles++;

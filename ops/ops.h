@@ -103,6 +103,9 @@ struct ops_xoshiro {
 };
 /* SplitMix64 step: advances *state and returns the next output. */
 uint64_t ops_splitmix64(uint64_t *state);
+/* order[0..n) = a random permutation of 0..n-1 drawn from *state with
+ * ops_splitmix64 (Fisher-Yates): the interleaved rounds' order. */
+void ops_shuffle_order(int *order, int n, uint64_t *state);
 void ops_xoshiro_seed(struct ops_xoshiro *g, uint64_t seed);
 uint64_t ops_xoshiro_next(struct ops_xoshiro *g);
 

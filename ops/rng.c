@@ -106,6 +106,17 @@ uint64_t ops_splitmix64(uint64_t *state)
 	return mix64(*state += GOLDEN);
 }
 
+void ops_shuffle_order(int *order, int n, uint64_t *state)
+{
+	for (int k = 0; k < n; k++)
+		order[k] = k;
+	for (int k = n - 1; k > 0; k--) {
+		int j = (int)(ops_splitmix64(state) % (uint64_t)(k + 1)), tmp = order[k];
+		order[k] = order[j];
+		order[j] = tmp;
+	}
+}
+
 void ops_xoshiro_seed(struct ops_xoshiro *g, uint64_t seed)
 {
 	for (int i = 0; i < 4; i++)

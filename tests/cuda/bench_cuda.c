@@ -355,13 +355,7 @@ static void run_case(const char *label, struct variant *v, int nv, double bytes,
 		}
 	const double t_end = now_s() + budget_s;
 	for (;;) {
-		for (int i = 0; i < ni; i++)
-			order[i] = i;
-		for (int i = ni - 1; i > 0; i--) { /* Fisher-Yates from the seed */
-			int j = (int)(ops_splitmix64(&seed) % (uint64_t)(i + 1)), t = order[i];
-			order[i] = order[j];
-			order[j] = t;
-		}
+		ops_shuffle_order(order, ni, &seed);
 		for (int k = 0; k < ni; k++) {
 			struct item *x = &it[order[k]];
 			int64_t ns;
